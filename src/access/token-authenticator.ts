@@ -1,0 +1,108 @@
+import { timingSafeEqual } from 'node:crypto';
+import { GatewayError } from '../errors/index.js';
+import type { TokenChangeWatcher, TokenRecord, TokenStore } from '../store/index.js';
+import type { Scope } from './scopes.js';
+import { hashSecret, looksLikeToken } from './token-secret.js';
+
+/** Who is calling, resolved once per request from the bearer token. */
+export interface Principal {
+  readonly tokenId: string;
+  readonly team: string;
+  readonly project: string | null;
+  readonly scopes: ReadonlySet<Scope>;
+  /** null: every model. */
+  readonly models: ReadonlySet<string> | null;
+  readonly expiresAt: number | null;
+  readonly revokedAt: number | null;
+  readonly hash: Buffer;
+}
+
+/**
+ * Answers "who is this?" from memory. Every token is held in a map keyed by its hash, so an
+ * unknown token costs the same as a known one and never reaches the database; the map is
+ * reloaded when the change watcher says another process changed the tokens table.
+ */
+export class TokenAuthenticator {
+  private byHash = new Map<string, Principal>();
+  private reloading: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: TokenStore,
+    private readonly watcher: TokenChangeWatcher,
+    private readonly prefix: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async load(): Promise<void> {
+    const records = await this.store.list();
+    const byHash = new Map<string, Principal>();
+    for (const record of records) byHash.set(record.secretHash, toPrincipal(record));
+    this.byHash = byHash;
+  }
+
+  /** Synchronous unless a reload is under way, so the common path allocates no promise. */
+  authenticate(authorization: string | undefined): Principal | Promise<Principal> {
+    if (this.watcher.takeChange()) this.reloading = this.reload();
+    if (this.reloading !== null) return this.reloading.then(() => this.resolve(authorization));
+    return this.resolve(authorization);
+  }
+
+  /** After an in-process change (the admin API), so the next request sees it. */
+  invalidate(): Promise<void> {
+    this.reloading = this.reload();
+    return this.reloading;
+  }
+
+  private async reload(): Promise<void> {
+    try {
+      await this.load();
+    } finally {
+      this.reloading = null;
+    }
+  }
+
+  private resolve(authorization: string | undefined): Principal {
+    const token = bearerToken(authorization);
+    if (token === null) {
+      throw new GatewayError('missing_api_key', 'Missing bearer token: send "Authorization: Bearer <token>".');
+    }
+    if (!looksLikeToken(token, this.prefix)) {
+      throw new GatewayError('invalid_api_key', `Malformed API key: gateway tokens start with "${this.prefix}".`);
+    }
+    const hash = hashSecret(token);
+    const principal = this.byHash.get(hash);
+    if (principal === undefined || !timingSafeEqual(principal.hash, Buffer.from(hash, 'hex'))) {
+      throw new GatewayError('invalid_api_key', 'Invalid API key.');
+    }
+    if (principal.revokedAt !== null) throw new GatewayError('revoked_api_key', 'This API key has been revoked.');
+    if (principal.expiresAt !== null && principal.expiresAt <= this.now()) {
+      throw new GatewayError('expired_api_key', 'This API key has expired.');
+    }
+    return principal;
+  }
+}
+
+function bearerToken(authorization: string | undefined): string | null {
+  const value = authorization?.trim() ?? '';
+  if (value === '') return null;
+  const space = value.indexOf(' ');
+  if (space !== -1 && value.slice(0, space).toLowerCase() === 'bearer') {
+    const token = value.slice(space + 1).trim();
+    return token === '' ? null : token;
+  }
+  // Another scheme or a bare value: reported as malformed rather than missing.
+  return value;
+}
+
+function toPrincipal(record: TokenRecord): Principal {
+  return {
+    tokenId: record.id,
+    team: record.team,
+    project: record.project,
+    scopes: new Set(record.scopes as Scope[]),
+    models: record.models === null ? null : new Set(record.models),
+    expiresAt: record.expiresAt,
+    revokedAt: record.revokedAt,
+    hash: Buffer.from(record.secretHash, 'hex'),
+  };
+}

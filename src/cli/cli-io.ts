@@ -1,0 +1,24 @@
+/** Where commands write; tests pass their own to capture output. */
+export interface CliIo {
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
+}
+
+export const processIo: CliIo = {
+  stdout: (line) => process.stdout.write(`${line}\n`),
+  stderr: (line) => process.stderr.write(`${line}\n`),
+};
+
+/** A command's failure that is the user's to fix: printed as one line, exit code attached. */
+export class CliFailure extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+/** sysexits.h: EX_USAGE for bad arguments, EX_CONFIG for bad configuration. */
+export const EXIT_USAGE = 64;
+export const EXIT_CONFIG = 78;

@@ -1,0 +1,76 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config/index.js';
+import { CliFailure, EXIT_CONFIG, EXIT_USAGE, processIo, type CliIo } from './cli-io.js';
+import { serveCommand } from './serve-command.js';
+import { createTokenCommand, listTokensCommand, revokeTokenCommand, type CreateOptions } from './tokens-command.js';
+
+/** Runs the `switchyard` command line and resolves with the process exit code. */
+export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  let exitCode = 0;
+  const program = buildProgram(io, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    return report(error, io);
+  }
+}
+
+function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
+  const program = new Command('switchyard')
+    .description('Self-hosted inference gateway')
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => io.stdout(text.trimEnd()), writeErr: (text) => io.stderr(text.trimEnd()) });
+
+  program
+    .command('serve')
+    .description('run the gateway until SIGTERM/SIGINT')
+    .option('-c, --config <file>', 'configuration file (else $SWITCHYARD_CONFIG, else ./switchyard.yaml)')
+    .action(async (options: { config?: string }) => setExitCode(await serveCommand(options, io)));
+
+  const tokens = program.command('tokens').description('manage API tokens');
+  tokens
+    .command('create')
+    .description('create a token; prints it alone on the last line of stdout')
+    .requiredOption('--team <team>', 'team the token belongs to')
+    .option('--project <project>', 'project within the team')
+    .option('--scopes <scopes>', 'comma-separated scopes (default: all but admin)')
+    .option('--models <models>', 'comma-separated model allow-list (default: all models)')
+    .option('--expires-in <duration>', 'lifetime such as 30d, 12h, 2w (default: never expires)')
+    .option('--name <name>', 'a label to recognise the token by')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (options: CreateOptions) => setExitCode(await createTokenCommand(options, io)));
+  tokens
+    .command('list')
+    .description('list tokens (secrets are never shown)')
+    .option('--json', 'print JSON')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (options: { config?: string; json?: boolean }) => setExitCode(await listTokensCommand(options, io)));
+  tokens
+    .command('revoke')
+    .description('revoke a token by id; takes effect on the next request')
+    .argument('<id>', 'token id, e.g. tok_…')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (id: string, options: { config?: string }) => setExitCode(await revokeTokenCommand(id, options, io)));
+
+  return program;
+}
+
+function report(error: unknown, io: CliIo): number {
+  if (error instanceof CommanderError) {
+    // Commander has already printed its message (or the help text, which exits 0).
+    return error.exitCode === 0 ? 0 : EXIT_USAGE;
+  }
+  if (error instanceof ConfigError) {
+    io.stderr(`switchyard: config error: ${error.message}`);
+    return EXIT_CONFIG;
+  }
+  if (error instanceof CliFailure) {
+    io.stderr(`switchyard: ${error.message}`);
+    return error.exitCode;
+  }
+  io.stderr(`switchyard: ${error instanceof Error ? error.message : String(error)}`);
+  return 1;
+}

@@ -1,0 +1,21 @@
+import { ConfigError } from './config-error.js';
+import type { SwitchyardConfig } from './config-schema.js';
+
+/** What the schema cannot say: ids are unique and every route names an upstream that exists. */
+export function checkReferences(config: SwitchyardConfig): void {
+  const upstreamIds = new Set<string>();
+  config.upstreams.forEach((upstream, index) => {
+    if (upstreamIds.has(upstream.id)) throw new ConfigError(`upstreams[${index}].id`, `duplicate upstream id "${upstream.id}"`);
+    upstreamIds.add(upstream.id);
+  });
+  const modelIds = new Set<string>();
+  config.models.forEach((model, modelIndex) => {
+    if (modelIds.has(model.id)) throw new ConfigError(`models[${modelIndex}].id`, `duplicate model id "${model.id}"`);
+    modelIds.add(model.id);
+    model.routes.forEach((route, routeIndex) => {
+      if (!upstreamIds.has(route.upstream)) {
+        throw new ConfigError(`models[${modelIndex}].routes[${routeIndex}].upstream`, `unknown upstream "${route.upstream}"`);
+      }
+    });
+  });
+}

@@ -1,0 +1,107 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/** Provider kinds a config may name. Whether one is available is decided by the provider registry. */
+export const PROVIDER_KINDS = ['openai', 'azure', 'anthropic', 'gemini', 'cohere', 'jina', 'tei', 'codex', 'local'] as const;
+export const MODEL_TYPES = ['chat', 'embedding', 'rerank', 'transcription', 'speech'] as const;
+
+const PositiveInteger = (defaultValue: number, description: string) =>
+  Type.Integer({ minimum: 1, default: defaultValue, description });
+
+const UpstreamTimeouts = Type.Object(
+  {
+    connect_ms: PositiveInteger(10_000, 'TCP/TLS connect timeout'),
+    first_byte_ms: PositiveInteger(120_000, 'time allowed until the upstream sends response headers'),
+    idle_ms: PositiveInteger(300_000, 'longest silence allowed between two body chunks'),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const UpstreamConfigSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9._-]+$' }),
+    provider: Type.Union(PROVIDER_KINDS.map((kind) => Type.Literal(kind))),
+    base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
+    api_key: Type.Optional(Type.String()),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+    auth_file: Type.Optional(Type.String({ minLength: 1 })),
+    max_connections: PositiveInteger(128, 'connections kept open to this upstream'),
+    timeouts: UpstreamTimeouts,
+  },
+  { additionalProperties: false },
+);
+
+export const RouteConfigSchema = Type.Object(
+  {
+    upstream: Type.String({ minLength: 1 }),
+    model: Type.String({ minLength: 1 }),
+    weight: Type.Number({ exclusiveMinimum: 0, default: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+export const ModelConfigSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1 }),
+    type: Type.Union(MODEL_TYPES.map((type) => Type.Literal(type))),
+    owned_by: Type.Optional(Type.String({ minLength: 1 })),
+    created: Type.Optional(Type.Integer({ minimum: 0, description: 'unix seconds shown in /v1/models' })),
+    routes: Type.Array(RouteConfigSchema, { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    server: Type.Object(
+      {
+        host: Type.String({ minLength: 1, default: '127.0.0.1' }),
+        port: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080 }),
+        body_limit_bytes: PositiveInteger(16 * 1024 * 1024, 'largest JSON body accepted'),
+        shutdown_timeout_ms: PositiveInteger(30_000, 'how long in-flight requests may run after SIGTERM'),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    database: Type.Object(
+      { url: Type.String({ pattern: '^(sqlite:|postgres://|postgresql://)', default: 'sqlite:./data/switchyard.db' }) },
+      { additionalProperties: false, default: {} },
+    ),
+    state: Type.Object(
+      { url: Type.String({ pattern: '^(memory$|redis://|rediss://)', default: 'memory' }) },
+      { additionalProperties: false, default: {} },
+    ),
+    auth: Type.Object(
+      {
+        token_prefix: Type.String({ pattern: '^[a-z][a-z0-9]{1,15}_$', default: 'svc_' }),
+        change_poll_ms: PositiveInteger(2_000, 'safety-net poll for token changes made by other processes'),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    logging: Type.Object(
+      {
+        level: Type.Union(
+          ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+          { default: 'info' },
+        ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    request_log: Type.Object(
+      {
+        batch_size: PositiveInteger(500, 'rows written per insert'),
+        flush_interval_ms: PositiveInteger(1_000, 'longest a row waits in the queue'),
+        max_queue: PositiveInteger(100_000, 'rows held while the database is unavailable before the oldest are dropped'),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    upstreams: Type.Array(UpstreamConfigSchema, { default: [] }),
+    models: Type.Array(ModelConfigSchema, { default: [] }),
+  },
+  { additionalProperties: false },
+);
+
+export type SwitchyardConfig = Static<typeof ConfigSchema>;
+export type UpstreamConfig = Static<typeof UpstreamConfigSchema>;
+export type ModelConfig = Static<typeof ModelConfigSchema>;
+export type RouteConfig = Static<typeof RouteConfigSchema>;
+export type ModelType = (typeof MODEL_TYPES)[number];
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];

@@ -1,0 +1,12 @@
+export { ConfigError } from './config-error.js';
+export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config.js';
+export {
+  MODEL_TYPES,
+  PROVIDER_KINDS,
+  type ModelConfig,
+  type ModelType,
+  type ProviderKind,
+  type RouteConfig,
+  type SwitchyardConfig,
+  type UpstreamConfig,
+} from './config-schema.js';

@@ -1,0 +1,122 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Value, type ValueError } from '@sinclair/typebox/value';
+import { parseDocument } from 'yaml';
+import { ConfigError } from './config-error.js';
+import { ConfigSchema, type SwitchyardConfig } from './config-schema.js';
+import { expandEnvironment } from './expand-environment.js';
+import { checkReferences } from './check-references.js';
+
+export interface LoadConfigOptions {
+  /** `--config FILE` from the command line; wins over everything else. */
+  configPath?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+export interface LoadedConfig {
+  config: SwitchyardConfig;
+  /** The file the config came from, or null for the built-in defaults. */
+  source: string | null;
+}
+
+const DEFAULT_FILE = 'switchyard.yaml';
+
+/** Environment variables that override one key each, applied after the file is read. */
+const ENVIRONMENT_OVERRIDES: ReadonlyArray<{ variable: string; section: 'server' | 'database' | 'state'; key: string }> = [
+  { variable: 'SWITCHYARD_HOST', section: 'server', key: 'host' },
+  { variable: 'SWITCHYARD_PORT', section: 'server', key: 'port' },
+  { variable: 'SWITCHYARD_DATABASE_URL', section: 'database', key: 'url' },
+  { variable: 'SWITCHYARD_STATE_URL', section: 'state', key: 'url' },
+];
+
+/**
+ * The one place that reads configuration from files and the environment. Order: `--config`,
+ * then `SWITCHYARD_CONFIG`, then `./switchyard.yaml`, then built-in defaults.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const source = locateConfigFile(options.configPath, env, cwd);
+  const document = source === null ? {} : readYaml(source);
+  const expanded = expandEnvironment(document, env);
+  if (expanded === null || typeof expanded !== 'object' || Array.isArray(expanded)) {
+    throw new ConfigError('', `${source}: the document must be a mapping of keys`);
+  }
+  const overridden = applyOverrides(expanded as Record<string, unknown>, env);
+  return { config: validate(overridden), source };
+}
+
+function locateConfigFile(configPath: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string | null {
+  const explicit = configPath ?? (env['SWITCHYARD_CONFIG'] || undefined);
+  if (explicit !== undefined) {
+    const path = resolve(cwd, explicit);
+    if (!existsSync(path)) {
+      throw new ConfigError(configPath === undefined ? 'SWITCHYARD_CONFIG' : '--config', `file ${path} does not exist`);
+    }
+    return path;
+  }
+  const fallback = resolve(cwd, DEFAULT_FILE);
+  return existsSync(fallback) ? fallback : null;
+}
+
+function readYaml(path: string): unknown {
+  const document = parseDocument(readFileSync(path, 'utf8'), { prettyErrors: false });
+  const [firstError] = document.errors;
+  if (firstError !== undefined) {
+    const line = firstError.linePos?.[0]?.line;
+    throw new ConfigError('', `${path}${line === undefined ? '' : `:${line}`}: invalid YAML: ${firstError.message.split('\n')[0]}`);
+  }
+  return document.toJS() ?? {};
+}
+
+function applyOverrides(document: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  for (const { variable, section, key } of ENVIRONMENT_OVERRIDES) {
+    const value = env[variable];
+    if (value === undefined || value === '') continue;
+    const current = document[section];
+    const target = current !== null && typeof current === 'object' && !Array.isArray(current) ? (current as Record<string, unknown>) : {};
+    target[key] = value;
+    document[section] = target;
+  }
+  return document;
+}
+
+function validate(document: Record<string, unknown>): SwitchyardConfig {
+  // Convert first so that "8080" from an environment variable becomes a number where one is expected.
+  const converted = Value.Convert(ConfigSchema, document);
+  const withDefaults = Value.Default(ConfigSchema, converted);
+  const firstError = Value.Errors(ConfigSchema, withDefaults).First();
+  if (firstError !== undefined) throw describeSchemaError(firstError);
+  const config = withDefaults as SwitchyardConfig;
+  checkReferences(config);
+  return config;
+}
+
+function describeSchemaError(error: ValueError): ConfigError {
+  const key = pointerToKey(error.path);
+  const overriddenBy = ENVIRONMENT_OVERRIDES.find(({ section, key: name }) => `${section}.${name}` === key);
+  const label = overriddenBy === undefined ? key : `${key} (${overriddenBy.variable})`;
+  const allowed = literalChoices(error.schema);
+  if (allowed !== null) return new ConfigError(label, `must be one of ${allowed.join(', ')}, got ${JSON.stringify(error.value)}`);
+  if (error.message.startsWith('Unexpected property')) return new ConfigError(label, 'unknown key');
+  if (error.value === undefined) return new ConfigError(label, 'is required');
+  const { pattern } = error.schema as { pattern?: string };
+  if (pattern !== undefined) return new ConfigError(label, `must match ${pattern}, got ${JSON.stringify(error.value)}`);
+  return new ConfigError(label, `${error.message.toLowerCase()}, got ${JSON.stringify(error.value)}`);
+}
+
+function literalChoices(schema: unknown): string[] | null {
+  const anyOf = (schema as { anyOf?: Array<{ const?: unknown }> }).anyOf;
+  if (anyOf === undefined || !anyOf.every((member) => typeof member.const === 'string')) return null;
+  return anyOf.map((member) => String(member.const));
+}
+
+/** `/models/0/routes/1/weight` → `models[0].routes[1].weight` */
+function pointerToKey(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((key, segment) => (/^\d+$/.test(segment) ? `${key}[${segment}]` : key === '' ? segment : `${key}.${segment}`), '');
+}

@@ -1,0 +1,40 @@
+/**
+ * Every error the gateway can answer with, by stable code. Clients and dashboards may key on
+ * `code`; never rename one, only add. `type` is the OpenAI error type the SDKs expect for the
+ * status. `retryable` says whether the same request may succeed on another upstream credential.
+ */
+export const ERROR_CODES = {
+  invalid_json: { status: 400, type: 'invalid_request_error', retryable: false },
+  invalid_body: { status: 400, type: 'invalid_request_error', retryable: false },
+  unsupported_media_type: { status: 400, type: 'invalid_request_error', retryable: false },
+  model_type_mismatch: { status: 400, type: 'invalid_request_error', retryable: false },
+  upstream_bad_request: { status: 400, type: 'invalid_request_error', retryable: false },
+
+  missing_api_key: { status: 401, type: 'authentication_error', retryable: false },
+  invalid_api_key: { status: 401, type: 'authentication_error', retryable: false },
+  revoked_api_key: { status: 401, type: 'authentication_error', retryable: false },
+  expired_api_key: { status: 401, type: 'authentication_error', retryable: false },
+
+  insufficient_scope: { status: 403, type: 'permission_error', retryable: false },
+  model_not_allowed: { status: 403, type: 'permission_error', retryable: false },
+
+  model_not_found: { status: 404, type: 'not_found_error', retryable: false },
+  route_not_found: { status: 404, type: 'not_found_error', retryable: false },
+
+  payload_too_large: { status: 413, type: 'invalid_request_error', retryable: false },
+
+  validation_error: { status: 422, type: 'invalid_request_error', retryable: false },
+
+  upstream_rate_limited: { status: 429, type: 'rate_limit_error', retryable: true },
+
+  internal_error: { status: 500, type: 'server_error', retryable: false },
+
+  upstream_error: { status: 502, type: 'upstream_error', retryable: true },
+  upstream_auth_failed: { status: 502, type: 'upstream_error', retryable: true },
+  upstream_invalid_response: { status: 502, type: 'upstream_error', retryable: true },
+  no_upstream_available: { status: 503, type: 'service_unavailable', retryable: false },
+  shutting_down: { status: 503, type: 'service_unavailable', retryable: false },
+  upstream_timeout: { status: 504, type: 'upstream_error', retryable: true },
+} as const satisfies Record<string, { status: number; type: string; retryable: boolean }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,0 +1,119 @@
+import type { FastifyInstance } from 'fastify';
+import { TokenAuthenticator, TokenService } from './access/index.js';
+import { ConfigError, type SwitchyardConfig } from './config/index.js';
+import { buildApp } from './http/app.js';
+import { createLogger, type Logger } from './observability/logger.js';
+import type { ProviderAdapter } from './providers/provider-adapter.js';
+import { PROVIDER_FACTORIES } from './providers/registry.js';
+import { buildCatalog, ChatCompletionService, type ModelCatalog } from './routing/index.js';
+import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
+import { RequestLogQueue, RequestRecorder } from './usage/index.js';
+
+export interface Gateway {
+  readonly app: FastifyInstance;
+  readonly stores: Stores;
+  readonly catalog: ModelCatalog;
+  readonly logger: Logger;
+  /** Token management whose changes this process's cache sees at once (other processes see them through the change watcher). */
+  readonly tokens: TokenService;
+  /** The address it listens on, e.g. `http://127.0.0.1:8080`. */
+  readonly url: string;
+  /**
+   * Stops accepting connections, lets in-flight requests and streams finish (cut off after
+   * `server.shutdown_timeout_ms`), writes every queued request log row, and releases everything.
+   */
+  shutdown(): Promise<void>;
+}
+
+export interface StartOptions {
+  logger?: Logger;
+}
+
+/** The composition root: the only place that knows every layer and wires them together. */
+export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
+  const logger = options.logger ?? createLogger(config.logging.level);
+  const adapters = createAdapters(config);
+  const stores = await openStores(config.database.url);
+  let watcher: TokenChangeWatcher | null = null;
+  let queue: RequestLogQueue | null = null;
+  try {
+    const revision = await stores.tokens.readRevision();
+    watcher = watchTokenChanges(stores.database, stores.tokens, revision, {
+      pollIntervalMs: config.auth.change_poll_ms,
+      onError: (error) => logger.warn({ err: error }, 'token change watcher failed; retrying'),
+    });
+    const authenticator = new TokenAuthenticator(stores.tokens, watcher, config.auth.token_prefix);
+    await authenticator.load();
+    const tokens = new TokenService(stores.tokens, config.auth.token_prefix, Date.now, () => authenticator.invalidate());
+    queue = new RequestLogQueue(stores.requestLogs, {
+      batchSize: config.request_log.batch_size,
+      flushIntervalMs: config.request_log.flush_interval_ms,
+      maxQueue: config.request_log.max_queue,
+      onError: (error, pendingRows) => logger.error({ err: error, pendingRows }, 'request log write failed; rows kept for the next try'),
+    });
+    const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'));
+    const catalog = buildCatalog(config.models, config.upstreams, adapters);
+    const app = buildApp({
+      logger,
+      authenticator,
+      recorder,
+      catalog,
+      chat: new ChatCompletionService(catalog),
+      bodyLimitBytes: config.server.body_limit_bytes,
+    });
+    await app.listen({ host: config.server.host, port: config.server.port });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : config.server.port;
+    const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+    const activeWatcher = watcher;
+    return {
+      app,
+      stores,
+      catalog,
+      logger,
+      tokens,
+      url: `http://${host}:${port}`,
+      shutdown: async () => {
+        await closeServer(app, config.server.shutdown_timeout_ms, logger);
+        await recorder.close();
+        if (queue !== null && queue.size > 0) logger.error({ lostRows: queue.size }, 'request log rows could not be written at shutdown');
+        await Promise.all([...adapters.values()].map((adapter) => adapter.close()));
+        await activeWatcher.close();
+        await stores.close();
+      },
+    };
+  } catch (error) {
+    await queue?.close(1).catch(() => undefined);
+    await watcher?.close();
+    await stores.close();
+    await Promise.all([...adapters.values()].map((adapter) => adapter.close()));
+    throw error;
+  }
+}
+
+function createAdapters(config: SwitchyardConfig): Map<string, ProviderAdapter> {
+  const adapters = new Map<string, ProviderAdapter>();
+  config.upstreams.forEach((upstream, index) => {
+    const factory = PROVIDER_FACTORIES[upstream.provider];
+    if (factory === undefined) {
+      const available = Object.keys(PROVIDER_FACTORIES).join(', ');
+      throw new ConfigError(`upstreams[${index}].provider`, `provider "${upstream.provider}" is not available in this version (available: ${available})`);
+    }
+    adapters.set(upstream.id, factory(upstream));
+  });
+  return adapters;
+}
+
+async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'deadline'>((resolve) => {
+    timer = setTimeout(() => resolve('deadline'), deadlineMs);
+  });
+  const outcome = await Promise.race([app.close().then(() => 'closed' as const), deadline]);
+  clearTimeout(timer);
+  if (outcome === 'deadline') {
+    logger.warn({ deadlineMs }, 'shutdown deadline reached; closing the connections still open');
+    app.server.closeAllConnections();
+    await app.close();
+  }
+}

@@ -1,0 +1,58 @@
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { TokenAuthenticator } from '../access/index.js';
+import type { Logger } from '../observability/logger.js';
+import type { ChatCompletionService, ModelCatalog } from '../routing/index.js';
+import type { RequestRecorder } from '../usage/index.js';
+import { errorBody, errorHeaders, toGatewayError } from './error-response.js';
+import './fastify-types.js';
+import { requestId } from './request-id.js';
+import { registerRequestLifecycle } from './request-lifecycle.js';
+import { registerChatCompletionsRoute } from './routes/chat-completions-route.js';
+import { registerHealthRoute } from './routes/health-route.js';
+import { registerModelsRoutes } from './routes/models-route.js';
+import { GatewayError } from '../errors/index.js';
+
+export interface AppServices {
+  logger: Logger;
+  authenticator: TokenAuthenticator;
+  recorder: RequestRecorder;
+  catalog: ModelCatalog;
+  chat: ChatCompletionService;
+  bodyLimitBytes: number;
+}
+
+/** The HTTP edge: parse, authenticate, call a service, map the result. No business logic lives here. */
+export function buildApp(services: AppServices): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: services.logger,
+    // The request log table is the access log; per-request log lines would only cost CPU.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: services.bodyLimitBytes,
+    genReqId: requestId,
+    requestIdHeader: false,
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+  }) as unknown as FastifyInstance;
+
+  registerRequestLifecycle(app, services.authenticator, services.recorder);
+  registerHealthRoute(app);
+  registerModelsRoutes(app, services.catalog);
+  registerChatCompletionsRoute(app, services.chat);
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = new GatewayError('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);
+    reply.code(error.status).send(errorBody(error));
+  });
+
+  app.setErrorHandler((rawError, request, reply) => {
+    const error = toGatewayError(rawError);
+    if (error.code === 'internal_error') request.log.error({ err: rawError, requestId: request.id }, 'unhandled error');
+    if (request.record !== null) {
+      request.record.errorCode = error.code;
+      request.record.markFirstByte();
+    }
+    reply.code(error.status).headers(errorHeaders(error)).send(errorBody(error));
+  });
+
+  return app;
+}

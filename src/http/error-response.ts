@@ -1,0 +1,52 @@
+import { GatewayError, isGatewayError } from '../errors/index.js';
+
+/** The body every error is sent with, in the shape the OpenAI SDKs parse; 422 adds `detail`. */
+export interface ErrorBody {
+  error: { message: string; type: string; code: string; param: string | null };
+  detail?: GatewayError['detail'];
+}
+
+const FASTIFY_ERRORS: Record<string, (error: Error) => GatewayError> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    new GatewayError('unsupported_media_type', 'Unsupported Content-Type: send the body as application/json.'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new GatewayError('payload_too_large', 'The request body is larger than the server accepts.'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new GatewayError('invalid_json', 'The request body is empty; send a JSON object.'),
+  FST_ERR_CTP_INVALID_JSON_BODY: (error) => new GatewayError('invalid_json', `The request body is not valid JSON: ${error.message}`),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new GatewayError('invalid_body', 'Content-Length does not match the body.'),
+};
+
+/**
+ * The one place an error becomes what the client sees. GatewayErrors keep their code; framework
+ * errors are translated; anything else is a bug and says nothing about internals.
+ */
+export function toGatewayError(error: unknown): GatewayError {
+  if (isGatewayError(error)) return error;
+  if (error instanceof Error) {
+    const { code, statusCode } = error as Error & { code?: string; statusCode?: number };
+    const translate = code === undefined ? undefined : FASTIFY_ERRORS[code];
+    if (translate !== undefined) return translate(error);
+    // JSON.parse errors from the body parser carry status 400 and no fastify code.
+    if (error instanceof SyntaxError && statusCode === 400) {
+      return new GatewayError('invalid_json', `The request body is not valid JSON: ${error.message}`);
+    }
+    if (code?.startsWith('FST_') === true && statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
+      return new GatewayError('invalid_body', error.message);
+    }
+  }
+  return new GatewayError('internal_error', 'The gateway failed to handle this request; quote the request id when reporting it.', {
+    cause: error,
+  });
+}
+
+export function errorBody(error: GatewayError): ErrorBody {
+  const body: ErrorBody = { error: { message: error.message, type: error.type, code: error.code, param: error.param } };
+  if (error.detail !== undefined) body.detail = error.detail;
+  return body;
+}
+
+/** Headers an error response carries besides the body; 429 always says when to retry. */
+export function errorHeaders(error: GatewayError): Record<string, string> {
+  if (error.retryAfterSeconds !== undefined) return { 'retry-after': String(error.retryAfterSeconds) };
+  if (error.status === 429 || error.status === 503) return { 'retry-after': '1' };
+  return {};
+}

@@ -1,0 +1,50 @@
+import { once } from 'node:events';
+import type { FastifyReply } from 'fastify';
+import type { ChatStreamEvent } from '../providers/provider-adapter.js';
+import type { RequestRecord } from '../usage/index.js';
+import { errorBody, toGatewayError } from './error-response.js';
+
+const DONE = 'data: [DONE]\n\n';
+
+/**
+ * Relays chunks to the client in OpenAI's SSE format as they arrive, honouring backpressure.
+ * Headers go out with the first chunk, so a failure before it could still be answered with a
+ * proper status. A failure after it is reported in-band as an `error` event, then the stream
+ * ends cleanly: the OpenAI SDKs raise it as an APIError.
+ */
+export async function writeEventStream(
+  reply: FastifyReply,
+  events: AsyncIterable<ChatStreamEvent>,
+  record: RequestRecord | null,
+  onFailure: (error: unknown) => void,
+): Promise<void> {
+  reply.hijack();
+  const response = reply.raw;
+  response.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    // Tells nginx-style proxies in front of the gateway not to buffer the stream.
+    'x-accel-buffering': 'no',
+  });
+  try {
+    for await (const event of events) {
+      if (response.destroyed) return;
+      record?.markFirstByte();
+      if (!response.write(`data: ${event.data}\n\n`)) await drained(response);
+    }
+    response.end(DONE);
+  } catch (error) {
+    if (response.destroyed) return;
+    const gatewayError = toGatewayError(error);
+    if (record !== null) record.errorCode = gatewayError.code;
+    onFailure(error);
+    response.end(`data: ${JSON.stringify(errorBody(gatewayError))}\n\n`);
+  }
+}
+
+async function drained(response: FastifyReply['raw']): Promise<void> {
+  // `close` as well as `drain`: a client that leaves while we wait must not leave us waiting forever.
+  await Promise.race([once(response, 'drain'), once(response, 'close')]);
+}

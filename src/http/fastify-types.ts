@@ -1,0 +1,15 @@
+import type { Principal, Scope } from '../access/index.js';
+import type { RequestRecord } from '../usage/index.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a token needs for the route; routes without one need no token. */
+    scope?: Scope;
+    /** The name the request log uses for the route; routes without one are not logged. */
+    endpoint?: string;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+    record: RequestRecord | null;
+  }
+}

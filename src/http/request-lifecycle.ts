@@ -1,0 +1,70 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { requireScope, type Principal, type TokenAuthenticator } from '../access/index.js';
+import { GatewayError } from '../errors/index.js';
+import { RequestRecord, type RequestRecorder } from '../usage/index.js';
+
+/** Status recorded for a request whose client went away before the response was complete (nginx's convention). */
+const CLIENT_CLOSED_REQUEST = 499;
+
+/**
+ * Every request: its id on the response, a request-log record for the routes that have an
+ * endpoint name, and the bearer-token check for the routes that name a scope.
+ */
+export function registerRequestLifecycle(app: FastifyInstance, authenticator: TokenAuthenticator, recorder: RequestRecorder): void {
+  app.decorateRequest('principal', null);
+  app.decorateRequest('record', null);
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    const { scope, endpoint } = request.routeOptions.config;
+    if (endpoint !== undefined) startRecord(request, reply, endpoint, recorder);
+    if (closing) {
+      // A request that arrives on a kept-alive connection during shutdown: refuse it and let the client reconnect elsewhere.
+      reply.header('connection', 'close');
+      return done(new GatewayError('shutting_down', 'The gateway is shutting down; retry on another instance.', { retryAfterSeconds: 1 }));
+    }
+    if (scope === undefined) return done();
+    let principal: Principal | Promise<Principal>;
+    try {
+      principal = authenticator.authenticate(request.headers.authorization);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (principal instanceof Promise) {
+      principal.then((resolved) => done(admit(request, resolved, scope)), done);
+      return;
+    }
+    done(admit(request, principal, scope));
+  });
+}
+
+function admit(request: FastifyRequest, principal: Principal, scope: NonNullable<FastifyRequest['routeOptions']['config']['scope']>): Error | undefined {
+  request.principal = principal;
+  const { record } = request;
+  if (record !== null) {
+    record.tokenId = principal.tokenId;
+    record.team = principal.team;
+    record.project = principal.project;
+  }
+  try {
+    requireScope(principal, scope);
+    return undefined;
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+function startRecord(request: FastifyRequest, reply: FastifyReply, endpoint: string, recorder: RequestRecorder): void {
+  const record = new RequestRecord(request.id, endpoint);
+  request.record = record;
+  const response = reply.raw;
+  response.once('close', () => {
+    const completed = response.writableFinished;
+    if (!completed) record.errorCode ??= 'client_closed_request';
+    recorder.finish(record, completed ? response.statusCode : CLIENT_CLOSED_REQUEST);
+  });
+}

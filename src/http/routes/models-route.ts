@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import { canUseModel, type Principal } from '../../access/index.js';
+import { GatewayError } from '../../errors/index.js';
+import type { CatalogModel, ModelCatalog } from '../../routing/index.js';
+
+function toModelObject(model: CatalogModel) {
+  return { id: model.id, object: 'model', created: model.created, owned_by: model.ownedBy, type: model.type };
+}
+
+/** `GET /v1/models` lists only what the caller's token may use; `GET /v1/models/{id}` is the SDK's `models.retrieve`. */
+export function registerModelsRoutes(app: FastifyInstance, catalog: ModelCatalog): void {
+  app.get('/v1/models', { config: { scope: 'models:read', endpoint: 'models.list' } }, (request, reply) => {
+    const principal = request.principal as Principal;
+    const data = [];
+    for (const model of catalog.all()) if (canUseModel(principal, model.id)) data.push(toModelObject(model));
+    reply.send({ object: 'list', data });
+  });
+
+  app.get<{ Params: { model: string } }>(
+    '/v1/models/*',
+    { config: { scope: 'models:read', endpoint: 'models.retrieve' } },
+    (request, reply) => {
+      const id = (request.params as Record<string, string>)['*'] ?? '';
+      const model = catalog.get(id);
+      if (model === undefined || !canUseModel(request.principal as Principal, id)) {
+        throw new GatewayError('model_not_found', `The model '${id}' does not exist.`, { param: 'model' });
+      }
+      if (request.record !== null) request.record.model = id;
+      reply.send(toModelObject(model));
+    },
+  );
+}

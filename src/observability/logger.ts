@@ -1,0 +1,31 @@
+import pino, { type Logger, type LoggerOptions } from 'pino';
+
+/** Everything that can carry a secret, wherever it appears in a log object. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers["api-key"]',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  'headers["api-key"]',
+  '*.authorization',
+  '*.api_key',
+  '*.apiKey',
+  '*.access_token',
+  '*.refresh_token',
+  '*.id_token',
+  '*.secret',
+  'api_key',
+  'token',
+];
+
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  const options: LoggerOptions = {
+    level,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    base: { service: 'switchyard' },
+  };
+  return destination === undefined ? pino(options) : pino(options, destination);
+}
+
+export type { Logger };

@@ -1,0 +1,1 @@
+export { createOpenAIAdapter, OpenAIAdapter } from './openai-adapter.js';

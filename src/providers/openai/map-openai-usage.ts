@@ -1,0 +1,29 @@
+import type { Usage } from '../provider-adapter.js';
+import type { OpenAIToolCallDelta, OpenAIUsage } from './openai-api.js';
+
+export function mapOpenAIUsage(usage: OpenAIUsage | null | undefined): Usage | null {
+  if (usage === null || usage === undefined || typeof usage !== 'object') return null;
+  const promptTokens = nonNegative(usage.prompt_tokens);
+  const completionTokens = nonNegative(usage.completion_tokens);
+  if (promptTokens === null && completionTokens === null) return null;
+  const prompt = promptTokens ?? 0;
+  const completion = completionTokens ?? 0;
+  return { promptTokens: prompt, completionTokens: completion, totalTokens: nonNegative(usage.total_tokens) ?? prompt + completion };
+}
+
+/** The text a message or delta generates, tool call arguments included: all of it is billed as output. */
+export function generatedText(
+  part: { content?: string | null; refusal?: string | null; tool_calls?: OpenAIToolCallDelta[] | null } | null | undefined,
+): string {
+  if (part === null || part === undefined) return '';
+  let text = typeof part.content === 'string' ? part.content : '';
+  if (typeof part.refusal === 'string') text += part.refusal;
+  if (Array.isArray(part.tool_calls)) {
+    for (const call of part.tool_calls) text += (call.function?.name ?? '') + (call.function?.arguments ?? '');
+  }
+  return text;
+}
+
+function nonNegative(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;
+}

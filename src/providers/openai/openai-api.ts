@@ -1,0 +1,40 @@
+/** The parts of OpenAI's chat completions wire format the gateway reads. Everything else passes through. */
+
+export interface OpenAIUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+}
+
+export interface OpenAIToolCallDelta {
+  function?: { name?: string | null; arguments?: string | null } | null;
+}
+
+export interface OpenAIChatCompletion {
+  choices?: Array<{
+    message?: { content?: string | null; refusal?: string | null; tool_calls?: OpenAIToolCallDelta[] | null } | null;
+  }> | null;
+  usage?: OpenAIUsage | null;
+}
+
+export interface OpenAIChatCompletionChunk {
+  choices?: Array<{
+    delta?: { content?: string | null; refusal?: string | null; tool_calls?: OpenAIToolCallDelta[] | null } | null;
+  }> | null;
+  usage?: OpenAIUsage | null;
+  error?: OpenAIErrorObject | null;
+}
+
+export interface OpenAIErrorObject {
+  message?: string;
+  type?: string;
+  code?: string | number | null;
+  param?: string | null;
+}
+
+export interface OpenAIErrorBody {
+  error?: OpenAIErrorObject | string;
+  message?: string;
+}
+
+export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';

@@ -1,0 +1,56 @@
+import type { ModelType, UpstreamConfig } from '../config/index.js';
+
+/**
+ * The contract between the gateway's core and every provider. Core code imports only this file;
+ * provider folders implement it and are wired in by the composition root (src/cli/serve.ts).
+ */
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+/** An OpenAI chat completions request body, already validated, with gateway-only fields removed. */
+export type ChatRequestBody = Record<string, unknown> & { model: string; messages: unknown[] };
+
+export interface ChatCall {
+  body: ChatRequestBody;
+  /** Aborted when the client goes away or the gateway gives up; adapters pass it to the upstream request. */
+  signal: AbortSignal;
+}
+
+export interface ChatCompletionResult {
+  /** The `chat.completion` JSON to send to the client, as bytes. */
+  payload: Uint8Array;
+  usage: Usage | null;
+  /** The generated text, used to estimate usage when the upstream reported none. */
+  completionText(): string;
+}
+
+export interface ChatStreamEvent {
+  /** One `chat.completion.chunk` as JSON, sent to the client as one `data:` line. */
+  data: string;
+  /** Usage carried by this chunk, if any. */
+  usage: Usage | null;
+  /** A chunk with usage and no choices: sent only to clients that asked for usage. */
+  usageOnly: boolean;
+  /** Generated text in this chunk, for estimating usage if the upstream never reports it. */
+  text: string;
+}
+
+export interface ProviderAdapter {
+  readonly upstreamId: string;
+  /** The model types this adapter serves. */
+  readonly capabilities: ReadonlySet<ModelType>;
+  /** Resolves with the upstream's completion or rejects with a GatewayError. */
+  chatCompletion(call: ChatCall): Promise<ChatCompletionResult>;
+  /**
+   * Resolves once the upstream accepted the stream (status 200); rejects with a GatewayError
+   * otherwise. Iterating may throw a GatewayError if the upstream fails mid-stream.
+   */
+  streamChatCompletion(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>>;
+  close(): Promise<void>;
+}
+
+export type ProviderFactory = (upstream: UpstreamConfig) => ProviderAdapter;

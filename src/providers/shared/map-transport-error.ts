@@ -1,0 +1,30 @@
+import { GatewayError, isGatewayError } from '../../errors/index.js';
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+
+/**
+ * A failure below HTTP (refused, reset, timed out) as a GatewayError. All are retryable on
+ * another credential, except the caller's own abort, which nobody should retry.
+ */
+export function mapTransportError(error: unknown, upstreamId: string): GatewayError {
+  if (isGatewayError(error)) return error;
+  const code = errorCode(error);
+  if (code !== undefined && TIMEOUT_CODES.has(code)) {
+    return new GatewayError('upstream_timeout', `Upstream ${upstreamId} timed out (${code}).`, { cause: error });
+  }
+  if (isAbort(error)) {
+    return new GatewayError('upstream_error', `Request to upstream ${upstreamId} was aborted.`, { cause: error, retryable: false });
+  }
+  return new GatewayError('upstream_error', `Upstream ${upstreamId} could not be reached (${code ?? 'connection failed'}).`, { cause: error });
+}
+
+function errorCode(error: unknown): string | undefined {
+  if (error === null || typeof error !== 'object') return undefined;
+  const { code, cause } = error as { code?: unknown; cause?: unknown };
+  if (typeof code === 'string') return code;
+  return cause === undefined ? undefined : errorCode(cause);
+}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'AbortError' || (error as { code?: unknown }).code === 'UND_ERR_ABORTED');
+}

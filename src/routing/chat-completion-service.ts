@@ -1,0 +1,112 @@
+import type { Principal } from '../access/index.js';
+import type { ChatCompletionRequest } from '../api/chat-completion-request.js';
+import type { ChatRequestBody, ChatStreamEvent } from '../providers/provider-adapter.js';
+import { estimateChatUsage, type RequestRecord } from '../usage/index.js';
+import type { ModelCatalog, Route } from './model-catalog.js';
+import { resolveModel } from './resolve-model.js';
+import { routeOrder } from './route-order.js';
+import { resolveSession, type SessionIdentity } from './session-id.js';
+import { withFailover } from './with-failover.js';
+
+export interface ChatInput {
+  principal: Principal;
+  request: ChatCompletionRequest;
+  sessionHeader: string | string[] | undefined;
+  record: RequestRecord;
+  signal: AbortSignal;
+}
+
+export interface CompletionOutcome {
+  session: SessionIdentity | null;
+  payload: Uint8Array;
+}
+
+export interface StreamOutcome {
+  session: SessionIdentity | null;
+  /** Chunks to send, the first already received: an upstream that fails before it is replaced by the next route. */
+  events: AsyncIterable<ChatStreamEvent>;
+}
+
+/** Chat completions: picks the model's routes, calls them with failover, and accounts for usage. */
+export class ChatCompletionService {
+  constructor(private readonly catalog: ModelCatalog) {}
+
+  async complete(input: ChatInput): Promise<CompletionOutcome> {
+    const { routes, session } = this.prepare(input);
+    const { record } = input;
+    const { value: result } = await withFailover(
+      routes,
+      input.signal,
+      (route) => route.adapter.chatCompletion({ body: upstreamBody(input.request, route), signal: input.signal }),
+      (route) => (record.upstream = route.upstreamId),
+    );
+    record.usage = result.usage;
+    if (result.usage === null) record.estimateUsage = () => estimateChatUsage(input.request, result.completionText());
+    return { session, payload: result.payload };
+  }
+
+  async stream(input: ChatInput): Promise<StreamOutcome> {
+    const { routes, session } = this.prepare(input);
+    const { record } = input;
+    const { value: opened } = await withFailover(
+      routes,
+      input.signal,
+      async (route) => {
+        const events = await route.adapter.streamChatCompletion({ body: upstreamBody(input.request, route), signal: input.signal });
+        const iterator = events[Symbol.asyncIterator]();
+        return { iterator, first: await iterator.next() };
+      },
+      (route) => (record.upstream = route.upstreamId),
+    );
+    const clientWantsUsage = input.request.stream_options?.include_usage === true;
+    return { session, events: accountedEvents(opened.first, opened.iterator, clientWantsUsage, input.request, record) };
+  }
+
+  private prepare(input: ChatInput): { routes: readonly Route[]; session: SessionIdentity | null } {
+    const model = resolveModel(this.catalog, input.principal, input.request.model, 'chat');
+    const session = resolveSession(input.sessionHeader, input.request.metadata);
+    input.record.model = model.id;
+    input.record.sessionId = session?.id ?? null;
+    return { routes: routeOrder(model), session };
+  }
+}
+
+/**
+ * Records usage and generated text as chunks pass, and holds back the usage-only chunk the
+ * gateway asked for on its own behalf. If the stream ends without usage (old servers, or a
+ * client that left early), usage is estimated from the text seen.
+ */
+async function* accountedEvents(
+  first: IteratorResult<ChatStreamEvent>,
+  iterator: AsyncIterator<ChatStreamEvent>,
+  clientWantsUsage: boolean,
+  request: ChatCompletionRequest,
+  record: RequestRecord,
+): AsyncGenerator<ChatStreamEvent> {
+  let text = '';
+  record.estimateUsage = () => estimateChatUsage(request, text);
+  try {
+    let next = first;
+    while (next.done !== true) {
+      const event = next.value;
+      if (event.usage !== null) record.usage = event.usage;
+      text += event.text;
+      if (clientWantsUsage || !event.usageOnly) yield event;
+      next = await iterator.next();
+    }
+  } finally {
+    await iterator.return?.();
+  }
+}
+
+/** The body as the upstream must see it: its own model name, without the gateway's metadata keys. */
+function upstreamBody(request: ChatCompletionRequest, route: Route): ChatRequestBody {
+  const body: ChatRequestBody = { ...request, model: route.upstreamModel };
+  const metadata = request.metadata;
+  if (metadata !== undefined && metadata !== null && ('session_id' in metadata || 'sticky_key' in metadata)) {
+    const { session_id: _sessionId, sticky_key: _stickyKey, ...rest } = metadata;
+    if (Object.keys(rest).length === 0) delete body['metadata'];
+    else body['metadata'] = rest;
+  }
+  return body;
+}

@@ -1,0 +1,6 @@
+export { buildCatalog, ModelCatalog, type CatalogModel, type Route } from './model-catalog.js';
+export { routeOrder } from './route-order.js';
+export { resolveSession, type SessionIdentity, type SessionSource } from './session-id.js';
+export { withFailover, type Attempt } from './with-failover.js';
+export { ChatCompletionService, type ChatInput, type CompletionOutcome, type StreamOutcome } from './chat-completion-service.js';
+export { resolveModel } from './resolve-model.js';

@@ -1,0 +1,67 @@
+import type { ModelConfig, ModelType, UpstreamConfig } from '../config/index.js';
+import type { ProviderAdapter } from '../providers/provider-adapter.js';
+
+export interface Route {
+  readonly upstreamId: string;
+  /** The model name the upstream knows, which may differ from the public id. */
+  readonly upstreamModel: string;
+  readonly weight: number;
+  readonly adapter: ProviderAdapter;
+}
+
+export interface CatalogModel {
+  readonly id: string;
+  readonly type: ModelType;
+  readonly ownedBy: string;
+  readonly created: number;
+  readonly routes: readonly Route[];
+  readonly totalWeight: number;
+}
+
+/** The models callers see, each with the pool of upstream routes that serve it. */
+export class ModelCatalog {
+  private readonly models: Map<string, CatalogModel>;
+
+  constructor(models: readonly CatalogModel[]) {
+    this.models = new Map(models.map((model) => [model.id, model]));
+  }
+
+  get(id: string): CatalogModel | undefined {
+    return this.models.get(id);
+  }
+
+  all(): IterableIterator<CatalogModel> {
+    return this.models.values();
+  }
+}
+
+/**
+ * Builds the catalog from configuration. `created` defaults to the time the catalog was built,
+ * since a configured alias has no creation date of its own.
+ */
+export function buildCatalog(
+  models: readonly ModelConfig[],
+  upstreams: readonly UpstreamConfig[],
+  adapters: ReadonlyMap<string, ProviderAdapter>,
+  now: number = Date.now(),
+): ModelCatalog {
+  const providerOf = new Map(upstreams.map((upstream) => [upstream.id, upstream.provider]));
+  return new ModelCatalog(
+    models.map((model) => {
+      const routes = model.routes.map((route) => {
+        const adapter = adapters.get(route.upstream);
+        if (adapter === undefined) throw new Error(`no adapter for upstream ${route.upstream}`);
+        return { upstreamId: route.upstream, upstreamModel: route.model, weight: route.weight, adapter };
+      });
+      const firstUpstream = model.routes[0]?.upstream ?? '';
+      return {
+        id: model.id,
+        type: model.type,
+        ownedBy: model.owned_by ?? providerOf.get(firstUpstream) ?? 'switchyard',
+        created: model.created ?? Math.floor(now / 1000),
+        routes,
+        totalWeight: routes.reduce((sum, route) => sum + route.weight, 0),
+      };
+    }),
+  );
+}

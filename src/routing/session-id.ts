@@ -1,0 +1,30 @@
+export type SessionSource = 'header' | 'metadata.session_id' | 'metadata.sticky_key';
+
+export interface SessionIdentity {
+  id: string;
+  source: SessionSource;
+}
+
+const MAX_SESSION_ID_LENGTH = 256;
+
+/**
+ * The session a request belongs to, by the spec's precedence: the `X-Session-Id` header, then
+ * `metadata.session_id`, then `metadata.sticky_key`. Empty values do not count.
+ */
+export function resolveSession(header: string | string[] | undefined, metadata: unknown): SessionIdentity | null {
+  const fromHeader = usable(Array.isArray(header) ? header[0] : header);
+  if (fromHeader !== null) return { id: fromHeader, source: 'header' };
+  if (metadata === null || typeof metadata !== 'object') return null;
+  const { session_id: sessionId, sticky_key: stickyKey } = metadata as Record<string, unknown>;
+  const fromSessionId = usable(sessionId);
+  if (fromSessionId !== null) return { id: fromSessionId, source: 'metadata.session_id' };
+  const fromStickyKey = usable(stickyKey);
+  if (fromStickyKey !== null) return { id: fromStickyKey, source: 'metadata.sticky_key' };
+  return null;
+}
+
+function usable(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const trimmed = value.trim();
+  return trimmed === '' ? null : trimmed.slice(0, MAX_SESSION_ID_LENGTH);
+}

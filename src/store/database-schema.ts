@@ -1,0 +1,47 @@
+import type { Generated } from 'kysely';
+
+/** Times are integer milliseconds since the epoch in every dialect, so rows compare the same everywhere. */
+export interface TokensTable {
+  id: string;
+  name: string | null;
+  team: string;
+  project: string | null;
+  secret_hash: string;
+  /** The token's first characters, enough to recognise it in a list without revealing it. */
+  display_prefix: string;
+  scopes: string;
+  models: string | null;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface RequestLogsTable {
+  id: string;
+  created_at: number;
+  token_id: string | null;
+  team: string | null;
+  project: string | null;
+  endpoint: string;
+  model: string | null;
+  upstream: string | null;
+  session_id: string | null;
+  status: number;
+  latency_ms: number;
+  ttfb_ms: number | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  usage_source: string | null;
+  error_code: string | null;
+}
+
+export interface RevisionsTable {
+  name: string;
+  value: Generated<number>;
+}
+
+export interface DatabaseSchema {
+  tokens: TokensTable;
+  request_logs: RequestLogsTable;
+  revisions: RevisionsTable;
+}

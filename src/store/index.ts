@@ -1,0 +1,26 @@
+import { openDatabase, type Database, type OpenDatabaseOptions } from './open-database.js';
+import { KyselyRequestLogStore, type RequestLogStore } from './request-log-store.js';
+import { KyselyTokenStore, type TokenStore } from './token-store.js';
+
+export interface Stores {
+  readonly database: Database;
+  readonly tokens: TokenStore;
+  readonly requestLogs: RequestLogStore;
+  close(): Promise<void>;
+}
+
+/** Opens the database named by `url`, applies migrations, and returns one store per concern. */
+export async function openStores(url: string, options: OpenDatabaseOptions = {}): Promise<Stores> {
+  const database = await openDatabase(url, options);
+  return {
+    database,
+    tokens: new KyselyTokenStore(database.db, database.dialect === 'postgres'),
+    requestLogs: new KyselyRequestLogStore(database.db),
+    close: () => database.close(),
+  };
+}
+
+export type { Database, DialectName, OpenDatabaseOptions } from './open-database.js';
+export type { RequestLogEntry, RequestLogQuery, RequestLogStore, UsageSource } from './request-log-store.js';
+export type { TokenRecord, TokenStore } from './token-store.js';
+export { watchTokenChanges, type TokenChangeWatcher } from './token-change-watcher.js';

@@ -1,0 +1,79 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { DatabaseSchema } from './database-schema.js';
+import { migrationProvider } from './migrations/index.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Database {
+  readonly db: Kysely<DatabaseSchema>;
+  readonly dialect: DialectName;
+  /** The raw SQLite handle, for the few synchronous checks that must not wait (token change detection). */
+  readonly sqlite: SqliteDatabase.Database | null;
+  /** The PostgreSQL connection string (with schema), for a dedicated LISTEN connection. */
+  readonly postgres: pg.PoolConfig | null;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL only: the schema to use (created if missing). Tests use one schema per run. */
+  schema?: string;
+  cwd?: string;
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/** `sqlite:PATH`, `sqlite::memory:`, or `postgres://…`. Migrations run before this returns. */
+export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
+  const database = url.startsWith('sqlite:') ? openSqlite(url.slice('sqlite:'.length), options.cwd) : await openPostgres(url, options.schema);
+  await migrate(database.db);
+  return database;
+}
+
+function openSqlite(path: string, cwd = process.cwd()): Database {
+  const inMemory = path === ':memory:' || path === '';
+  const file = inMemory ? ':memory:' : resolve(cwd, path);
+  if (!inMemory) mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new SqliteDatabase(file);
+  // WAL lets the CLI write while the server reads; busy_timeout waits out the other process's lock.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('synchronous = NORMAL');
+  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', sqlite, postgres: null, close: () => db.destroy() };
+}
+
+async function openPostgres(connectionString: string, schema: string | undefined): Promise<Database> {
+  const types = {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === INT8_OID || oid === NUMERIC_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  };
+  const poolConfig: pg.PoolConfig = { connectionString, max: 10, types };
+  if (schema !== undefined) {
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name "${schema}"`);
+    const setup = new pg.Client({ connectionString });
+    await setup.connect();
+    try {
+      await setup.query(`create schema if not exists ${schema}`);
+    } finally {
+      await setup.end();
+    }
+    poolConfig.options = `-c search_path=${schema}`;
+  }
+  const pool = new pg.Pool(poolConfig);
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', sqlite: null, postgres: poolConfig, close: () => db.destroy() };
+}
+
+async function migrate(db: Kysely<DatabaseSchema>): Promise<void> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    const failed = results?.find((result) => result.status === 'Error');
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,106 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DATABASE_BACKENDS } from '../../test/support/database-backends.js';
+import type { RequestLogEntry, Stores, TokenRecord } from './index.js';
+
+function token(overrides: Partial<TokenRecord> = {}): TokenRecord {
+  return {
+    id: 'tok_1',
+    name: 'ci',
+    team: 'search',
+    project: 'ranker',
+    secretHash: 'a'.repeat(64),
+    displayPrefix: 'svc_abcd',
+    scopes: ['chat', 'models:read'],
+    models: ['gpt-4o-mini'],
+    createdAt: 1_700_000_000_000,
+    expiresAt: 1_800_000_000_000,
+    revokedAt: null,
+    ...overrides,
+  };
+}
+
+function logEntry(id: string, createdAt: number, overrides: Partial<RequestLogEntry> = {}): RequestLogEntry {
+  return {
+    id,
+    createdAt,
+    tokenId: 'tok_1',
+    team: 'search',
+    project: null,
+    endpoint: '/v1/chat/completions',
+    model: 'gpt-4o-mini',
+    upstream: 'openai-a',
+    sessionId: 'session-1',
+    status: 200,
+    latencyMs: 12.5,
+    ttfbMs: 3.25,
+    promptTokens: 10,
+    completionTokens: 20,
+    usageSource: 'upstream',
+    errorCode: null,
+    ...overrides,
+  };
+}
+
+for (const backend of DATABASE_BACKENDS) {
+  describe(`stores on ${backend.name}`, () => {
+    let stores: Stores;
+    let dispose: () => Promise<void>;
+
+    beforeEach(async () => {
+      ({ stores, dispose } = await backend.open());
+    });
+    afterEach(async () => {
+      await dispose();
+    });
+
+    it('stores tokens and reads them back exactly', async () => {
+      const record = token();
+      await stores.tokens.insert(record);
+      await stores.tokens.insert(token({ id: 'tok_2', secretHash: 'b'.repeat(64), models: null, project: null, expiresAt: null }));
+      expect(await stores.tokens.findById('tok_1')).toEqual(record);
+      const listed = await stores.tokens.list();
+      expect(listed.map((item) => item.id)).toEqual(['tok_1', 'tok_2']);
+      expect(listed[1]).toMatchObject({ models: null, project: null, expiresAt: null });
+      expect(await stores.tokens.findById('tok_missing')).toBeNull();
+    });
+
+    it('refuses a second token with the same secret hash', async () => {
+      await stores.tokens.insert(token());
+      await expect(stores.tokens.insert(token({ id: 'tok_2' }))).rejects.toThrow();
+      expect((await stores.tokens.list()).length).toBe(1);
+    });
+
+    it('revokes once, keeps the first revocation time, and bumps the revision on each change', async () => {
+      const start = await stores.tokens.readRevision();
+      await stores.tokens.insert(token());
+      expect(await stores.tokens.readRevision()).toBe(start + 1);
+      expect(await stores.tokens.revoke('tok_1', 1_750_000_000_000)).toBe(true);
+      expect(await stores.tokens.revoke('tok_1', 1_760_000_000_000)).toBe(true);
+      expect((await stores.tokens.findById('tok_1'))?.revokedAt).toBe(1_750_000_000_000);
+      expect(await stores.tokens.readRevision()).toBe(start + 2);
+      expect(await stores.tokens.revoke('tok_missing', 1)).toBe(false);
+      expect(await stores.tokens.readRevision()).toBe(start + 2);
+    });
+
+    it('writes request log batches and queries them newest first', async () => {
+      const entries = Array.from({ length: 250 }, (_, index) =>
+        logEntry(`req_${String(index).padStart(3, '0')}`, 1_700_000_000_000 + index, index % 2 === 0 ? {} : { sessionId: 'session-2', ttfbMs: null, usageSource: 'estimated' }),
+      );
+      await stores.requestLogs.insertBatch(entries);
+      await stores.requestLogs.insertBatch([]);
+      expect(await stores.requestLogs.count()).toBe(250);
+      const newest = await stores.requestLogs.query({ limit: 2 });
+      expect(newest.map((entry) => entry.id)).toEqual(['req_249', 'req_248']);
+      expect(newest[0]).toEqual(entries[249]);
+      const session = await stores.requestLogs.query({ sessionId: 'session-1', limit: 500 });
+      expect(session).toHaveLength(125);
+      expect(session.every((entry) => entry.sessionId === 'session-1')).toBe(true);
+    });
+
+    it('keeps a batch atomic: a duplicate id writes none of the batch', async () => {
+      await stores.requestLogs.insertBatch([logEntry('req_a', 1)]);
+      await expect(stores.requestLogs.insertBatch([logEntry('req_b', 2), logEntry('req_a', 3)])).rejects.toThrow();
+      expect((await stores.requestLogs.query()).map((entry) => entry.id)).toEqual(['req_a']);
+    });
+  });
+}

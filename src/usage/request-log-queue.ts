@@ -1,0 +1,76 @@
+import type { RequestLogEntry, RequestLogStore } from '../store/index.js';
+
+export interface RequestLogQueueOptions {
+  batchSize: number;
+  flushIntervalMs: number;
+  /** Rows held while the database refuses writes; past it the oldest are dropped and counted. */
+  maxQueue: number;
+  onError?: (error: unknown, pendingRows: number) => void;
+}
+
+/**
+ * Request log rows wait here, off the request path, and are written in batches: when a batch is
+ * full or the interval passes. A failed write keeps its rows for the next try.
+ */
+export class RequestLogQueue {
+  private pending: RequestLogEntry[] = [];
+  private writing: Promise<void> | null = null;
+  private readonly timer: NodeJS.Timeout;
+  private droppedRows = 0;
+
+  constructor(
+    private readonly store: RequestLogStore,
+    private readonly options: RequestLogQueueOptions,
+  ) {
+    this.timer = setInterval(() => void this.flush(), options.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  get dropped(): number {
+    return this.droppedRows;
+  }
+
+  get size(): number {
+    return this.pending.length;
+  }
+
+  push(entry: RequestLogEntry): void {
+    this.pending.push(entry);
+    if (this.pending.length > this.options.maxQueue) {
+      this.pending.shift();
+      this.droppedRows++;
+    }
+    if (this.pending.length >= this.options.batchSize && this.writing === null) void this.flush();
+  }
+
+  /** Writes everything queued so far; resolves when it is written or the write failed. */
+  async flush(): Promise<void> {
+    while (this.writing !== null) await this.writing;
+    if (this.pending.length === 0) return;
+    this.writing = this.writeAll().finally(() => {
+      this.writing = null;
+    });
+    await this.writing;
+  }
+
+  /** Stops the timer and writes what is left, retrying a failed write up to `attempts` times. */
+  async close(attempts = 3): Promise<void> {
+    clearInterval(this.timer);
+    for (let attempt = 0; attempt < attempts && (this.pending.length > 0 || this.writing !== null); attempt++) {
+      await this.flush();
+    }
+  }
+
+  private async writeAll(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending.slice(0, this.options.batchSize);
+      try {
+        await this.store.insertBatch(batch);
+      } catch (error) {
+        this.options.onError?.(error, this.pending.length);
+        return;
+      }
+      this.pending.splice(0, batch.length);
+    }
+  }
+}

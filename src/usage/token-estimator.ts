@@ -1,0 +1,51 @@
+import type { Usage } from '../providers/provider-adapter.js';
+
+type CountTokens = (text: string) => number;
+
+let loading: Promise<CountTokens> | null = null;
+
+/** The tokenizer's tables cost ~150 ms and tens of MB, so they load on the first estimate, not at start. */
+function tokenizer(): Promise<CountTokens> {
+  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((module) => (text: string) => module.countTokens(text));
+  return loading;
+}
+
+// OpenAI's published accounting for chat prompts: each message costs 3 tokens of framing, a
+// name 1 more, and the reply is primed with 3.
+const TOKENS_PER_MESSAGE = 3;
+const TOKENS_PER_NAME = 1;
+const REPLY_PRIMING_TOKENS = 3;
+
+/**
+ * Usage counted with o200k_base when an upstream reports none. Text and tool definitions are
+ * counted; images and audio parts are not, so the figure is a lower bound for multimodal prompts.
+ */
+export async function estimateChatUsage(body: Record<string, unknown>, completionText: string): Promise<Usage> {
+  const count = await tokenizer();
+  let promptTokens = REPLY_PRIMING_TOKENS;
+  const messages = Array.isArray(body['messages']) ? body['messages'] : [];
+  for (const message of messages) {
+    if (message === null || typeof message !== 'object') continue;
+    const { role, content, name, tool_calls: toolCalls } = message as Record<string, unknown>;
+    promptTokens += TOKENS_PER_MESSAGE;
+    if (typeof role === 'string') promptTokens += count(role);
+    promptTokens += count(contentText(content));
+    if (typeof name === 'string') promptTokens += TOKENS_PER_NAME + count(name);
+    if (toolCalls !== undefined) promptTokens += count(JSON.stringify(toolCalls));
+  }
+  if (body['tools'] !== undefined) promptTokens += count(JSON.stringify(body['tools']));
+  const completionTokens = completionText === '' ? 0 : count(completionText);
+  return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  let text = '';
+  for (const part of content) {
+    if (part !== null && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string') {
+      text += (part as { text: string }).text;
+    }
+  }
+  return text;
+}

@@ -1,0 +1,591 @@
+// A fake OpenAI-compatible upstream for the gateway's tests.
+//
+// It replays recorded OpenAI wire traffic (test/fixtures/openai, see
+// test/fixtures/README.md for where each recording came from) rather than
+// hand-written JSON, because the point is to catch the gateway tripping over
+// what the real API actually sends: `"usage":null` on every chunk, a final
+// `"choices":[]` usage chunk, events split at arbitrary byte offsets, CRLF line
+// ends, keep-alive comments, resets mid-stream.
+//
+// Behaviour in brief:
+// - every request (any path) is recorded before it is answered;
+// - queued `failNext` responses win over everything else;
+// - POST /v1/chat/completions answers from the fixtures. A request that offers
+//   `tools` (and does not say `tool_choice: "none"`) gets the recorded
+//   tool-call completion; every other request gets the recorded text
+//   completion. `completionText` only rewrites the text completion;
+// - GET /v1/models lists a couple of models; anything else is an OpenAI 404.
+//
+// Only node:http is used so that nothing between the socket and the test
+// reshapes the bytes.
+
+import { readdir, readFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import {
+  createServer,
+  STATUS_CODES,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { Socket } from 'node:net';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { ByteSplitter, frameComment, frameDataEvent, type LineEnding } from './sse-framing.js';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: Buffer;
+  body: unknown;
+}
+
+export interface FailureResponse {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface FakeOpenAIOptions {
+  lineEnding?: 'lf' | 'crlf';
+  splitBytes?: boolean;
+  keepAliveComments?: boolean;
+  omitUsage?: boolean;
+  chunkDelayMs?: number;
+  resetAfterEvents?: number;
+  firstByteDelayMs?: number;
+  completionText?: string;
+}
+
+export interface FakeOpenAIUpstream {
+  readonly url: string;
+  readonly requests: RecordedRequest[];
+  options: FakeOpenAIOptions;
+  failNext(response: FailureResponse, times?: number): void;
+  close(): Promise<void>;
+}
+
+type JsonObject = Record<string, unknown>;
+
+interface StreamFixture {
+  /** Every chunk except the usage chunk, in recorded order. */
+  chunks: JsonObject[];
+  /** The trailing `"choices":[]` chunk carrying `usage`, when recorded. */
+  usageChunk: JsonObject | undefined;
+}
+
+interface Fixtures {
+  completion: JsonObject;
+  toolCallCompletion: JsonObject;
+  stream: StreamFixture;
+  toolCallStream: StreamFixture;
+  /** Recorded error bodies by HTTP status, kept as bytes to replay them exactly. */
+  errorBodies: ReadonlyMap<number, Buffer>;
+}
+
+interface ResolvedOptions {
+  lineEnding: LineEnding;
+  splitBytes: boolean;
+  keepAliveComments: boolean;
+  omitUsage: boolean;
+  chunkDelayMs: number;
+  resetAfterEvents: number | undefined;
+  firstByteDelayMs: number;
+  completionText: string | undefined;
+}
+
+/** What the fake needs to know about one chat completion request. */
+interface ChatRequest {
+  model: string | undefined;
+  stream: boolean;
+  includeUsage: boolean;
+  wantsTools: boolean;
+}
+
+interface PendingFailure {
+  response: FailureResponse;
+  remaining: number;
+}
+
+const FIXTURE_DIR = new URL('../fixtures/openai/', import.meta.url);
+const ERROR_FIXTURE_NAME = /^(\d{3})-.+\.json$/;
+/** Send a keep-alive comment before every Nth event (and before the first). */
+const KEEP_ALIVE_EVERY = 4;
+/** Size, in code points, of the deltas `completionText` is cut into. */
+const COMPLETION_TEXT_DELTA_LENGTH = 4;
+
+// OpenAI's own answer to an unparsable body (recorded response, see README).
+const INVALID_JSON_MESSAGE =
+  "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)";
+
+// Composed in the shape of GET /v1/models; ids are real model names.
+const MODEL_LIST = {
+  object: 'list',
+  data: [
+    { id: 'gpt-4o-mini', object: 'model', created: 1721172741, owned_by: 'system' },
+    { id: 'gpt-4.1', object: 'model', created: 1744316542, owned_by: 'system' },
+  ],
+};
+
+// ---------------------------------------------------------------------------
+// Fixtures
+
+function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseJsonObject(text: string, what: string): JsonObject {
+  const value: unknown = JSON.parse(text);
+  if (!isJsonObject(value)) throw new Error(`${what} is not a JSON object`);
+  return value;
+}
+
+async function readJsonFixture(name: string): Promise<JsonObject> {
+  return parseJsonObject(await readFile(new URL(name, FIXTURE_DIR), 'utf8'), name);
+}
+
+function isUsageChunk(chunk: JsonObject): boolean {
+  return Array.isArray(chunk.choices) && chunk.choices.length === 0 && isJsonObject(chunk.usage);
+}
+
+/** Reads the `data:` payloads of a recorded stream; the server re-frames them. */
+export function parseStreamFixture(text: string): StreamFixture {
+  const chunks = text
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => line.slice('data: '.length))
+    .filter((payload) => payload !== '[DONE]')
+    .map((payload) => parseJsonObject(payload, 'stream fixture chunk'));
+  return {
+    chunks: chunks.filter((chunk) => !isUsageChunk(chunk)),
+    usageChunk: chunks.find(isUsageChunk),
+  };
+}
+
+async function readStreamFixture(name: string): Promise<StreamFixture> {
+  return parseStreamFixture(await readFile(new URL(name, FIXTURE_DIR), 'utf8'));
+}
+
+async function readErrorBodies(): Promise<Map<number, Buffer>> {
+  const dir = new URL('errors/', FIXTURE_DIR);
+  const bodies = new Map<number, Buffer>();
+  for (const name of await readdir(dir)) {
+    const match = ERROR_FIXTURE_NAME.exec(name);
+    if (match?.[1] !== undefined) bodies.set(Number(match[1]), await readFile(new URL(name, dir)));
+  }
+  return bodies;
+}
+
+async function readAllFixtures(): Promise<Fixtures> {
+  const [completion, toolCallCompletion, stream, toolCallStream, errorBodies] = await Promise.all([
+    readJsonFixture('chat-completion.json'),
+    readJsonFixture('chat-completion-tool-call.json'),
+    readStreamFixture('chat-completion-stream.sse'),
+    readStreamFixture('chat-completion-stream-tool-call.sse'),
+    readErrorBodies(),
+  ]);
+  return { completion, toolCallCompletion, stream, toolCallStream, errorBodies };
+}
+
+let fixturesPromise: Promise<Fixtures> | undefined;
+
+// Fixtures are read once per test process; every response clones before editing.
+function loadFixtures(): Promise<Fixtures> {
+  fixturesPromise ??= readAllFixtures();
+  return fixturesPromise;
+}
+
+// ---------------------------------------------------------------------------
+// Building responses from fixtures
+
+function resolveOptions(options: FakeOpenAIOptions): ResolvedOptions {
+  return {
+    lineEnding: options.lineEnding ?? 'lf',
+    splitBytes: options.splitBytes ?? true,
+    keepAliveComments: options.keepAliveComments ?? true,
+    omitUsage: options.omitUsage ?? false,
+    chunkDelayMs: options.chunkDelayMs ?? 0,
+    resetAfterEvents: options.resetAfterEvents,
+    firstByteDelayMs: options.firstByteDelayMs ?? 0,
+    completionText: options.completionText,
+  };
+}
+
+function describeChatRequest(body: JsonObject): ChatRequest {
+  const streamOptions = body.stream_options;
+  return {
+    model: typeof body.model === 'string' ? body.model : undefined,
+    stream: body.stream === true,
+    // Real OpenAI only adds usage to a stream when asked for it exactly so.
+    includeUsage: isJsonObject(streamOptions) && streamOptions.include_usage === true,
+    wantsTools: Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== 'none',
+  };
+}
+
+function firstChoice(chunk: JsonObject): JsonObject | undefined {
+  const choices = chunk.choices;
+  if (!Array.isArray(choices)) return undefined;
+  const choice: unknown = choices[0];
+  return isJsonObject(choice) ? choice : undefined;
+}
+
+function firstDelta(chunk: JsonObject): JsonObject | undefined {
+  const delta = firstChoice(chunk)?.delta;
+  return isJsonObject(delta) ? delta : undefined;
+}
+
+function carriesText(chunk: JsonObject): boolean {
+  const content = firstDelta(chunk)?.content;
+  return typeof content === 'string' && content.length > 0;
+}
+
+/** Cuts by code point so no delta ever holds half a surrogate pair. */
+function splitText(text: string, size: number): string[] {
+  const codePoints = Array.from(text);
+  const pieces: string[] = [];
+  for (let i = 0; i < codePoints.length; i += size) pieces.push(codePoints.slice(i, i + size).join(''));
+  return pieces;
+}
+
+/**
+ * Swaps the recorded text deltas for `text`, keeping the recorded role chunk,
+ * finish chunk, ids and field order, so only the words change.
+ */
+function replaceTextDeltas(chunks: JsonObject[], text: string): JsonObject[] {
+  const first = chunks.findIndex(carriesText);
+  const last = chunks.length - 1 - [...chunks].reverse().findIndex(carriesText);
+  const template = chunks[first];
+  if (template === undefined) return chunks;
+  const generated = splitText(text, COMPLETION_TEXT_DELTA_LENGTH).map((piece) => {
+    const chunk = structuredClone(template);
+    const delta = firstDelta(chunk);
+    if (delta !== undefined) delta.content = piece;
+    return chunk;
+  });
+  return [...chunks.slice(0, first), ...generated, ...chunks.slice(last + 1)];
+}
+
+function applyUsagePolicy(chunk: JsonObject, includeUsage: boolean): JsonObject {
+  // Assigning keeps the recorded key position when the fixture already has it.
+  if (includeUsage) chunk.usage = null;
+  else delete chunk.usage;
+  return chunk;
+}
+
+/** The JSON payloads of one streamed answer, ending with the `[DONE]` sentinel. */
+function buildStreamEvents(fixture: StreamFixture, chat: ChatRequest, options: ResolvedOptions): string[] {
+  const includeUsage = chat.includeUsage && !options.omitUsage;
+  let chunks = fixture.chunks.map((chunk) => structuredClone(chunk));
+  if (options.completionText !== undefined && !chat.wantsTools) {
+    chunks = replaceTextDeltas(chunks, options.completionText);
+  }
+  chunks = chunks.map((chunk) => applyUsagePolicy(chunk, includeUsage));
+  if (includeUsage && fixture.usageChunk !== undefined) chunks.push(structuredClone(fixture.usageChunk));
+  for (const chunk of chunks) {
+    if (chat.model !== undefined) chunk.model = chat.model;
+  }
+  // JSON.stringify without indentation: one compact line per event, like OpenAI.
+  return [...chunks.map((chunk) => JSON.stringify(chunk)), '[DONE]'];
+}
+
+function buildCompletionBody(fixture: JsonObject, chat: ChatRequest, options: ResolvedOptions): JsonObject {
+  const body = structuredClone(fixture);
+  if (chat.model !== undefined) body.model = chat.model;
+  if (options.omitUsage) delete body.usage;
+  const message = firstChoice(body)?.message;
+  if (options.completionText !== undefined && !chat.wantsTools && isJsonObject(message)) {
+    message.content = options.completionText;
+  }
+  return body;
+}
+
+function openAIError(message: string, type: string): JsonObject {
+  return { error: { message, type, param: null, code: null } };
+}
+
+function defaultErrorType(status: number): string {
+  if (status === 429) return 'requests';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}
+
+// ---------------------------------------------------------------------------
+// Writing responses
+
+function responseHeaders(extra: Record<string, string>): Record<string, string> {
+  return { 'x-request-id': `req_${randomBytes(16).toString('hex')}`, ...extra };
+}
+
+function sendBytes(res: ServerResponse, status: number, bytes: Buffer, headers: Record<string, string> = {}): void {
+  res.writeHead(
+    status,
+    responseHeaders({ 'content-type': 'application/json', 'content-length': String(bytes.length), ...headers }),
+  );
+  res.end(bytes);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  // OpenAI pretty-prints its non-streamed JSON bodies, so do the same.
+  sendBytes(res, status, Buffer.from(`${JSON.stringify(body, null, 2)}\n`, 'utf8'), headers);
+}
+
+function sendFailure(res: ServerResponse, failure: FailureResponse, fixtures: Fixtures): void {
+  const headers = failure.headers ?? {};
+  if (failure.body !== undefined) {
+    sendJson(res, failure.status, failure.body, headers);
+    return;
+  }
+  const recorded = fixtures.errorBodies.get(failure.status);
+  if (recorded !== undefined) {
+    sendBytes(res, failure.status, recorded, headers);
+    return;
+  }
+  const message = STATUS_CODES[failure.status] ?? `HTTP ${failure.status}`;
+  sendJson(res, failure.status, openAIError(message, defaultErrorType(failure.status)), headers);
+}
+
+/** Resolves once the piece reached the socket, or the response died trying. */
+function writeAndWait(res: ServerResponse, piece: Buffer): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.destroyed) {
+      resolve();
+      return;
+    }
+    const done = (): void => {
+      res.off('close', done);
+      resolve();
+    };
+    res.once('close', done);
+    res.write(piece, done);
+  });
+}
+
+/**
+ * Writes SSE text either whole or cut into odd-sized pieces. Every piece is
+ * its own write followed by a turn of the event loop, so each leaves as its
+ * own chunk instead of being coalesced with the next.
+ */
+class PieceWriter {
+  private readonly splitter: ByteSplitter | undefined;
+
+  constructor(private readonly res: ServerResponse, splitBytes: boolean) {
+    this.splitter = splitBytes ? new ByteSplitter() : undefined;
+  }
+
+  async write(text: string): Promise<void> {
+    const bytes = Buffer.from(text, 'utf8');
+    await this.send(this.splitter === undefined ? [bytes] : this.splitter.push(bytes));
+  }
+
+  /** Sends bytes the splitter held back for the next piece. */
+  async flush(): Promise<void> {
+    if (this.splitter !== undefined) await this.send(this.splitter.flush());
+  }
+
+  private async send(pieces: Buffer[]): Promise<void> {
+    for (const piece of pieces) {
+      if (this.res.destroyed) return;
+      await writeAndWait(this.res, piece);
+      await nextTurn();
+    }
+  }
+}
+
+/**
+ * Everything up to here reaches the client, then the connection closes without
+ * the terminating chunk: the client sees a body that ends mid-stream.
+ */
+async function resetMidStream(req: IncomingMessage, writer: PieceWriter): Promise<void> {
+  await writer.flush();
+  req.socket.destroy();
+}
+
+async function streamEvents(
+  req: IncomingMessage,
+  res: ServerResponse,
+  events: string[],
+  options: ResolvedOptions,
+): Promise<void> {
+  res.writeHead(200, responseHeaders({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }));
+  res.flushHeaders();
+  const writer = new PieceWriter(res, options.splitBytes);
+  const keepAlive = frameComment('keep-alive', options.lineEnding);
+  if (options.keepAliveComments) await writer.write(keepAlive);
+  for (const [index, data] of events.entries()) {
+    if (index === options.resetAfterEvents) return resetMidStream(req, writer);
+    if (res.destroyed) return;
+    if (index > 0 && options.chunkDelayMs > 0) {
+      // Flush first so the delay is visible to the client as a gap between events.
+      await writer.flush();
+      await sleep(options.chunkDelayMs);
+    }
+    if (options.keepAliveComments && index > 0 && index % KEEP_ALIVE_EVERY === 0) await writer.write(keepAlive);
+    await writer.write(frameDataEvent(data, options.lineEnding));
+  }
+  if (events.length === options.resetAfterEvents) return resetMidStream(req, writer);
+  await writer.flush();
+  res.end();
+}
+
+// ---------------------------------------------------------------------------
+// Request handling
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.once('end', () => resolve(Buffer.concat(parts)));
+    req.once('error', reject);
+  });
+}
+
+function parseJsonOrUndefined(raw: Buffer): unknown {
+  try {
+    const parsed: unknown = JSON.parse(raw.toString('utf8'));
+    return parsed;
+  } catch {
+    return undefined;
+  }
+}
+
+async function recordRequest(req: IncomingMessage): Promise<RecordedRequest> {
+  const rawBody = await readBody(req);
+  return {
+    method: req.method ?? 'GET',
+    path: (req.url ?? '/').split('?')[0] ?? '/',
+    headers: { ...req.headers },
+    rawBody,
+    body: parseJsonOrUndefined(rawBody),
+  };
+}
+
+async function answerChatCompletion(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+  fixtures: Fixtures,
+  options: ResolvedOptions,
+): Promise<void> {
+  if (!isJsonObject(body)) {
+    sendJson(res, 400, openAIError(INVALID_JSON_MESSAGE, 'invalid_request_error'));
+    return;
+  }
+  const chat = describeChatRequest(body);
+  if (!chat.stream) {
+    const fixture = chat.wantsTools ? fixtures.toolCallCompletion : fixtures.completion;
+    sendJson(res, 200, buildCompletionBody(fixture, chat, options));
+    return;
+  }
+  const fixture = chat.wantsTools ? fixtures.toolCallStream : fixtures.stream;
+  await streamEvents(req, res, buildStreamEvents(fixture, chat, options), options);
+}
+
+interface UpstreamState {
+  fixtures: Fixtures;
+  requests: RecordedRequest[];
+  failures: PendingFailure[];
+  currentOptions(): FakeOpenAIOptions;
+}
+
+function takeFailure(failures: PendingFailure[]): FailureResponse | undefined {
+  const head = failures[0];
+  if (head === undefined) return undefined;
+  head.remaining -= 1;
+  if (head.remaining <= 0) failures.shift();
+  return head.response;
+}
+
+async function handleRequest(req: IncomingMessage, res: ServerResponse, state: UpstreamState): Promise<void> {
+  const recorded = await recordRequest(req);
+  state.requests.push(recorded);
+  const failure = takeFailure(state.failures);
+  if (failure !== undefined) {
+    sendFailure(res, failure, state.fixtures);
+    return;
+  }
+  // Options are read per request because tests change them between requests.
+  const options = resolveOptions(state.currentOptions());
+  if (options.firstByteDelayMs > 0) await sleep(options.firstByteDelayMs);
+  const route = `${recorded.method} ${recorded.path}`;
+  if (route === 'POST /v1/chat/completions') {
+    await answerChatCompletion(req, res, recorded.body, state.fixtures, options);
+  } else if (route === 'GET /v1/models') {
+    sendJson(res, 200, MODEL_LIST);
+  } else {
+    sendJson(res, 404, openAIError(`Invalid URL (${route})`, 'invalid_request_error'));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Server lifecycle
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      const address = server.address();
+      if (address === null || typeof address === 'string') {
+        reject(new Error('fake upstream is not listening on a TCP port'));
+        return;
+      }
+      resolve(address.port);
+    });
+  });
+}
+
+function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
+  const closed = new Promise<void>((resolve) => {
+    // The callback's error only says "was not running", which is fine here.
+    server.close(() => resolve());
+  });
+  // server.close() waits for open connections; streaming tests leave some open.
+  for (const socket of sockets) socket.destroy();
+  return closed;
+}
+
+export async function startFakeOpenAIUpstream(options: FakeOpenAIOptions = {}): Promise<FakeOpenAIUpstream> {
+  const fixtures = await loadFixtures();
+  const requests: RecordedRequest[] = [];
+  const failures: PendingFailure[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer();
+  let upstream: FakeOpenAIUpstream | undefined;
+  let closing: Promise<void> | undefined;
+  const state: UpstreamState = {
+    fixtures,
+    requests,
+    failures,
+    // Read through the handle so a test that replaces `options` is honoured.
+    currentOptions: () => upstream?.options ?? options,
+  };
+
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    // Small SSE pieces must leave as they are written, not wait for Nagle.
+    socket.setNoDelay(true);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    handleRequest(req, res, state).catch(() => {
+      // The client went away mid-request or mid-stream; nothing left to answer.
+      res.destroy();
+    });
+  });
+
+  const port = await listen(server);
+  upstream = {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    options,
+    failNext(response: FailureResponse, times = 1): void {
+      if (!Number.isInteger(times) || times < 1) throw new RangeError('failNext times must be a positive integer');
+      failures.push({ response, remaining: times });
+    },
+    close(): Promise<void> {
+      closing ??= closeServer(server, sockets);
+      return closing;
+    },
+  };
+  return upstream;
+}

@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openStores, type Stores } from '../../src/store/index.js';
+
+export interface DatabaseBackend {
+  name: 'sqlite' | 'postgres';
+  /** Opens a fresh, empty database; `dispose` drops everything it created. */
+  open(): Promise<{ stores: Stores; url: string; schema?: string; dispose(): Promise<void> }>;
+}
+
+const postgresUrl = process.env['TEST_DATABASE_URL'];
+
+const sqliteBackend: DatabaseBackend = {
+  name: 'sqlite',
+  async open() {
+    const url = 'sqlite::memory:';
+    const stores = await openStores(url);
+    return { stores, url, dispose: () => stores.close() };
+  },
+};
+
+const postgresBackend: DatabaseBackend = {
+  name: 'postgres',
+  async open() {
+    const url = postgresUrl as string;
+    const schema = `switchyard_test_${randomBytes(6).toString('hex')}`;
+    const stores = await openStores(url, { schema });
+    return {
+      stores,
+      url,
+      schema,
+      async dispose() {
+        await stores.close();
+        const client = new pg.Client({ connectionString: url });
+        await client.connect();
+        await client.query(`drop schema if exists ${schema} cascade`);
+        await client.end();
+      },
+    };
+  },
+};
+
+/** Every database backend this run can reach; PostgreSQL joins when TEST_DATABASE_URL is set. */
+export const DATABASE_BACKENDS: DatabaseBackend[] = postgresUrl ? [sqliteBackend, postgresBackend] : [sqliteBackend];

@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { stringify } from 'yaml';
+import type { CreateTokenInput } from '../../src/access/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { startGateway, type Gateway } from '../../src/gateway.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { startFakeOpenAIUpstream, type FakeOpenAIOptions, type FakeOpenAIUpstream } from '../fake-upstreams/openai-upstream.js';
+
+export interface Harness {
+  gateway: Gateway;
+  upstream: FakeOpenAIUpstream;
+  /** A second upstream, for failover tests. */
+  backupUpstream: FakeOpenAIUpstream;
+  directory: string;
+  configPath: string;
+  createToken(input?: Partial<CreateTokenInput>): Promise<string>;
+  client(token: string): OpenAI;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  upstream?: FakeOpenAIOptions;
+  databaseUrl?: string;
+  /** Extra YAML keys merged over the default document. */
+  config?: Record<string, unknown>;
+}
+
+/**
+ * A real gateway (config file, database, HTTP server on a free port) in front of two fake
+ * OpenAI-compatible upstreams, with the official SDK as the client.
+ */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const upstream = await startFakeOpenAIUpstream(options.upstream);
+  const backupUpstream = await startFakeOpenAIUpstream(options.upstream);
+  const directory = mkdtempSync(join(tmpdir(), 'switchyard-test-'));
+  const configPath = join(directory, 'switchyard.yaml');
+  const document = {
+    server: { host: '127.0.0.1', port: 0, shutdown_timeout_ms: 5_000 },
+    database: { url: options.databaseUrl ?? `sqlite:${join(directory, 'switchyard.db')}` },
+    logging: { level: 'silent' },
+    request_log: { flush_interval_ms: 50 },
+    upstreams: [
+      { id: 'primary', provider: 'openai', base_url: upstream.url, api_key: '${FAKE_UPSTREAM_KEY:-sk-upstream-primary}' },
+      { id: 'backup', provider: 'openai', base_url: backupUpstream.url, api_key: 'sk-upstream-backup' },
+    ],
+    models: [
+      { id: 'gpt-4o-mini', type: 'chat', owned_by: 'openai', created: 1_721_172_741, routes: [{ upstream: 'primary', model: 'gpt-4o-mini-2024-07-18' }] },
+      {
+        id: 'pooled-chat',
+        type: 'chat',
+        routes: [
+          { upstream: 'primary', model: 'pooled-upstream-model', weight: 1_000_000 },
+          { upstream: 'backup', model: 'pooled-upstream-model', weight: 0.000001 },
+        ],
+      },
+      { id: 'text-embedding-3-small', type: 'embedding', owned_by: 'openai', routes: [{ upstream: 'primary', model: 'text-embedding-3-small' }] },
+    ],
+    ...options.config,
+  };
+  writeFileSync(configPath, stringify(document));
+  const { config } = loadConfig({ configPath, env: {} });
+  const gateway = await startGateway(config, { logger: createLogger('silent') });
+  return {
+    gateway,
+    upstream,
+    backupUpstream,
+    directory,
+    configPath,
+    async createToken(input = {}) {
+      const { secret } = await gateway.tokens.create({ team: 'platform', ...input });
+      return secret;
+    },
+    client(token) {
+      return new OpenAI({ apiKey: token, baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10_000 });
+    },
+    async close() {
+      await gateway.shutdown();
+      await Promise.all([upstream.close(), backupUpstream.close()]);
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
