@@ -1,4 +1,5 @@
-import { ValueErrorType, type ValueError } from '@sinclair/typebox/value';
+import type { TSchema } from '@sinclair/typebox';
+import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
 import { GatewayError, type ValidationIssue } from '../errors/index.js';
 
 /**
@@ -49,6 +50,13 @@ export function toIssue(error: ValueError): ValidationIssue {
     case ValueErrorType.Object:
       return { loc, msg: 'Input should be a valid object', type: 'dict_type' };
     case ValueErrorType.Union: {
+      // `number | null` and the like: report what is wrong against the one non-null member.
+      const members = (schema['anyOf'] as TSchema[] | undefined)?.filter((member) => member['type'] !== 'null') ?? [];
+      const [only] = members;
+      if (members.length === 1 && only !== undefined && error.value !== null) {
+        const inner = Value.Errors(only, error.value).First();
+        if (inner !== undefined) return toIssue({ ...inner, path: error.path + inner.path });
+      }
       const choices = literalChoices(schema);
       return choices === null
         ? { loc, msg: 'Input has an invalid type or value', type: 'union_type' }

@@ -34,6 +34,8 @@ export function buildApp(services: AppServices): FastifyInstance {
     forceCloseConnections: 'idle',
   }) as unknown as FastifyInstance;
 
+  // Only JSON is accepted; without this, text/plain bodies would reach the handlers as strings.
+  app.removeContentTypeParser('text/plain');
   registerRequestLifecycle(app, services.authenticator, services.recorder);
   registerHealthRoute(app);
   registerModelsRoutes(app, services.catalog);

@@ -45,6 +45,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     upstreams: [
       { id: 'primary', provider: 'openai', base_url: upstream.url, api_key: '${FAKE_UPSTREAM_KEY:-sk-upstream-primary}' },
       { id: 'backup', provider: 'openai', base_url: backupUpstream.url, api_key: 'sk-upstream-backup' },
+      // The primary fake again, with a first-byte timeout short enough to test 504s.
+      { id: 'slow', provider: 'openai', base_url: upstream.url, api_key: 'sk-upstream-slow', timeouts: { first_byte_ms: 300 } },
+      // Port 9 (discard) on loopback: nothing listens there, so connections are refused.
+      { id: 'unreachable', provider: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-unreachable', timeouts: { connect_ms: 1_000 } },
     ],
     models: [
       { id: 'gpt-4o-mini', type: 'chat', owned_by: 'openai', created: 1_721_172_741, routes: [{ upstream: 'primary', model: 'gpt-4o-mini-2024-07-18' }] },
@@ -56,6 +60,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           { upstream: 'backup', model: 'pooled-upstream-model', weight: 0.000001 },
         ],
       },
+      { id: 'slow-chat', type: 'chat', routes: [{ upstream: 'slow', model: 'slow-model' }] },
+      { id: 'unreachable-chat', type: 'chat', routes: [{ upstream: 'unreachable', model: 'any' }] },
       { id: 'text-embedding-3-small', type: 'embedding', owned_by: 'openai', routes: [{ upstream: 'primary', model: 'text-embedding-3-small' }] },
     ],
     ...options.config,
