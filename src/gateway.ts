@@ -105,12 +105,16 @@ function createAdapters(config: SwitchyardConfig): Map<string, ProviderAdapter> 
 }
 
 async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Logger): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
+  let deadlineTimer: NodeJS.Timeout | undefined;
   const deadline = new Promise<'deadline'>((resolve) => {
-    timer = setTimeout(() => resolve('deadline'), deadlineMs);
+    deadlineTimer = setTimeout(() => resolve('deadline'), deadlineMs);
   });
+  // server.close() drops only the connections idle at that moment; a keep-alive connection whose
+  // stream ends later would otherwise stay open until the client lets go of it.
+  const idleSweeper = setInterval(() => app.server.closeIdleConnections(), 50);
   const outcome = await Promise.race([app.close().then(() => 'closed' as const), deadline]);
-  clearTimeout(timer);
+  clearTimeout(deadlineTimer);
+  clearInterval(idleSweeper);
   if (outcome === 'deadline') {
     logger.warn({ deadlineMs }, 'shutdown deadline reached; closing the connections still open');
     app.server.closeAllConnections();

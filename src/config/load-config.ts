@@ -44,7 +44,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     throw new ConfigError('', `${source}: the document must be a mapping of keys`);
   }
   const overridden = applyOverrides(expanded as Record<string, unknown>, env);
-  return { config: validate(overridden), source };
+  return { config: validate(overridden, env), source };
 }
 
 function locateConfigFile(configPath: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string | null {
@@ -61,7 +61,7 @@ function locateConfigFile(configPath: string | undefined, env: NodeJS.ProcessEnv
 }
 
 function readYaml(path: string): unknown {
-  const document = parseDocument(readFileSync(path, 'utf8'), { prettyErrors: false });
+  const document = parseDocument(readFileSync(path, 'utf8'), { prettyErrors: true });
   const [firstError] = document.errors;
   if (firstError !== undefined) {
     const line = firstError.linePos?.[0]?.line;
@@ -82,20 +82,20 @@ function applyOverrides(document: Record<string, unknown>, env: NodeJS.ProcessEn
   return document;
 }
 
-function validate(document: Record<string, unknown>): SwitchyardConfig {
+function validate(document: Record<string, unknown>, env: NodeJS.ProcessEnv): SwitchyardConfig {
   // Convert first so that "8080" from an environment variable becomes a number where one is expected.
   const converted = Value.Convert(ConfigSchema, document);
   const withDefaults = Value.Default(ConfigSchema, converted);
   const firstError = Value.Errors(ConfigSchema, withDefaults).First();
-  if (firstError !== undefined) throw describeSchemaError(firstError);
+  if (firstError !== undefined) throw describeSchemaError(firstError, env);
   const config = withDefaults as SwitchyardConfig;
   checkReferences(config);
   return config;
 }
 
-function describeSchemaError(error: ValueError): ConfigError {
+function describeSchemaError(error: ValueError, env: NodeJS.ProcessEnv): ConfigError {
   const key = pointerToKey(error.path);
-  const overriddenBy = ENVIRONMENT_OVERRIDES.find(({ section, key: name }) => `${section}.${name}` === key);
+  const overriddenBy = ENVIRONMENT_OVERRIDES.find(({ variable, section, key: name }) => `${section}.${name}` === key && Boolean(env[variable]));
   const label = overriddenBy === undefined ? key : `${key} (${overriddenBy.variable})`;
   const allowed = literalChoices(error.schema);
   if (allowed !== null) return new ConfigError(label, `must be one of ${allowed.join(', ')}, got ${JSON.stringify(error.value)}`);

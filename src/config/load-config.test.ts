@@ -1,0 +1,145 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './index.js';
+
+let directory: string;
+
+beforeEach(() => {
+  directory = mkdtempSync(join(tmpdir(), 'switchyard-config-'));
+});
+afterEach(() => {
+  rmSync(directory, { recursive: true, force: true });
+});
+
+function write(name: string, text: string): string {
+  const path = join(directory, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+function failure(run: () => unknown): ConfigError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const MINIMAL = `
+upstreams:
+  - id: openai-a
+    provider: openai
+    api_key: \${OPENAI_API_KEY}
+models:
+  - id: gpt-4o-mini
+    type: chat
+    routes:
+      - { upstream: openai-a, model: gpt-4o-mini }
+`;
+
+describe('where the config comes from', () => {
+  it('uses built-in defaults when there is no file', () => {
+    const { config, source } = loadConfig({ cwd: directory, env: {} });
+    expect(source).toBeNull();
+    expect(config.server).toEqual({ host: '127.0.0.1', port: 8080, body_limit_bytes: 16 * 1024 * 1024, shutdown_timeout_ms: 30_000 });
+    expect(config.database.url).toBe('sqlite:./data/switchyard.db');
+    expect(config.state.url).toBe('memory');
+    expect(config.auth.token_prefix).toBe('svc_');
+    expect(config.models).toEqual([]);
+  });
+
+  it('prefers --config, then SWITCHYARD_CONFIG, then ./switchyard.yaml', () => {
+    const fromFlag = write('flag.yaml', 'server: { port: 1001 }');
+    const fromEnv = write('env.yaml', 'server: { port: 1002 }');
+    write('switchyard.yaml', 'server: { port: 1003 }');
+    expect(loadConfig({ cwd: directory, configPath: fromFlag, env: { SWITCHYARD_CONFIG: fromEnv } }).config.server.port).toBe(1001);
+    expect(loadConfig({ cwd: directory, env: { SWITCHYARD_CONFIG: fromEnv } }).config.server.port).toBe(1002);
+    const local = loadConfig({ cwd: directory, env: {} });
+    expect(local.config.server.port).toBe(1003);
+    expect(local.source).toBe(join(directory, 'switchyard.yaml'));
+  });
+
+  it('names a file given explicitly that does not exist', () => {
+    expect(failure(() => loadConfig({ cwd: directory, configPath: 'missing.yaml', env: {} })).key).toBe('--config');
+    expect(failure(() => loadConfig({ cwd: directory, env: { SWITCHYARD_CONFIG: 'gone.yaml' } })).key).toBe('SWITCHYARD_CONFIG');
+  });
+});
+
+describe('environment', () => {
+  it('expands ${VAR}, ${VAR:-default}, ${VAR-default} and $$ in values', () => {
+    const path = write(
+      'c.yaml',
+      `${MINIMAL}
+server:
+  host: \${HOST:-0.0.0.0}
+  port: \${PORT}
+auth:
+  token_prefix: \${PREFIX-svc_}
+database:
+  url: "sqlite:./\${NAME}$$.db"
+`,
+    );
+    const { config } = loadConfig({ cwd: directory, configPath: path, env: { OPENAI_API_KEY: 'sk-1', PORT: '9090', HOST: '', NAME: 'db' } });
+    expect(config.upstreams[0]?.api_key).toBe('sk-1');
+    expect(config.server.host).toBe('0.0.0.0');
+    expect(config.server.port).toBe(9090);
+    expect(config.auth.token_prefix).toBe('svc_');
+    expect(config.database.url).toBe('sqlite:./db$.db');
+  });
+
+  it('refuses an unset variable without a default, naming the key', () => {
+    const error = failure(() => loadConfig({ cwd: directory, configPath: write('c.yaml', MINIMAL), env: {} }));
+    expect(error.message).toBe('upstreams[0].api_key: environment variable OPENAI_API_KEY is not set (write ${OPENAI_API_KEY:-} to allow it empty)');
+  });
+
+  it('applies the SWITCHYARD_* overrides over the file', () => {
+    const path = write('c.yaml', 'server: { host: 10.0.0.1, port: 1 }\ndatabase: { url: "sqlite:a.db" }');
+    const { config } = loadConfig({
+      cwd: directory,
+      configPath: path,
+      env: { SWITCHYARD_HOST: '::1', SWITCHYARD_PORT: '8181', SWITCHYARD_DATABASE_URL: 'postgres://db/x', SWITCHYARD_STATE_URL: 'redis://127.0.0.1:6379' },
+    });
+    expect(config.server).toMatchObject({ host: '::1', port: 8181 });
+    expect(config.database.url).toBe('postgres://db/x');
+    expect(config.state.url).toBe('redis://127.0.0.1:6379');
+  });
+
+  it('names the override variable when its value is invalid', () => {
+    expect(failure(() => loadConfig({ cwd: directory, env: { SWITCHYARD_PORT: 'eighty' } })).key).toBe('server.port (SWITCHYARD_PORT)');
+    expect(failure(() => loadConfig({ cwd: directory, env: { SWITCHYARD_DATABASE_URL: 'mysql://x' } })).key).toBe('database.url (SWITCHYARD_DATABASE_URL)');
+  });
+});
+
+describe('invalid config: one line naming the key and the problem', () => {
+  const cases: Array<[string, string, string]> = [
+    ['server:\n  port: 70000', 'server.port', 'server.port: expected integer to be less or equal to 65535, got 70000'],
+    ['server:\n  prot: 8080', 'server.prot', 'server.prot: unknown key'],
+    ['logging:\n  level: loud', 'logging.level', 'logging.level: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
+    ['upstreams:\n  - id: a\n    provider: openia', 'upstreams[0].provider', 'upstreams[0].provider: must be one of openai, azure, anthropic, gemini, cohere, jina, tei, codex, local, got "openia"'],
+    ['upstreams:\n  - provider: openai', 'upstreams[0].id', 'upstreams[0].id: is required'],
+    ['models:\n  - id: m\n    type: chat\n    routes: []', 'models[0].routes', 'models[0].routes: expected array length to be greater or equal to 1, got []'],
+    [
+      'upstreams:\n  - { id: a, provider: openai }\nmodels:\n  - id: m\n    type: chat\n    routes: [{ upstream: b, model: x }]',
+      'models[0].routes[0].upstream',
+      'models[0].routes[0].upstream: unknown upstream "b"',
+    ],
+    ['upstreams:\n  - { id: a, provider: openai }\n  - { id: a, provider: openai }', 'upstreams[1].id', 'upstreams[1].id: duplicate upstream id "a"'],
+  ];
+  for (const [yaml, key, message] of cases) {
+    it(`reports ${key}`, () => {
+      const error = failure(() => loadConfig({ cwd: directory, configPath: write('c.yaml', yaml), env: {} }));
+      expect(error.key).toBe(key);
+      expect(error.message).toBe(message);
+      expect(error.message).not.toContain('\n');
+    });
+  }
+
+  it('reports broken YAML with its line', () => {
+    const error = failure(() => loadConfig({ cwd: directory, configPath: write('c.yaml', 'server:\n  port: [1, 2\n'), env: {} }));
+    expect(error.message).toMatch(/c\.yaml:\d+: invalid YAML/);
+  });
+});

@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { runCli } from '../../src/cli/main.js';
+import { openStores } from '../../src/store/index.js';
+import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../fake-upstreams/openai-upstream.js';
+
+const BIN = fileURLToPath(new URL('../../bin/switchyard.js', import.meta.url));
+
+let upstream: FakeOpenAIUpstream;
+let directory: string;
+
+beforeAll(async () => {
+  upstream = await startFakeOpenAIUpstream({ splitBytes: false, chunkDelayMs: 80 });
+  directory = mkdtempSync(join(tmpdir(), 'switchyard-shutdown-'));
+});
+afterAll(async () => {
+  await upstream.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+/** Starts `switchyard serve` as its own process and resolves with its URL once it listens. */
+function serve(configPath: string): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => {
+      const entry = JSON.parse(line) as { url?: string };
+      if (entry.url !== undefined) resolve({ child, url: entry.url, exited });
+    });
+    child.once('exit', (code) => reject(new Error(`switchyard serve exited with ${code} before listening`)));
+  });
+}
+
+describe('SIGTERM', () => {
+  it('finishes in-flight streams, writes every request log row, and exits 0', async () => {
+    const database = join(directory, 'switchyard.db');
+    const configPath = join(directory, 'switchyard.yaml');
+    writeFileSync(
+      configPath,
+      stringify({
+        server: { host: '127.0.0.1', port: 0, shutdown_timeout_ms: 10_000 },
+        database: { url: `sqlite:${database}` },
+        logging: { level: 'info' },
+        // A flush interval longer than the test: every row written must be written by the shutdown.
+        request_log: { flush_interval_ms: 600_000, batch_size: 10_000 },
+        upstreams: [{ id: 'fake', provider: 'openai', base_url: upstream.url, api_key: 'sk-fake' }],
+        models: [{ id: 'chat', type: 'chat', routes: [{ upstream: 'fake', model: 'fake-model' }] }],
+      }),
+    );
+    const stdout: string[] = [];
+    const created = await runCli(['tokens', 'create', '--team', 'ops', '--config', configPath], { stdout: (line) => stdout.push(line), stderr: () => undefined });
+    expect(created).toBe(0);
+    const token = stdout.at(-1) as string;
+
+    const { child, url, exited } = await serve(configPath);
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const body = (stream: boolean) => JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'Hi' }], stream });
+
+    const plain = await Promise.all(Array.from({ length: 20 }, () => fetch(`${url}/v1/chat/completions`, { method: 'POST', headers, body: body(false) })));
+    for (const response of plain) {
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+    }
+    const streams = await Promise.all(Array.from({ length: 3 }, () => fetch(`${url}/v1/chat/completions`, { method: 'POST', headers, body: body(true) })));
+    const readers = streams.map((response) => response.text());
+    // The streams have started (headers are in) and still have about a second to run.
+    child.kill('SIGTERM');
+    const texts = await Promise.all(readers);
+    for (const text of texts) expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    expect(await exited).toBe(0);
+
+    const stores = await openStores(`sqlite:${database}`);
+    try {
+      const rows = await stores.requestLogs.query({ limit: 1000 });
+      expect(rows).toHaveLength(23);
+      expect(rows.every((row) => row.status === 200 && row.endpoint === 'chat.completions' && row.team === 'ops')).toBe(true);
+      expect(rows.filter((row) => row.usageSource === 'upstream')).toHaveLength(23);
+    } finally {
+      await stores.close();
+    }
+  });
+});

@@ -1,0 +1,135 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { isolatedPostgresUrl } from '../support/postgres-url.js';
+
+interface Captured {
+  code: number;
+  stdout: string[];
+  stderr: string[];
+}
+
+async function cli(...argv: string[]): Promise<Captured> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await runCli(argv, { stdout: (line) => stdout.push(line), stderr: (line) => stderr.push(line) });
+  return { code, stdout, stderr };
+}
+
+const TOKEN_PATTERN = /^svc_[A-Za-z0-9]{43}$/;
+const postgresUrl = process.env['TEST_DATABASE_URL'];
+const backends: Array<{ name: string; databaseUrl: () => Promise<{ url?: string; drop(): Promise<void> }> }> = [
+  { name: 'sqlite', databaseUrl: async () => ({ drop: async () => undefined }) },
+  ...(postgresUrl ? [{ name: 'postgres', databaseUrl: () => isolatedPostgresUrl(postgresUrl) }] : []),
+];
+
+for (const backend of backends) {
+  describe(`switchyard tokens, against a running gateway on ${backend.name}`, () => {
+    let harness: Harness;
+    let drop: () => Promise<void>;
+
+    beforeAll(async () => {
+      const database = await backend.databaseUrl();
+      drop = database.drop;
+      harness = await startHarness(database.url === undefined ? {} : { databaseUrl: database.url });
+    });
+    afterAll(async () => {
+      await harness.close();
+      await drop();
+    });
+
+    it('creates a token, printed alone on stdout, that the running gateway accepts on the next request', async () => {
+      const created = await cli(
+        'tokens', 'create', '--team', 'ml', '--project', 'ranker', '--scopes', 'chat,models:read',
+        '--models', 'gpt-4o-mini', '--expires-in', '30d', '--name', 'ci', '--config', harness.configPath,
+      );
+      expect(created.code).toBe(0);
+      expect(created.stdout).toHaveLength(1);
+      const token = created.stdout.at(-1) as string;
+      expect(token).toMatch(TOKEN_PATTERN);
+      expect(created.stderr.join('\n')).toMatch(/scopes: +chat, models:read/);
+
+      const client = harness.client(token);
+      const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] });
+      expect(completion.choices[0]?.message.content).toBeTruthy();
+      expect((await client.models.list()).data.map((model) => model.id)).toEqual(['gpt-4o-mini']);
+      await expect(client.chat.completions.create({ model: 'pooled-chat', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toBeInstanceOf(
+        OpenAI.PermissionDeniedError,
+      );
+
+      const listed = await cli('tokens', 'list', '--json', '--config', harness.configPath);
+      const tokens = JSON.parse(listed.stdout.join('\n')) as Array<Record<string, unknown>>;
+      const entry = tokens.find((item) => item['name'] === 'ci');
+      expect(entry).toMatchObject({ team: 'ml', project: 'ranker', status: 'active', scopes: ['chat', 'models:read'], models: ['gpt-4o-mini'] });
+      expect(Date.parse(entry?.['expires_at'] as string) - Date.now()).toBeGreaterThan(29 * 86_400_000);
+      // Neither the secret nor its hash is ever shown.
+      expect(listed.stdout.join('\n')).not.toContain(token.slice(10));
+      expect(Object.keys(entry ?? {})).not.toContain('secret_hash');
+      const table = await cli('tokens', 'list', '--config', harness.configPath);
+      expect(table.stdout[0]).toMatch(/^ID +STATUS +TEAM/);
+      expect(table.stdout.join('\n')).not.toContain(token.slice(10));
+
+      const revoked = await cli('tokens', 'revoke', entry?.['id'] as string, '--config', harness.configPath);
+      expect(revoked).toMatchObject({ code: 0, stdout: [`Revoked ${String(entry?.['id'])}.`] });
+      const error = await client.models.list().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+      expect((error as InstanceType<typeof OpenAI.AuthenticationError>).code).toBe('revoked_api_key');
+      const after = JSON.parse((await cli('tokens', 'list', '--json', '--config', harness.configPath)).stdout.join('\n')) as Array<Record<string, unknown>>;
+      expect(after.find((item) => item['id'] === entry?.['id'])?.['status']).toBe('revoked');
+    });
+  });
+}
+
+describe('switchyard tokens: bad input', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+  afterAll(async () => {
+    await harness.close();
+  });
+
+  const refused: Array<[string, string[], number, RegExp]> = [
+    ['a malformed duration', ['--team', 't', '--expires-in', '30x'], 64, /--expires-in: expected a duration/],
+    ['an unknown scope', ['--team', 't', '--scopes', 'chat,fly'], 64, /unknown scope fly/],
+    ['an empty team', ['--team', ' '], 64, /team must not be empty/],
+    ['a missing team', [], 64, /required option '--team <team>'/],
+  ];
+  for (const [name, argv, code, message] of refused) {
+    it(`refuses ${name} and creates nothing`, async () => {
+      const before = (await harness.gateway.stores.tokens.list()).length;
+      const result = await cli('tokens', 'create', ...argv, '--config', harness.configPath);
+      expect(result.code).toBe(code);
+      expect(result.stdout).toEqual([]);
+      expect(result.stderr.join('\n')).toMatch(message);
+      expect((await harness.gateway.stores.tokens.list()).length).toBe(before);
+    });
+  }
+
+  it('says so when revoking a token that does not exist', async () => {
+    const result = await cli('tokens', 'revoke', 'tok_nope', '--config', harness.configPath);
+    expect(result).toMatchObject({ code: 1, stderr: ['switchyard: no token with id tok_nope'] });
+  });
+
+  it('exits non-zero with one line naming the key when the config is invalid', async () => {
+    const bad = join(harness.directory, 'bad.yaml');
+    writeFileSync(bad, 'server:\n  port: -1\n');
+    const result = await cli('serve', '--config', bad);
+    expect(result.code).toBe(78);
+    expect(result.stderr).toEqual(['switchyard: config error: server.port: expected integer to be greater or equal to 0, got -1']);
+  });
+
+  it('makes tokens with at least 128 bits of randomness, never twice the same', async () => {
+    const secrets = new Set<string>();
+    for (let index = 0; index < 200; index++) secrets.add((await harness.gateway.tokens.create({ team: 'entropy' })).secret);
+    expect(secrets.size).toBe(200);
+    for (const secret of secrets) expect(secret).toMatch(TOKEN_PATTERN);
+    // 43 base62 characters: 43 × log2(62) ≈ 256 bits.
+    expect(43 * Math.log2(62)).toBeGreaterThan(128);
+    const characters = new Set([...secrets].flatMap((secret) => [...secret.slice(4)]));
+    expect(characters.size).toBe(62);
+  });
+});
