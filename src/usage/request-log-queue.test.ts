@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import type { RequestLogEntry, RequestLogStore } from '../store/index.js';
+import { RequestLogQueue } from './request-log-queue.js';
+
+function entry(id: string): RequestLogEntry {
+  return {
+    id, createdAt: 1, tokenId: null, team: null, project: null, endpoint: 'chat.completions', model: null, upstream: null,
+    sessionId: null, status: 200, latencyMs: 1, ttfbMs: null, promptTokens: null, completionTokens: null, usageSource: null, errorCode: null,
+  };
+}
+
+/** A store that refuses writes while `failing` is set, as a database that went away would. */
+class FlakyStore implements RequestLogStore {
+  failing = false;
+  batches: string[][] = [];
+  async insertBatch(entries: readonly RequestLogEntry[]): Promise<void> {
+    if (this.failing) throw new Error('database unavailable');
+    this.batches.push(entries.map((item) => item.id));
+  }
+  async query(): Promise<RequestLogEntry[]> {
+    return [];
+  }
+  async count(): Promise<number> {
+    return this.batches.flat().length;
+  }
+}
+
+describe('RequestLogQueue', () => {
+  it('writes in batches of the configured size', async () => {
+    const store = new FlakyStore();
+    const queue = new RequestLogQueue(store, { batchSize: 2, flushIntervalMs: 60_000, maxQueue: 100 });
+    for (const id of ['a', 'b', 'c', 'd', 'e']) queue.push(entry(id));
+    await queue.close();
+    expect(store.batches).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
+  });
+
+  it('keeps rows through a failed write and writes them once the store is back, in order', async () => {
+    const store = new FlakyStore();
+    const errors: number[] = [];
+    const queue = new RequestLogQueue(store, { batchSize: 10, flushIntervalMs: 60_000, maxQueue: 100, onError: (_error, pending) => errors.push(pending) });
+    store.failing = true;
+    queue.push(entry('a'));
+    queue.push(entry('b'));
+    await queue.flush();
+    expect(errors).toEqual([2]);
+    expect(queue.size).toBe(2);
+    store.failing = false;
+    queue.push(entry('c'));
+    await queue.close();
+    expect(store.batches.flat()).toEqual(['a', 'b', 'c']);
+    expect(queue.size).toBe(0);
+  });
+
+  it('drops the oldest rows past max_queue and counts them', async () => {
+    const store = new FlakyStore();
+    store.failing = true;
+    const queue = new RequestLogQueue(store, { batchSize: 1_000, flushIntervalMs: 60_000, maxQueue: 3, onError: () => undefined });
+    for (const id of ['a', 'b', 'c', 'd', 'e']) queue.push(entry(id));
+    expect(queue.dropped).toBe(2);
+    store.failing = false;
+    await queue.close();
+    expect(store.batches.flat()).toEqual(['c', 'd', 'e']);
+  });
+
+  it('flushes on its interval without being asked', async () => {
+    const store = new FlakyStore();
+    const queue = new RequestLogQueue(store, { batchSize: 1_000, flushIntervalMs: 10, maxQueue: 100 });
+    queue.push(entry('a'));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(store.batches).toEqual([['a']]);
+    await queue.close();
+  });
+});
