@@ -74,7 +74,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       tokens,
       url: `http://${host}:${port}`,
       shutdown: async () => {
-        await closeServer(app, config.server.shutdown_timeout_ms, logger);
+        await closeServer(app, config.server.shutdown_timeout_ms, logger, () => recorder.markShutdownDeadline());
         await recorder.close();
         if (queue !== null && queue.size > 0) logger.error({ lostRows: queue.size }, 'request log rows could not be written at shutdown');
         await Promise.all([...adapters.values()].map((adapter) => adapter.close()));
@@ -104,7 +104,7 @@ function createAdapters(config: SwitchyardConfig): Map<string, ProviderAdapter> 
   return adapters;
 }
 
-async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Logger): Promise<void> {
+async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Logger, onDeadline: () => void): Promise<void> {
   let deadlineTimer: NodeJS.Timeout | undefined;
   const deadline = new Promise<'deadline'>((resolve) => {
     deadlineTimer = setTimeout(() => resolve('deadline'), deadlineMs);
@@ -117,6 +117,7 @@ async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Log
   clearInterval(idleSweeper);
   if (outcome === 'deadline') {
     logger.warn({ deadlineMs }, 'shutdown deadline reached; closing the connections still open');
+    onDeadline();
     app.server.closeAllConnections();
     await app.close();
   }

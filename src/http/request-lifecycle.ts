@@ -3,9 +3,6 @@ import { requireScope, type Principal, type TokenAuthenticator } from '../access
 import { GatewayError } from '../errors/index.js';
 import { RequestRecord, type RequestRecorder } from '../usage/index.js';
 
-/** Status recorded for a request whose client went away before the response was complete (nginx's convention). */
-const CLIENT_CLOSED_REQUEST = 499;
-
 /**
  * Every request: its id on the response, a request-log record for the routes that have an
  * endpoint name, and the bearer-token check for the routes that name a scope.
@@ -61,10 +58,10 @@ function admit(request: FastifyRequest, principal: Principal, scope: NonNullable
 function startRecord(request: FastifyRequest, reply: FastifyReply, endpoint: string, recorder: RequestRecorder): void {
   const record = new RequestRecord(request.id, endpoint);
   request.record = record;
+  recorder.begin();
   const response = reply.raw;
   response.once('close', () => {
-    const completed = response.writableFinished;
-    if (!completed) record.errorCode ??= 'client_closed_request';
-    recorder.finish(record, completed ? response.statusCode : CLIENT_CLOSED_REQUEST);
+    if (response.writableFinished) recorder.finish(record, response.statusCode);
+    else recorder.finishIncomplete(record);
   });
 }

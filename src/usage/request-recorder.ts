@@ -2,39 +2,86 @@ import type { RequestLogEntry } from '../store/index.js';
 import type { RequestLogQueue } from './request-log-queue.js';
 import type { RequestRecord } from './request-record.js';
 
+/** Status recorded for a request whose client went away before the response was complete (nginx's convention). */
+const CLIENT_CLOSED_REQUEST = 499;
+const SERVICE_UNAVAILABLE = 503;
+
 /**
  * Turns a finished request into a log row. Estimating usage (tokenizing) happens here, after the
  * response is sent, so the client never waits for it.
  */
 export class RequestRecorder {
-  private readonly estimating = new Set<Promise<void>>();
+  /** Requests begun and not yet queued (including those whose usage is being estimated). */
+  private open = 0;
+  private settled: (() => void) | null = null;
+  /** Set when shutdown gave up waiting: responses cut after this were cut by us, not by their clients. */
+  private deadlinePassed = false;
 
   constructor(
     private readonly queue: RequestLogQueue,
     private readonly onError: (error: unknown) => void = () => undefined,
   ) {}
 
+  markShutdownDeadline(): void {
+    this.deadlinePassed = true;
+  }
+
+  /** A response that closed before it was complete: the client left, or shutdown cut it. */
+  finishIncomplete(record: RequestRecord): void {
+    if (this.deadlinePassed) {
+      record.errorCode = 'shutdown_deadline';
+      this.finish(record, SERVICE_UNAVAILABLE);
+      return;
+    }
+    record.errorCode ??= 'client_closed_request';
+    this.finish(record, CLIENT_CLOSED_REQUEST);
+  }
+
+  /** Called when a request starts, so that shutdown waits for its row. */
+  begin(): void {
+    this.open++;
+  }
+
   finish(record: RequestRecord, status: number): void {
     const latencyMs = round(performance.now() - record.startedAt);
     if (record.usage === null && record.estimateUsage !== null) {
-      const estimate = record.estimateUsage;
-      const pending = estimate()
+      record
+        .estimateUsage()
         .then((usage) => this.queue.push(toEntry(record, status, latencyMs, usage.promptTokens, usage.completionTokens)))
         .catch((error: unknown) => {
           this.onError(error);
           this.queue.push(toEntry(record, status, latencyMs, null, null));
         })
-        .finally(() => this.estimating.delete(pending));
-      this.estimating.add(pending);
+        .finally(() => this.settle());
       return;
     }
     this.queue.push(toEntry(record, status, latencyMs, record.usage?.promptTokens ?? null, record.usage?.completionTokens ?? null));
+    this.settle();
   }
 
-  /** Waits for estimates under way, then writes every queued row. */
-  async close(): Promise<void> {
-    await Promise.all(this.estimating);
+  /**
+   * Waits until every request begun has its row queued (responses cut at the deadline close a
+   * moment after the server does, and estimates take a while), then writes the queue.
+   */
+  async close(waitMs = 5_000): Promise<void> {
+    if (this.open > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => {
+          this.settled = resolve;
+        }),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, waitMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
     await this.queue.close();
+  }
+
+  private settle(): void {
+    this.open--;
+    if (this.open === 0) this.settled?.();
   }
 }
 

@@ -1,6 +1,5 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { RequestLogEntry } from '../../src/store/index.js';
 import { startHarness, type Harness } from '../support/gateway-harness.js';
 import { conformanceErrors } from '../support/openai-conformance.js';
 
@@ -24,16 +23,6 @@ beforeEach(() => {
   harness.backupUpstream.requests.length = 0;
 });
 
-/** The request log row of a response, once the batch writer has written it. */
-async function logRow(requestId: string): Promise<RequestLogEntry> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const rows = await harness.gateway.stores.requestLogs.query({ limit: 1000 });
-    const row = rows.find((entry) => entry.id === requestId);
-    if (row !== undefined) return row;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`no request log row for ${requestId}`);
-}
 
 describe('models', () => {
   it('lists the models the token may use, in the OpenAI list envelope', async () => {
@@ -65,7 +54,7 @@ describe('chat completions, not streamed', () => {
 
     const requestId = response.headers.get('x-request-id') as string;
     expect(requestId).toMatch(/^req_[0-9a-f]{32}$/);
-    const row = await logRow(requestId);
+    const row = await harness.logRow(requestId);
     expect(row).toMatchObject({
       endpoint: 'chat.completions',
       model: 'gpt-4o-mini',
@@ -135,7 +124,7 @@ describe('chat completions, not streamed', () => {
       .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello to the whole world, please.' }] })
       .withResponse();
     expect(data.usage).toBeUndefined();
-    const row = await logRow(response.headers.get('x-request-id') as string);
+    const row = await harness.logRow(response.headers.get('x-request-id') as string);
     expect(row.usageSource).toBe('estimated');
     // "Say hello to the whole world, please." is 9 tokens in o200k_base, plus 3 framing, 1 for "user", 3 priming.
     expect(row.promptTokens).toBe(16);
@@ -170,7 +159,7 @@ describe('chat completions, streamed', () => {
     expect(last?.choices).toEqual([]);
     expect(last?.usage).toMatchObject({ prompt_tokens: 8, completion_tokens: 9, total_tokens: 17 });
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
-    const row = await logRow(response.headers.get('x-request-id') as string);
+    const row = await harness.logRow(response.headers.get('x-request-id') as string);
     expect(row).toMatchObject({ status: 200, promptTokens: 8, completionTokens: 9, usageSource: 'upstream', upstream: 'primary' });
   });
 
@@ -191,7 +180,7 @@ describe('chat completions, streamed', () => {
     const chunks = [];
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks.some((chunk) => chunk.usage)).toBe(false);
-    const row = await logRow(response.headers.get('x-request-id') as string);
+    const row = await harness.logRow(response.headers.get('x-request-id') as string);
     expect(row).toMatchObject({ usageSource: 'estimated', promptTokens: 16, completionTokens: 9 });
   });
 
@@ -237,7 +226,7 @@ describe('sessions and request ids', () => {
         .withResponse();
       expect(response.headers.get('x-session-id')).toBe(id);
       expect(response.headers.get('x-session-source')).toBe(source);
-      expect((await logRow(response.headers.get('x-request-id') as string)).sessionId).toBe(id);
+      expect((await harness.logRow(response.headers.get('x-request-id') as string)).sessionId).toBe(id);
     }
     const { response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }).withResponse();
     expect(response.headers.get('x-session-id')).toBeNull();
@@ -252,7 +241,7 @@ describe('failover across a model pool', () => {
     expect(harness.upstream.requests).toHaveLength(1);
     expect(harness.backupUpstream.requests).toHaveLength(1);
     expect(harness.backupUpstream.requests[0]?.headers['authorization']).toBe('Bearer sk-upstream-backup');
-    expect((await logRow(response.headers.get('x-request-id') as string)).upstream).toBe('backup');
+    expect((await harness.logRow(response.headers.get('x-request-id') as string)).upstream).toBe('backup');
   });
 
   it('moves a stream to the next credential when the first is rate limited', async () => {

@@ -1,7 +1,6 @@
 import OpenAI from 'openai';
 import { Client } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { RequestLogEntry } from '../../src/store/index.js';
 import { startHarness, type Harness } from '../support/gateway-harness.js';
 import { conformanceErrors } from '../support/openai-conformance.js';
 
@@ -43,21 +42,13 @@ function chat(body: Record<string, unknown>, headers: Record<string, string> = {
 
 const hi = [{ role: 'user', content: 'Hi' }];
 
-async function logRow(requestId: string | null): Promise<RequestLogEntry> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const row = (await harness.gateway.stores.requestLogs.query({ limit: 1000 })).find((entry) => entry.id === requestId);
-    if (row !== undefined) return row;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`no request log row for ${requestId}`);
-}
 
 describe('400 bad request', () => {
   it('refuses a body that is not JSON', async () => {
     const answer = await call('/v1/chat/completions', { body: '{"model": "gpt-4o-mini", ' });
     expect(answer.status).toBe(400);
     expect(answer.body.error).toMatchObject({ code: 'invalid_json', type: 'invalid_request_error', param: null });
-    expect((await logRow(answer.headers.get('x-request-id'))).errorCode).toBe('invalid_json');
+    expect((await harness.logRow(answer.headers.get('x-request-id'))).errorCode).toBe('invalid_json');
   });
 
   it('refuses an empty body, and JSON that is not an object', async () => {
@@ -277,7 +268,7 @@ describe('upstream failures', () => {
     const unreachable = await chat({ model: 'unreachable-chat', messages: hi });
     expect(unreachable.status).toBe(502);
     expect(unreachable.body.error.code).toBe('upstream_error');
-    const row = await logRow(unreachable.headers.get('x-request-id'));
+    const row = await harness.logRow(unreachable.headers.get('x-request-id'));
     expect(row).toMatchObject({ status: 502, upstream: 'unreachable', errorCode: 'upstream_error' });
   });
 

@@ -38,27 +38,40 @@ function serve(configPath: string): Promise<{ child: ChildProcess; url: string; 
   });
 }
 
+/** Writes a config for a gateway in front of the fake upstream and creates a token with the CLI. */
+async function prepare(name: string, shutdownTimeoutMs: number): Promise<{ configPath: string; database: string; token: string }> {
+  const database = join(directory, `${name}.db`);
+  const configPath = join(directory, `${name}.yaml`);
+  writeFileSync(
+    configPath,
+    stringify({
+      server: { host: '127.0.0.1', port: 0, shutdown_timeout_ms: shutdownTimeoutMs },
+      database: { url: `sqlite:${database}` },
+      logging: { level: 'info' },
+      // A flush interval longer than the test: every row written must be written by the shutdown.
+      request_log: { flush_interval_ms: 600_000, batch_size: 10_000 },
+      upstreams: [{ id: 'fake', provider: 'openai', base_url: upstream.url, api_key: 'sk-fake' }],
+      models: [{ id: 'chat', type: 'chat', routes: [{ upstream: 'fake', model: 'fake-model' }] }],
+    }),
+  );
+  const stdout: string[] = [];
+  const created = await runCli(['tokens', 'create', '--team', 'ops', '--config', configPath], { stdout: (line) => stdout.push(line), stderr: () => undefined });
+  expect(created).toBe(0);
+  return { configPath, database, token: stdout.at(-1) as string };
+}
+
+async function requestLogRows(database: string) {
+  const stores = await openStores(`sqlite:${database}`);
+  try {
+    return await stores.requestLogs.query({ limit: 1000 });
+  } finally {
+    await stores.close();
+  }
+}
+
 describe('SIGTERM', () => {
   it('finishes in-flight streams, writes every request log row, and exits 0', async () => {
-    const database = join(directory, 'switchyard.db');
-    const configPath = join(directory, 'switchyard.yaml');
-    writeFileSync(
-      configPath,
-      stringify({
-        server: { host: '127.0.0.1', port: 0, shutdown_timeout_ms: 10_000 },
-        database: { url: `sqlite:${database}` },
-        logging: { level: 'info' },
-        // A flush interval longer than the test: every row written must be written by the shutdown.
-        request_log: { flush_interval_ms: 600_000, batch_size: 10_000 },
-        upstreams: [{ id: 'fake', provider: 'openai', base_url: upstream.url, api_key: 'sk-fake' }],
-        models: [{ id: 'chat', type: 'chat', routes: [{ upstream: 'fake', model: 'fake-model' }] }],
-      }),
-    );
-    const stdout: string[] = [];
-    const created = await runCli(['tokens', 'create', '--team', 'ops', '--config', configPath], { stdout: (line) => stdout.push(line), stderr: () => undefined });
-    expect(created).toBe(0);
-    const token = stdout.at(-1) as string;
-
+    const { configPath, database, token } = await prepare('drain', 10_000);
     const { child, url, exited } = await serve(configPath);
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const body = (stream: boolean) => JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'Hi' }], stream });
@@ -76,14 +89,30 @@ describe('SIGTERM', () => {
     for (const text of texts) expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
     expect(await exited).toBe(0);
 
-    const stores = await openStores(`sqlite:${database}`);
-    try {
-      const rows = await stores.requestLogs.query({ limit: 1000 });
-      expect(rows).toHaveLength(23);
-      expect(rows.every((row) => row.status === 200 && row.endpoint === 'chat.completions' && row.team === 'ops')).toBe(true);
-      expect(rows.filter((row) => row.usageSource === 'upstream')).toHaveLength(23);
-    } finally {
-      await stores.close();
-    }
+    const rows = await requestLogRows(database);
+    expect(rows).toHaveLength(23);
+    expect(rows.every((row) => row.status === 200 && row.endpoint === 'chat.completions' && row.team === 'ops')).toBe(true);
+    expect(rows.filter((row) => row.usageSource === 'upstream')).toHaveLength(23);
+  });
+
+  it('cuts a stream that outlives the shutdown deadline, logs it, and still exits 0', async () => {
+    const { configPath, database, token } = await prepare('deadline', 300);
+    upstream.options = { splitBytes: false, chunkDelayMs: 400 };
+    const { child, url, exited } = await serve(configPath);
+    const response = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'Hi' }], stream: true }),
+    });
+    expect(response.status).toBe(200);
+    child.kill('SIGTERM');
+    const text = await response.text().catch(() => 'cut');
+    expect(text.includes('data: [DONE]')).toBe(false);
+    expect(await exited).toBe(0);
+    const rows = await requestLogRows(database);
+    expect(rows).toHaveLength(1);
+    // Cut by the gateway, not by the client; usage is estimated from what was relayed.
+    expect(rows[0]).toMatchObject({ status: 503, errorCode: 'shutdown_deadline', usageSource: 'estimated' });
+    upstream.options = { splitBytes: false, chunkDelayMs: 80 };
   });
 });

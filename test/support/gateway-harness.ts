@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { stringify } from 'yaml';
 import type { CreateTokenInput } from '../../src/access/index.js';
+import type { RequestLogEntry } from '../../src/store/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { startGateway, type Gateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -18,6 +19,8 @@ export interface Harness {
   configPath: string;
   createToken(input?: Partial<CreateTokenInput>): Promise<string>;
   client(token: string): OpenAI;
+  /** The request log row of a response, once the batch writer has written it. */
+  logRow(requestId: string | null): Promise<RequestLogEntry>;
   close(): Promise<void>;
 }
 
@@ -81,6 +84,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     client(token) {
       return new OpenAI({ apiKey: token, baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10_000 });
+    },
+    async logRow(requestId) {
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const row = (await gateway.stores.requestLogs.query({ limit: 1000 })).find((entry) => entry.id === requestId);
+        if (row !== undefined) return row;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error(`no request log row for ${String(requestId)}`);
     },
     async close() {
       await gateway.shutdown();
