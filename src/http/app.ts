@@ -27,6 +27,9 @@ export function buildApp(services: AppServices): FastifyInstance {
     loggerInstance: services.logger,
     // The request log table is the access log; per-request log lines would only cost CPU.
     logController: new LogController({ disableRequestLogging: true }),
+    // Fastify would make a child logger per request, and pino's redaction makes each one costly;
+    // the few lines logged per request carry `requestId` themselves.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: services.bodyLimitBytes,
     genReqId: requestId,
     requestIdHeader: false,

@@ -1,4 +1,5 @@
 import type { Principal, Scope } from '../access/index.js';
+import type { Cancellation } from '../providers/provider-adapter.js';
 import type { RequestRecord } from '../usage/index.js';
 
 declare module 'fastify' {
@@ -11,5 +12,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
     record: RequestRecord | null;
+    /** Cancelled when the client leaves before its response is complete. */
+    cancellation: Cancellation | null;
   }
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requireScope, type Principal, type TokenAuthenticator } from '../access/index.js';
 import { GatewayError } from '../errors/index.js';
+import { Cancellation } from '../providers/provider-adapter.js';
 import { RequestRecord, type RequestRecorder } from '../usage/index.js';
 
 /**
@@ -10,6 +11,7 @@ import { RequestRecord, type RequestRecorder } from '../usage/index.js';
 export function registerRequestLifecycle(app: FastifyInstance, authenticator: TokenAuthenticator, recorder: RequestRecorder): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('record', null);
+  app.decorateRequest('cancellation', null);
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
@@ -57,11 +59,15 @@ function admit(request: FastifyRequest, principal: Principal, scope: NonNullable
 
 function startRecord(request: FastifyRequest, reply: FastifyReply, endpoint: string, recorder: RequestRecorder): void {
   const record = new RequestRecord(request.id, endpoint);
+  const cancellation = new Cancellation();
   request.record = record;
+  request.cancellation = cancellation;
   recorder.begin();
   const response = reply.raw;
+  // One listener per request does both jobs: stop the upstream call if the client left, and log.
   response.once('close', () => {
-    if (response.writableFinished) recorder.finish(record, response.statusCode);
-    else recorder.finishIncomplete(record);
+    if (response.writableFinished) return recorder.finish(record, response.statusCode);
+    cancellation.cancel();
+    recorder.finishIncomplete(record);
   });
 }

@@ -1,4 +1,7 @@
 import type { ModelType, UpstreamConfig } from '../config/index.js';
+import type { Cancellation } from './cancellation.js';
+
+export { Cancellation } from './cancellation.js';
 
 /**
  * The contract between the gateway's core and every provider. Core code imports only this file;
@@ -16,8 +19,8 @@ export type ChatRequestBody = Record<string, unknown> & { model: string; message
 
 export interface ChatCall {
   body: ChatRequestBody;
-  /** Aborted when the client goes away or the gateway gives up; adapters pass it to the upstream request. */
-  signal: AbortSignal;
+  /** Cancelled when the client goes away; adapters stop the upstream request. */
+  cancellation: Cancellation;
 }
 
 export interface ChatCompletionResult {

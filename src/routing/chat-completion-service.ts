@@ -1,6 +1,6 @@
 import type { Principal } from '../access/index.js';
 import type { ChatCompletionRequest } from '../api/chat-completion-request.js';
-import type { ChatRequestBody, ChatStreamEvent } from '../providers/provider-adapter.js';
+import type { Cancellation, ChatRequestBody, ChatStreamEvent } from '../providers/provider-adapter.js';
 import { estimateChatUsage, type RequestRecord } from '../usage/index.js';
 import type { ModelCatalog, Route } from './model-catalog.js';
 import { resolveModel } from './resolve-model.js';
@@ -13,7 +13,7 @@ export interface ChatInput {
   request: ChatCompletionRequest;
   sessionHeader: string | string[] | undefined;
   record: RequestRecord;
-  signal: AbortSignal;
+  cancellation: Cancellation;
 }
 
 export interface CompletionOutcome {
@@ -36,8 +36,8 @@ export class ChatCompletionService {
     const { record } = input;
     const { value: result } = await withFailover(
       routes,
-      input.signal,
-      (route) => route.adapter.chatCompletion({ body: upstreamBody(input.request, route), signal: input.signal }),
+      input.cancellation,
+      (route) => route.adapter.chatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation }),
       (route) => (record.upstream = route.upstreamId),
     );
     record.usage = result.usage;
@@ -50,9 +50,9 @@ export class ChatCompletionService {
     const { record } = input;
     const { value: opened } = await withFailover(
       routes,
-      input.signal,
+      input.cancellation,
       async (route) => {
-        const events = await route.adapter.streamChatCompletion({ body: upstreamBody(input.request, route), signal: input.signal });
+        const events = await route.adapter.streamChatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation });
         const iterator = events[Symbol.asyncIterator]();
         return { iterator, first: await iterator.next() };
       },

@@ -1,4 +1,5 @@
 import { GatewayError, isGatewayError } from '../errors/index.js';
+import type { Cancellation } from '../providers/provider-adapter.js';
 import type { Route } from './model-catalog.js';
 
 export interface Attempt<T> {
@@ -13,19 +14,20 @@ export interface Attempt<T> {
  */
 export async function withFailover<T>(
   routes: readonly Route[],
-  signal: AbortSignal,
+  cancellation: Cancellation,
   operation: (route: Route) => Promise<T>,
   attempted: (route: Route) => void,
 ): Promise<Attempt<T>> {
-  let lastError: unknown = new GatewayError('no_upstream_available', 'No upstream is configured for this model.');
+  let lastError: unknown;
   for (const route of routes) {
     attempted(route);
     try {
       return { value: await operation(route), route };
     } catch (error) {
       lastError = error;
-      if (signal.aborted || !isGatewayError(error) || !error.retryable) throw error;
+      if (cancellation.cancelled || !isGatewayError(error) || !error.retryable) throw error;
     }
   }
-  throw lastError;
+  // Built only here: an Error captures a stack trace, too costly to make on every request.
+  throw lastError ?? new GatewayError('no_upstream_available', 'No upstream is configured for this model.');
 }

@@ -15,7 +15,7 @@ export async function openStores(url: string, options: OpenDatabaseOptions = {})
   return {
     database,
     tokens: new KyselyTokenStore(database.db, database.dialect === 'postgres'),
-    requestLogs: new KyselyRequestLogStore(database.db),
+    requestLogs: new KyselyRequestLogStore(database),
     close: () => database.close(),
   };
 }

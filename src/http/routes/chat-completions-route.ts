@@ -1,21 +1,22 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Principal } from '../../access/index.js';
 import { parseChatCompletionRequest } from '../../api/chat-completion-request.js';
+import type { Cancellation } from '../../providers/provider-adapter.js';
 import type { ChatCompletionService, SessionIdentity } from '../../routing/index.js';
-import { RequestRecord } from '../../usage/index.js';
+import type { RequestRecord } from '../../usage/index.js';
 import { writeEventStream } from '../event-stream.js';
-import type { FastifyReply } from 'fastify';
 
 export function registerChatCompletionsRoute(app: FastifyInstance, chat: ChatCompletionService): void {
   app.post('/v1/chat/completions', { config: { scope: 'chat', endpoint: 'chat.completions' } }, async (request, reply) => {
     const chatRequest = parseChatCompletionRequest(request.body);
-    const record = request.record ?? new RequestRecord(request.id, 'chat.completions');
+    // The lifecycle hook made both for this route, which has an endpoint name.
+    const record = request.record as RequestRecord;
     const input = {
       principal: request.principal as Principal,
       request: chatRequest,
       sessionHeader: request.headers['x-session-id'],
       record,
-      signal: abortOnClientClose(reply),
+      cancellation: request.cancellation as Cancellation,
     };
     if (chatRequest.stream === true) {
       const outcome = await chat.stream(input);
@@ -34,14 +35,4 @@ function setSessionHeaders(reply: FastifyReply, session: SessionIdentity | null)
   if (session === null) return;
   reply.header('x-session-id', session.id);
   reply.header('x-session-source', session.source);
-}
-
-/** Aborts the upstream call when the client disconnects before the response is complete. */
-function abortOnClientClose(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  const response = reply.raw;
-  response.once('close', () => {
-    if (!response.writableFinished) controller.abort();
-  });
-  return controller.signal;
 }

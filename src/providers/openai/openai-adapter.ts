@@ -1,7 +1,8 @@
 import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type { ChatCall, ChatCompletionResult, ChatStreamEvent, ProviderAdapter, ProviderFactory } from '../provider-adapter.js';
-import { readErrorBody, UpstreamClient, type UpstreamResponse } from '../shared/upstream-client.js';
+import type { Cancellation } from '../cancellation.js';
+import { headerValue, UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
 import { DEFAULT_OPENAI_BASE_URL, type OpenAIChatCompletion } from './openai-api.js';
 import { mapOpenAIError } from './map-openai-error.js';
 import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
@@ -28,11 +29,12 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   async chatCompletion(call: ChatCall): Promise<ChatCompletionResult> {
-    const response = await this.post('/chat/completions', JSON.stringify(call.body), call.signal);
-    const payload = new Uint8Array(await response.body.arrayBuffer());
+    const response = await this.client.requestBuffered(this.post(JSON.stringify(call.body), call.cancellation));
+    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
+    const payload = response.body;
     let completion: OpenAIChatCompletion;
     try {
-      completion = JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8')) as OpenAIChatCompletion;
+      completion = JSON.parse(payload.toString('utf8')) as OpenAIChatCompletion;
     } catch {
       throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not JSON.`);
     }
@@ -47,7 +49,8 @@ export class OpenAIAdapter implements ProviderAdapter {
     // Usage is always requested so it can be recorded; the gateway drops the usage chunk for clients that did not ask.
     const streamOptions = typeof call.body['stream_options'] === 'object' && call.body['stream_options'] !== null ? call.body['stream_options'] : {};
     const body = { ...call.body, stream: true, stream_options: { ...streamOptions, include_usage: true } };
-    const response = await this.post('/chat/completions', JSON.stringify(body), call.signal);
+    const response = await this.client.openStream(this.post(JSON.stringify(body), call.cancellation));
+    if (!response.ok) throw this.error(response);
     return readOpenAIChatStream(response.body, this.upstreamId);
   }
 
@@ -55,12 +58,12 @@ export class OpenAIAdapter implements ProviderAdapter {
     return this.client.close();
   }
 
-  private async post(path: string, body: string, signal: AbortSignal): Promise<UpstreamResponse> {
-    const response = await this.client.request({ path, method: 'POST', headers: this.headers, body, signal });
-    if (response.statusCode >= 200 && response.statusCode < 300) return response;
-    const text = await readErrorBody(response.body);
-    const retryAfter = response.headers['retry-after'];
-    throw mapOpenAIError(response.statusCode, text, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, this.upstreamId);
+  private post(body: string, cancellation: Cancellation) {
+    return { path: '/chat/completions', method: 'POST' as const, headers: this.headers, body, cancellation };
+  }
+
+  private error(response: BufferedResponse): GatewayError {
+    return mapOpenAIError(response.statusCode, response.body.subarray(0, 64 * 1024).toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstreamId);
   }
 }
 

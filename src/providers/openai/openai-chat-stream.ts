@@ -2,7 +2,6 @@ import { GatewayError } from '../../errors/index.js';
 import type { ChatStreamEvent } from '../provider-adapter.js';
 import { ServerSentEventDecoder } from '../shared/server-sent-events.js';
 import { mapTransportError } from '../shared/map-transport-error.js';
-import type { UpstreamResponse } from '../shared/upstream-client.js';
 import type { OpenAIChatCompletionChunk } from './openai-api.js';
 import { mapOpenAIStreamError } from './map-openai-error.js';
 import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
@@ -11,11 +10,11 @@ import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
  * Turns an OpenAI-compatible SSE body into chunk events as they arrive. Each chunk's JSON is
  * forwarded as the upstream wrote it; it is parsed only to read usage and generated text.
  */
-export async function* readOpenAIChatStream(body: UpstreamResponse['body'], upstreamId: string): AsyncGenerator<ChatStreamEvent> {
+export async function* readOpenAIChatStream(body: AsyncIterableIterator<Buffer>, upstreamId: string): AsyncGenerator<ChatStreamEvent> {
   const decoder = new ServerSentEventDecoder();
   try {
     for await (const chunk of body) {
-      for (const event of decoder.push(chunk as Buffer)) {
+      for (const event of decoder.push(chunk)) {
         if (event.data === '[DONE]') return;
         yield toEvent(event.data, upstreamId);
       }
@@ -28,7 +27,7 @@ export async function* readOpenAIChatStream(body: UpstreamResponse['body'], upst
     throw mapTransportError(error, upstreamId);
   } finally {
     // Stops the upstream generating (and billing) when the client went away early.
-    if (!body.destroyed) body.destroy();
+    await body.return?.();
   }
 }
 

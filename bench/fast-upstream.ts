@@ -1,0 +1,77 @@
+import { createServer } from 'node:http';
+
+/**
+ * The upstream every proxy in the benchmark talks to: as cheap as a Node server can be, so that
+ * what is measured is the proxies. A ~1 KB chat completion, a ~20-chunk SSE stream, and a slow
+ * stream (a chunk every 250 ms, 5 s in all) for the concurrent-streams memory test.
+ */
+const port = Number(process.argv[2] ?? 0);
+
+const completion = Buffer.from(
+  JSON.stringify({
+    id: 'chatcmpl-bench000000000000000000000000',
+    object: 'chat.completion',
+    created: 1_727_888_631,
+    model: 'gpt-4o-mini-2024-07-18',
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content:
+            'Hello! This is a benchmark answer of realistic length. It carries a few sentences so that the body is close to one kilobyte, as a short chat answer is. Proxies must pass it on untouched, quickly, and without buffering more than they need to. The quick brown fox jumps over the lazy dog, twice over, to pad it out a little further.',
+          refusal: null,
+        },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
+    ],
+    usage: { prompt_tokens: 12, completion_tokens: 80, total_tokens: 92, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } },
+    system_fingerprint: 'fp_f85bea6784',
+  }),
+);
+
+function chunk(content: string | null, finish: string | null, usage: boolean): string {
+  const choices = content === null && finish === null ? [] : [{ index: 0, delta: content === null ? {} : { content }, logprobs: null, finish_reason: finish }];
+  return `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_727_888_631, model: 'gpt-4o-mini-2024-07-18', choices, usage: usage ? { prompt_tokens: 12, completion_tokens: 19, total_tokens: 31 } : null })}\n\n`;
+}
+
+const words = Array.from({ length: 19 }, (_, index) => ` word${index}`);
+const streamEvents = [...words.map((word) => chunk(word, null, false)), chunk(null, 'stop', false)];
+const usageEvent = chunk(null, null, true);
+
+const server = createServer((request, response) => {
+  const parts: Buffer[] = [];
+  request.on('data', (part: Buffer) => parts.push(part));
+  request.on('end', () => {
+    const body = Buffer.concat(parts).toString();
+    if (!body.includes('"stream":true')) {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': completion.length });
+      response.end(completion);
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const withUsage = body.includes('"include_usage":true');
+    if (!body.includes('slow-stream')) {
+      for (const event of streamEvents) response.write(event);
+      if (withUsage) response.write(usageEvent);
+      response.end('data: [DONE]\n\n');
+      return;
+    }
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (response.destroyed) return clearInterval(timer);
+      if (sent < streamEvents.length) response.write(streamEvents[sent++]);
+      else {
+        clearInterval(timer);
+        if (withUsage) response.write(usageEvent);
+        response.end('data: [DONE]\n\n');
+      }
+    }, 250);
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(port, '127.0.0.1', () => {
+  const address = server.address();
+  process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address !== null ? address.port : port })}\n`);
+});

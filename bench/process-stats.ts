@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+
+const CLOCK_TICKS_PER_SECOND = 100;
+const PAGE_SIZE = 4096;
+
+/** A process and its children (nginx's workers), as /proc sees them. */
+function family(pid: number): number[] {
+  try {
+    const children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    return [pid, ...children.flatMap(family)];
+  } catch {
+    return [pid];
+  }
+}
+
+/** CPU seconds (user + system) used so far by a process and its children. */
+export function cpuSeconds(pid: number): number {
+  let ticks = 0;
+  for (const member of family(pid)) {
+    try {
+      // Fields after the command name, which may hold spaces, so split after its closing parenthesis.
+      const fields = readFileSync(`/proc/${member}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The process went away between listing and reading.
+    }
+  }
+  return ticks / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Resident set size in bytes of a process and its children. */
+export function rssBytes(pid: number): number {
+  let pages = 0;
+  for (const member of family(pid)) {
+    try {
+      pages += Number(readFileSync(`/proc/${member}/statm`, 'utf8').split(' ')[1]);
+    } catch {
+      // Gone.
+    }
+  }
+  return pages * PAGE_SIZE;
+}

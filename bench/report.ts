@@ -1,0 +1,124 @@
+import type { TargetName } from './targets.js';
+
+export interface TargetFigures {
+  label: string;
+  requestsPerSecond: number;
+  cpuMicrosecondsPerRequest: number;
+  p50Ms: number;
+  openLoop: Record<number, { p99Ms: number; failed: number }>;
+  streamFirstByteMs: number;
+  streamTotalMs: number;
+  bytesPerStream: number | null;
+  streamsCompleted: number | null;
+  idleRssBytes: number;
+  peakRssBytes: number;
+  failures: number;
+}
+
+export interface Report {
+  date: string;
+  mode: string;
+  rounds: number;
+  rates: number[];
+  concurrentStreams: number;
+  figures: Partial<Record<TargetName, TargetFigures>>;
+  notes: string[];
+}
+
+const ORDER: TargetName[] = ['direct', 'nginx', 'bare', 'switchyard', 'portkey'];
+
+function format(value: number | null | undefined, digits = 0): string {
+  if (value === null || value === undefined || Number.isNaN(value)) return '–';
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function ratio(numerator: number | undefined, denominator: number | undefined): string {
+  if (numerator === undefined || denominator === undefined || !(denominator > 0)) return '–';
+  return `${(numerator / denominator).toFixed(2)}×`;
+}
+
+/** The report as Markdown: figures per target, Switchyard's ratios, and the issue's targets checked. */
+export function renderReport(report: Report): string {
+  const targets = ORDER.filter((name) => report.figures[name] !== undefined);
+  const figure = (name: TargetName) => report.figures[name] as TargetFigures;
+  const direct = report.figures.direct;
+  const overhead = (value: number, base: number | undefined) => (base === undefined ? Number.NaN : value - base);
+  const rows: Array<[string, (name: TargetName) => string]> = [
+    ['non-streamed RPS @64 conns', (name) => format(figure(name).requestsPerSecond)],
+    ['CPU µs / request (proxy process)', (name) => format(figure(name).cpuMicrosecondsPerRequest)],
+    ['p50 latency @1 conn (ms)', (name) => format(figure(name).p50Ms, 3)],
+    ['p50 overhead vs direct @1 conn (ms)', (name) => (name === 'direct' ? '–' : format(overhead(figure(name).p50Ms, direct?.p50Ms), 3))],
+    ...report.rates.map(
+      (rate): [string, (name: TargetName) => string] => [
+        `p99 @${rate} RPS open loop (ms)`,
+        (name) => `${format(figure(name).openLoop[rate]?.p99Ms, 2)}${(figure(name).openLoop[rate]?.failed ?? 0) > 0 ? ` (${figure(name).openLoop[rate]?.failed} failed)` : ''}`,
+      ],
+    ),
+    ...report.rates.map(
+      (rate): [string, (name: TargetName) => string] => [
+        `p99 overhead @${rate} RPS (ms)`,
+        (name) => (name === 'direct' ? '–' : format(overhead(figure(name).openLoop[rate]?.p99Ms ?? Number.NaN, direct?.openLoop[rate]?.p99Ms), 2)),
+      ],
+    ),
+    ['streamed first byte (ms)', (name) => format(figure(name).streamFirstByteMs, 3)],
+    ['streamed first-byte overhead (ms)', (name) => (name === 'direct' ? '–' : format(overhead(figure(name).streamFirstByteMs, direct?.streamFirstByteMs), 3))],
+    ['streamed total (ms)', (name) => format(figure(name).streamTotalMs, 3)],
+    [`memory per stream @${report.concurrentStreams} streams (KB)`, (name) => format((figure(name).bytesPerStream ?? Number.NaN) / 1024, 1)],
+    ['idle RSS (MB)', (name) => format(figure(name).idleRssBytes / 1_048_576, 1)],
+    ['peak RSS (MB)', (name) => format(figure(name).peakRssBytes / 1_048_576, 1)],
+  ];
+  const lines = [
+    `# Switchyard overhead benchmark`,
+    '',
+    `${report.date} · mode ${report.mode} · ${report.rounds} interleaved round(s), medians · load generator on core 0, servers on core 1`,
+    '',
+    `| metric | ${targets.map((name) => figure(name).label).join(' | ')} |`,
+    `|---|${targets.map(() => '---:').join('|')}|`,
+    ...rows.map(([metric, cell]) => `| ${metric} | ${targets.map(cell).join(' | ')} |`),
+    '',
+  ];
+  const switchyard = report.figures.switchyard;
+  if (switchyard !== undefined) {
+    lines.push(
+      '## Switchyard ratios',
+      '',
+      '| | vs nginx | vs bare undici proxy (Node floor) | vs Portkey |',
+      '|---|---:|---:|---:|',
+      `| RPS (higher is better) | ${ratio(switchyard.requestsPerSecond, report.figures.nginx?.requestsPerSecond)} | ${ratio(switchyard.requestsPerSecond, report.figures.bare?.requestsPerSecond)} | ${ratio(switchyard.requestsPerSecond, report.figures.portkey?.requestsPerSecond)} |`,
+      `| CPU per request (lower is better) | ${ratio(switchyard.cpuMicrosecondsPerRequest, report.figures.nginx?.cpuMicrosecondsPerRequest)} | ${ratio(switchyard.cpuMicrosecondsPerRequest, report.figures.bare?.cpuMicrosecondsPerRequest)} | ${ratio(switchyard.cpuMicrosecondsPerRequest, report.figures.portkey?.cpuMicrosecondsPerRequest)} |`,
+      '',
+      '## Targets (issue 3)',
+      '',
+      '| metric | must | aim | measured | must holds |',
+      '|---|---|---|---:|:---:|',
+      ...targetRows(report).map((row) => `| ${row.join(' | ')} |`),
+      '',
+    );
+  }
+  if (report.notes.length > 0) lines.push('## Notes', '', ...report.notes.map((note) => `- ${note}`), '');
+  return lines.join('\n');
+}
+
+function targetRows(report: Report): string[][] {
+  const { switchyard, bare, portkey, direct } = report.figures;
+  if (switchyard === undefined) return [];
+  const check = (measured: number, must: number, higherIsBetter: boolean) =>
+    Number.isNaN(measured) ? 'n/a' : (higherIsBetter ? measured >= must : measured <= must) ? 'yes' : 'NO';
+  const rpsVsFloor = bare === undefined ? Number.NaN : switchyard.requestsPerSecond / bare.requestsPerSecond;
+  const rpsVsPortkey = portkey === undefined ? Number.NaN : switchyard.requestsPerSecond / portkey.requestsPerSecond;
+  const p50 = direct === undefined ? Number.NaN : switchyard.p50Ms - direct.p50Ms;
+  const p99At3000 = direct?.openLoop[3000] === undefined || switchyard.openLoop[3000] === undefined ? Number.NaN : switchyard.openLoop[3000].p99Ms - direct.openLoop[3000].p99Ms;
+  const firstByte = direct === undefined ? Number.NaN : switchyard.streamFirstByteMs - direct.streamFirstByteMs;
+  const perStreamKb = (switchyard.bytesPerStream ?? Number.NaN) / 1024;
+  const idleMb = switchyard.idleRssBytes / 1_048_576;
+  return [
+    ['RPS @64 vs bare undici proxy', '≥ 0.70×', '≥ 0.90×', `${rpsVsFloor.toFixed(2)}×`, check(rpsVsFloor, 0.7, true)],
+    ['RPS vs Portkey', '≥ 8×', '≥ 12×', Number.isNaN(rpsVsPortkey) ? '–' : `${rpsVsPortkey.toFixed(1)}×`, check(rpsVsPortkey, 8, true)],
+    ['CPU per request', '≤ 150 µs', '≤ 100 µs', `${format(switchyard.cpuMicrosecondsPerRequest)} µs`, check(switchyard.cpuMicrosecondsPerRequest, 150, false)],
+    ['p50 overhead vs direct @1 conn', '≤ 0.4 ms', '≤ 0.2 ms', `${format(p50, 3)} ms`, check(p50, 0.4, false)],
+    ['p99 overhead @3,000 RPS open loop', '≤ +5 ms', '≤ +3 ms', `${format(p99At3000, 2)} ms`, check(p99At3000, 5, false)],
+    ['streamed first-byte overhead', '≤ 1 ms', '≤ 0.5 ms', `${format(firstByte, 3)} ms`, check(firstByte, 1, false)],
+    ['memory per concurrent stream', '≤ 100 KB', '≤ 50 KB', `${format(perStreamKb, 1)} KB`, check(perStreamKb, 100, false)],
+    ['idle RSS', '≤ 100 MB', '≤ 80 MB', `${format(idleMb, 1)} MB`, check(idleMb, 100, false)],
+  ];
+}

@@ -1,0 +1,157 @@
+import { execFileSync, execSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { concurrentStreams, median, openLoop, streamProbe, wrk, LOAD_CORE } from './load.js';
+import { cpuSeconds, rssBytes } from './process-stats.js';
+import { renderReport, type Report, type TargetFigures } from './report.js';
+import { direct, portkeyEntry, spawnPinned, startBareProxy, startNginx, startPortkey, startSwitchyard, type BenchContext, type Target, type TargetName } from './targets.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const quick = process.argv.includes('--quick');
+const withPortkey = !process.argv.includes('--no-portkey');
+const PORTKEY_VERSION = '1.15.2';
+
+const plan = quick
+  ? { rounds: 1, warmupSeconds: 1, rpsSeconds: 2, p50Seconds: 1, openLoopSeconds: 1.5, streamProbes: 30, concurrentStreams: 200, streamsFor: ['switchyard', 'bare'] as TargetName[] }
+  : { rounds: 3, warmupSeconds: 2, rpsSeconds: 5, p50Seconds: 3, openLoopSeconds: 4, streamProbes: 150, concurrentStreams: 1_000, streamsFor: ['nginx', 'bare', 'switchyard', 'portkey'] as TargetName[] };
+const RATES = [300, 3_000];
+
+const say = (text: string) => process.stderr.write(`bench: ${text}\n`);
+
+function has(command: string): boolean {
+  try {
+    execFileSync('which', [command], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** nginx and wrk come from Debian; install them when missing, and say so. */
+function ensureTools(notes: string[]): void {
+  const missing = ['nginx', 'wrk'].filter((command) => !has(command));
+  if (missing.length === 0) return;
+  say(`installing ${missing.join(' and ')} with apt-get (Debian packages ${missing.map((name) => (name === 'nginx' ? 'nginx-light' : name)).join(', ')})`);
+  execSync(`apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing.map((name) => (name === 'nginx' ? 'nginx-light' : name)).join(' ')}`, { stdio: 'inherit' });
+  notes.push(`installed ${missing.join(', ')} with apt-get for this run`);
+}
+
+/** Portkey's gateway from npm into bench/.vendor (not a dependency of ours); skipped if it cannot be had. */
+function ensurePortkey(notes: string[]): string | null {
+  if (!withPortkey) return null;
+  const existing = portkeyEntry(root);
+  if (existing !== null) return existing;
+  say(`installing @portkey-ai/gateway@${PORTKEY_VERSION} into bench/.vendor for comparison`);
+  try {
+    execSync(`npm install --prefix ${join(root, 'bench', '.vendor')} --no-save --no-audit --no-fund --loglevel=error @portkey-ai/gateway@${PORTKEY_VERSION}`, { stdio: 'inherit' });
+  } catch {
+    notes.push('Portkey could not be installed; its column is missing');
+    return null;
+  }
+  return portkeyEntry(root);
+}
+
+async function main(): Promise<void> {
+  // Pin ourselves (the load generator) to one core; the servers go to the other.
+  execFileSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
+  const notes: string[] = [];
+  ensureTools(notes);
+  const portkey = ensurePortkey(notes);
+  const workDirectory = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+  const upstream = await spawnPinned('node', [join(root, 'dist-bench', 'fast-upstream.js'), '0']);
+  const context: BenchContext = { root, workDirectory, upstreamOrigin: `http://127.0.0.1:${String(upstream.first['port'])}`, upstreamPid: upstream.child.pid as number };
+  const targets: Target[] = [direct(context), await startNginx(context), await startBareProxy(context), await startSwitchyard(context)];
+  if (portkey !== null) targets.push(await startPortkey(context, portkey));
+  say(`targets: ${targets.map((target) => target.label).join(', ')}`);
+
+  const samples = new Map<TargetName, { rps: number[]; cpu: number[]; p50: number[]; openLoop: Record<number, { p99: number[]; failed: number }>; firstByte: number[]; total: number[]; failures: number; peak: number; idle: number }>();
+  for (const target of targets) samples.set(target.name, { rps: [], cpu: [], p50: [], openLoop: {}, firstByte: [], total: [], failures: 0, peak: 0, idle: 0 });
+  const sample = (target: Target) => samples.get(target.name) as NonNullable<ReturnType<typeof samples.get>>;
+  const notePeak = (target: Target) => {
+    sample(target).peak = Math.max(sample(target).peak, rssBytes(target.pid));
+  };
+
+  try {
+    // Idle: started, ready, no traffic yet. Then warm every target up (JIT, connection pools).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const target of targets) sample(target).idle = rssBytes(target.pid);
+    for (const target of targets) await wrk(target, 64, plan.warmupSeconds, workDirectory);
+    for (let round = 1; round <= plan.rounds; round++) {
+      say(`round ${round}/${plan.rounds}`);
+      for (const target of targets) {
+        const cpuBefore = cpuSeconds(target.pid);
+        const loaded = await wrk(target, 64, plan.rpsSeconds, workDirectory);
+        const cpu = cpuSeconds(target.pid) - cpuBefore;
+        notePeak(target);
+        const single = await wrk(target, 1, plan.p50Seconds, workDirectory);
+        const entry = sample(target);
+        entry.rps.push(loaded.requestsPerSecond);
+        entry.cpu.push((cpu * 1_000_000) / loaded.requests);
+        entry.p50.push(single.p50Ms);
+        entry.failures += loaded.failures + single.failures;
+        for (const rate of RATES) {
+          // A target that cannot sustain the rate would only queue: report it as saturated instead.
+          if (rate > loaded.requestsPerSecond * 0.9) continue;
+          const result = await openLoop(target, rate, plan.openLoopSeconds);
+          const slot = (entry.openLoop[rate] ??= { p99: [], failed: 0 });
+          slot.p99.push(result.p99Ms);
+          slot.failed += result.failed;
+        }
+        const streamed = await streamProbe(target, plan.streamProbes);
+        entry.firstByte.push(streamed.firstByteMs);
+        entry.total.push(streamed.totalMs);
+        notePeak(target);
+      }
+    }
+    const streams = new Map<TargetName, Awaited<ReturnType<typeof concurrentStreams>>>();
+    for (const target of targets.filter((candidate) => plan.streamsFor.includes(candidate.name))) {
+      say(`${plan.concurrentStreams} concurrent slow streams through ${target.label}`);
+      const result = await concurrentStreams(target, plan.concurrentStreams);
+      streams.set(target.name, result);
+      sample(target).peak = Math.max(sample(target).peak, result.peakRssBytes);
+      if (result.completed < plan.concurrentStreams) notes.push(`${target.label}: ${plan.concurrentStreams - result.completed} of ${plan.concurrentStreams} slow streams did not complete`);
+    }
+
+    const figures: Partial<Record<TargetName, TargetFigures>> = {};
+    for (const target of targets) {
+      const entry = sample(target);
+      const stream = streams.get(target.name);
+      const rps = median(entry.rps);
+      figures[target.name] = {
+        label: target.label,
+        requestsPerSecond: rps,
+        cpuMicrosecondsPerRequest: median(entry.cpu),
+        p50Ms: median(entry.p50),
+        openLoop: Object.fromEntries(Object.entries(entry.openLoop).map(([rate, slot]) => [rate, { p99Ms: median(slot.p99), failed: slot.failed }])),
+        streamFirstByteMs: median(entry.firstByte),
+        streamTotalMs: median(entry.total),
+        bytesPerStream: stream?.bytesPerStream ?? null,
+        streamsCompleted: stream?.completed ?? null,
+        idleRssBytes: entry.idle,
+        peakRssBytes: entry.peak,
+        failures: entry.failures,
+      };
+      if (entry.failures > 0) notes.push(`${target.label}: ${entry.failures} failed responses under closed-loop load`);
+      for (const rate of RATES) if (entry.openLoop[rate] === undefined) notes.push(`${target.label}: not run at ${rate} RPS open loop (saturates at ~${Math.round(rps)} RPS)`);
+    }
+    notes.push('CPU per request is the proxy process alone (for direct: the upstream); `direct` has no proxy.');
+    notes.push('Absolute figures swing up to 2× between runs on these machines; compare the ratios, all measured in this run.');
+    const report: Report = { date: new Date().toISOString(), mode: quick ? 'quick' : 'full', rounds: plan.rounds, rates: RATES, concurrentStreams: plan.concurrentStreams, figures, notes };
+    const markdown = renderReport(report);
+    process.stdout.write(`${markdown}\n`);
+    mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+    writeFileSync(join(root, 'bench', 'results', quick ? 'latest-quick.md' : 'latest.md'), markdown);
+    writeFileSync(join(root, 'bench', 'results', quick ? 'latest-quick.json' : 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  } finally {
+    await Promise.all(targets.map((target) => target.stop()));
+    upstream.child.kill('SIGTERM');
+    rmSync(workDirectory, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,187 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const SERVER_CORE = '1';
+export const CHAT_PATH = '/v1/chat/completions';
+
+export type TargetName = 'direct' | 'nginx' | 'bare' | 'switchyard' | 'portkey';
+
+export interface Target {
+  name: TargetName;
+  label: string;
+  origin: string;
+  headers: Record<string, string>;
+  /** Whose CPU and memory count as this target's (for `direct`, the upstream itself). */
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export interface BenchContext {
+  root: string;
+  workDirectory: string;
+  upstreamOrigin: string;
+  upstreamPid: number;
+}
+
+/** Starts a command pinned to the server core; resolves with the JSON object it prints first on stdout. */
+export function spawnPinned(command: string, args: string[], options: { cwd?: string; waitForJson?: boolean } = {}): Promise<{ child: ChildProcess; first: Record<string, unknown> }> {
+  const child = spawn('taskset', ['-c', SERVER_CORE, command, ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const errors: string[] = [];
+  child.stderr?.on('data', (part: Buffer) => errors.push(part.toString()));
+  if (options.waitForJson === false) return Promise.resolve({ child, first: {} });
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      try {
+        resolve({ child, first: JSON.parse(line) as Record<string, unknown> });
+      } catch {
+        // Not JSON: a banner line.
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${code}: ${errors.join('').slice(-500)}`)));
+  });
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+async function waitForPort(port: number, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.end();
+        resolve(true);
+      }).on('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`nothing listens on port ${port} after ${timeoutMs} ms`);
+}
+
+function stopper(child: ChildProcess): () => Promise<void> {
+  return () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+    });
+}
+
+/** The pid of the process `taskset` became (it execs, so it is the child's own pid). */
+function pidOf(child: ChildProcess): number {
+  return child.pid as number;
+}
+
+export function direct(context: BenchContext): Target {
+  return { name: 'direct', label: 'direct', origin: context.upstreamOrigin, headers: { authorization: 'Bearer sk-bench' }, pid: context.upstreamPid, stop: async () => undefined };
+}
+
+export async function startNginx(context: BenchContext): Promise<Target> {
+  const port = await freePort();
+  const prefix = join(context.workDirectory, 'nginx');
+  mkdirSync(join(prefix, 'logs'), { recursive: true });
+  const upstream = new URL(context.upstreamOrigin);
+  writeFileSync(
+    join(prefix, 'nginx.conf'),
+    `user root;
+worker_processes 1;
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/logs/error.log warn;
+events { worker_connections 8192; }
+http {
+  access_log off;
+  client_body_temp_path ${prefix}/body; proxy_temp_path ${prefix}/proxy;
+  fastcgi_temp_path ${prefix}/fastcgi; uwsgi_temp_path ${prefix}/uwsgi; scgi_temp_path ${prefix}/scgi;
+  upstream fast { server ${upstream.hostname}:${upstream.port}; keepalive 256; }
+  server {
+    listen 127.0.0.1:${port};
+    keepalive_requests 1000000;
+    location / {
+      proxy_pass http://fast;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+    }
+  }
+}
+`,
+  );
+  const { child } = await spawnPinned('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], { waitForJson: false });
+  await waitForPort(port);
+  return { name: 'nginx', label: 'nginx (1 worker)', origin: `http://127.0.0.1:${port}`, headers: { authorization: 'Bearer sk-bench' }, pid: pidOf(child), stop: stopper(child) };
+}
+
+export async function startBareProxy(context: BenchContext): Promise<Target> {
+  const { child, first } = await spawnPinned('node', [join(context.root, 'dist-bench', 'bare-proxy.js'), '0', context.upstreamOrigin]);
+  return { name: 'bare', label: 'bare undici proxy', origin: `http://127.0.0.1:${String(first['port'])}`, headers: { authorization: 'Bearer sk-bench' }, pid: pidOf(child), stop: stopper(child) };
+}
+
+/** Switchyard as users run it: token auth, request log in SQLite, a two-route pool. */
+export async function startSwitchyard(context: BenchContext): Promise<Target> {
+  const directory = join(context.workDirectory, 'switchyard');
+  mkdirSync(directory, { recursive: true });
+  const configPath = join(directory, 'switchyard.yaml');
+  writeFileSync(
+    configPath,
+    `server: { host: 127.0.0.1, port: 0 }
+database: { url: "sqlite:${join(directory, 'switchyard.db')}" }
+logging: { level: info }
+upstreams:
+  - { id: fast-a, provider: openai, base_url: "${context.upstreamOrigin}/v1", api_key: sk-bench-a }
+  - { id: fast-b, provider: openai, base_url: "${context.upstreamOrigin}/v1", api_key: sk-bench-b }
+models:
+  - id: bench-model
+    type: chat
+    routes:
+      - { upstream: fast-a, model: gpt-4o-mini, weight: 1 }
+      - { upstream: fast-b, model: gpt-4o-mini, weight: 1 }
+  - id: bench-model-slow
+    type: chat
+    routes:
+      - { upstream: fast-a, model: slow-stream }
+`,
+  );
+  const bin = join(context.root, 'bin', 'switchyard.js');
+  const token = execFileSync('node', [bin, 'tokens', 'create', '--team', 'bench', '--config', configPath], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n').at(-1) as string;
+  const { child, first } = await spawnPinned('node', [bin, 'serve', '--config', configPath]);
+  let url = first['url'];
+  if (url === undefined) {
+    url = await new Promise<unknown>((resolve) => {
+      createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        if (entry['url'] !== undefined) resolve(entry['url']);
+      });
+    });
+  }
+  return { name: 'switchyard', label: 'Switchyard', origin: String(url), headers: { authorization: `Bearer ${token}` }, pid: pidOf(child), stop: stopper(child) };
+}
+
+export function portkeyEntry(root: string): string | null {
+  const entry = join(root, 'bench', '.vendor', 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
+  return existsSync(entry) ? entry : null;
+}
+
+export async function startPortkey(context: BenchContext, entry: string): Promise<Target> {
+  const port = await freePort();
+  const { child } = await spawnPinned('node', [entry, `--port=${port}`, '--headless'], { waitForJson: false });
+  await waitForPort(port, 30_000);
+  return {
+    name: 'portkey',
+    label: 'Portkey gateway',
+    origin: `http://127.0.0.1:${port}`,
+    headers: { authorization: 'Bearer sk-bench', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${context.upstreamOrigin}/v1` },
+    pid: pidOf(child),
+    stop: stopper(child),
+  };
+}
