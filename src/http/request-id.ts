@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -10,11 +10,17 @@ export function requestId(request: IncomingMessage): string {
   return generateRequestId();
 }
 
+/** Random per process, so that two replicas never make the same id. */
+const PROCESS_PART = randomBytes(5).toString('hex');
+let sequence = 0;
+
 /**
- * `req_` + 12 hex digits of milliseconds + 20 random hex digits (80 bits). Time-ordered like
- * UUIDv7, so request log rows are appended to the primary-key index instead of landing at random
- * places in it (measured on SQLite: 6 µs a row, flat, against 8 to 14 µs and growing).
+ * `req_` + 12 hex digits of milliseconds + 10 hex digits unique to this process + 10 of a
+ * counter. Time-ordered like UUIDv7, so request log rows are appended to the primary-key index
+ * instead of landing at random places in it (measured on SQLite: 6 µs a row, flat, against 8 to
+ * 14 µs and growing), and cheaper than drawing randomness per request. Request ids are not secrets.
  */
 export function generateRequestId(): string {
-  return `req_${Date.now().toString(16).padStart(12, '0')}${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+  sequence = (sequence + 1) % 0x10000000000;
+  return `req_${Date.now().toString(16).padStart(12, '0')}${PROCESS_PART}${sequence.toString(16).padStart(10, '0')}`;
 }

@@ -7,6 +7,7 @@ import { DEFAULT_OPENAI_BASE_URL, type OpenAIChatCompletion } from './openai-api
 import { mapOpenAIError } from './map-openai-error.js';
 import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
 import { readOpenAIChatStream } from './openai-chat-stream.js';
+import { extractUsage } from './extract-usage.js';
 
 /**
  * Any OpenAI-compatible upstream: OpenAI itself, vLLM, Ollama, llama.cpp server, Groq, Together,
@@ -32,17 +33,13 @@ export class OpenAIAdapter implements ProviderAdapter {
     const response = await this.client.requestBuffered(this.post(JSON.stringify(call.body), call.cancellation));
     if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
     const payload = response.body;
-    let completion: OpenAIChatCompletion;
-    try {
-      completion = JSON.parse(payload.toString('utf8')) as OpenAIChatCompletion;
-    } catch {
-      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not JSON.`);
+    // The body passes through as bytes; only its usage is read, and the rest parsed only if needed.
+    const usage = extractUsage(payload);
+    if (usage !== undefined) {
+      return { payload, usage: mapOpenAIUsage(usage), completionText: () => completionText(this.parseCompletion(payload)) };
     }
-    return {
-      payload,
-      usage: mapOpenAIUsage(completion.usage),
-      completionText: () => (completion.choices ?? []).map((choice) => generatedText(choice.message)).join(''),
-    };
+    const completion = this.parseCompletion(payload);
+    return { payload, usage: mapOpenAIUsage(completion.usage), completionText: () => completionText(completion) };
   }
 
   async streamChatCompletion(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
@@ -58,6 +55,14 @@ export class OpenAIAdapter implements ProviderAdapter {
     return this.client.close();
   }
 
+  private parseCompletion(payload: Buffer): OpenAIChatCompletion {
+    try {
+      return JSON.parse(payload.toString('utf8')) as OpenAIChatCompletion;
+    } catch {
+      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not JSON.`);
+    }
+  }
+
   private post(body: string, cancellation: Cancellation) {
     return { path: '/chat/completions', method: 'POST' as const, headers: this.headers, body, cancellation };
   }
@@ -65,6 +70,10 @@ export class OpenAIAdapter implements ProviderAdapter {
   private error(response: BufferedResponse): GatewayError {
     return mapOpenAIError(response.statusCode, response.body.subarray(0, 64 * 1024).toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstreamId);
   }
+}
+
+function completionText(completion: OpenAIChatCompletion): string {
+  return (completion.choices ?? []).map((choice) => generatedText(choice.message)).join('');
 }
 
 export const createOpenAIAdapter: ProviderFactory = (upstream) => new OpenAIAdapter(upstream);
