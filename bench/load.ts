@@ -64,13 +64,17 @@ export interface OpenLoopResult {
   failed: number;
 }
 
+/** One keep-alive pool per target for every open-loop run, as a real client keeps its connections. */
+export function openLoopPool(target: Target): Pool {
+  return new Pool(target.origin, { connections: 256, pipelining: 1, keepAliveTimeout: 60_000 });
+}
+
 /**
  * Open-loop load: requests leave on a fixed schedule whatever the answers do, and latency is
  * counted from the scheduled time, so a stalled server shows as the queueing it causes
  * (no coordinated omission).
  */
-export async function openLoop(target: Target, rate: number, seconds: number): Promise<OpenLoopResult> {
-  const pool = new Pool(target.origin, { connections: 512, pipelining: 1, keepAliveTimeout: 30_000 });
+export async function openLoop(target: Target, rate: number, seconds: number, pool: Pool): Promise<OpenLoopResult> {
   const body = chatBody(false);
   const headers = { 'content-type': 'application/json', ...target.headers };
   const total = Math.round(rate * seconds);
@@ -104,7 +108,6 @@ export async function openLoop(target: Target, rate: number, seconds: number): P
     tick();
   });
   await Promise.all(inFlight);
-  await pool.close();
   latencies.sort((a, b) => a - b);
   return { p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), completed: latencies.length, failed };
 }

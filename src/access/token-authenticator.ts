@@ -1,8 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '../errors/index.js';
 import type { TokenChangeWatcher, TokenRecord, TokenStore } from '../store/index.js';
 import type { Scope } from './scopes.js';
-import { hashSecret, looksLikeToken } from './token-secret.js';
+import { digestsEqual, hashSecret, looksLikeToken } from './token-secret.js';
 
 /** Who is calling, resolved once per request from the bearer token. */
 export interface Principal {
@@ -14,7 +13,8 @@ export interface Principal {
   readonly models: ReadonlySet<string> | null;
   readonly expiresAt: number | null;
   readonly revokedAt: number | null;
-  readonly hash: Buffer;
+  /** sha256 of the token, hex. */
+  readonly hash: string;
 }
 
 /**
@@ -71,7 +71,7 @@ export class TokenAuthenticator {
     }
     const hash = hashSecret(token);
     const principal = this.byHash.get(hash);
-    if (principal === undefined || !timingSafeEqual(principal.hash, Buffer.from(hash, 'hex'))) {
+    if (principal === undefined || !digestsEqual(principal.hash, hash)) {
       throw new GatewayError('invalid_api_key', 'Invalid API key.');
     }
     if (principal.revokedAt !== null) throw new GatewayError('revoked_api_key', 'This API key has been revoked.');
@@ -103,6 +103,6 @@ function toPrincipal(record: TokenRecord): Principal {
     models: record.models === null ? null : new Set(record.models),
     expiresAt: record.expiresAt,
     revokedAt: record.revokedAt,
-    hash: Buffer.from(record.secretHash, 'hex'),
+    hash: record.secretHash,
   };
 }

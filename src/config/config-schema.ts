@@ -87,7 +87,7 @@ export const ConfigSchema = Type.Object(
     ),
     request_log: Type.Object(
       {
-        batch_size: PositiveInteger(500, 'rows written per insert'),
+        batch_size: PositiveInteger(100, 'rows written per insert; the event loop runs between batches'),
         flush_interval_ms: PositiveInteger(1_000, 'longest a row waits in the queue'),
         max_queue: PositiveInteger(100_000, 'rows held while the database is unavailable before the oldest are dropped'),
       },

@@ -85,10 +85,14 @@ export class KyselyRequestLogStore implements RequestLogStore {
 
 function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: readonly RequestLogEntry[]) => Promise<void> {
   const statement = sqlite.prepare(`insert into request_logs (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')})`);
+  // Bound straight from the entry, in COLUMNS order: no row object or array per row.
   const insertAll = sqlite.transaction((entries: readonly RequestLogEntry[]) => {
     for (const entry of entries) {
-      const row = toRow(entry);
-      statement.run(COLUMNS.map((column) => row[column]));
+      statement.run(
+        entry.id, entry.createdAt, entry.tokenId, entry.team, entry.project, entry.endpoint, entry.model, entry.upstream,
+        entry.sessionId, entry.status, entry.latencyMs, entry.ttfbMs, entry.promptTokens, entry.completionTokens,
+        entry.usageSource, entry.errorCode,
+      );
     }
   });
   return async (entries) => {

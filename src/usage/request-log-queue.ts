@@ -71,6 +71,9 @@ export class RequestLogQueue {
         return;
       }
       this.pending.splice(0, batch.length);
+      // SQLite writes synchronously: let requests run between batches so a flush of thousands of
+      // rows never stalls the event loop for more than one batch (~0.5 ms at 100 rows).
+      if (this.pending.length > 0) await new Promise((resolve) => setImmediate(resolve));
     }
   }
 }
