@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { DatabaseSchema } from './database-schema.js';
 import { migrationProvider } from './migrations/index.js';
 
@@ -13,8 +13,8 @@ export interface Database {
   readonly dialect: DialectName;
   /** The raw SQLite handle, for the few synchronous checks that must not wait (token change detection). */
   readonly sqlite: SqliteDatabase.Database | null;
-  /** The PostgreSQL connection string (with schema), for a dedicated LISTEN connection. */
-  readonly postgres: pg.PoolConfig | null;
+  /** PostgreSQL: the driver and the pool's settings, for a dedicated LISTEN connection. */
+  readonly postgres: { driver: typeof pg; config: pg.PoolConfig } | null;
   close(): Promise<void>;
 }
 
@@ -48,6 +48,8 @@ function openSqlite(path: string, cwd = process.cwd()): Database {
 }
 
 async function openPostgres(connectionString: string, schema: string | undefined): Promise<Database> {
+  // Loaded only for PostgreSQL: a SQLite install does not pay its memory (measured ~15 MB RSS).
+  const { default: pg } = await import('pg');
   const types = {
     getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
       oid === INT8_OID || oid === NUMERIC_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -66,7 +68,7 @@ async function openPostgres(connectionString: string, schema: string | undefined
   }
   const pool = new pg.Pool(poolConfig);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', sqlite: null, postgres: poolConfig, close: () => db.destroy() };
+  return { db, dialect: 'postgres', sqlite: null, postgres: { driver: pg, config: poolConfig }, close: () => db.destroy() };
 }
 
 async function migrate(db: Kysely<DatabaseSchema>): Promise<void> {

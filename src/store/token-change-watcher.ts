@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { Database } from './open-database.js';
 import { TOKEN_CHANGE_CHANNEL, type TokenStore } from './token-store.js';
 
@@ -65,7 +65,7 @@ class PostgresTokenChangeWatcher implements TokenChangeWatcher {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly poolConfig: pg.PoolConfig,
+    private readonly postgres: NonNullable<Database['postgres']>,
     private readonly tokens: TokenStore,
     initialRevision: number,
     private readonly options: WatchOptions,
@@ -90,7 +90,7 @@ class PostgresTokenChangeWatcher implements TokenChangeWatcher {
 
   private async listen(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client(this.poolConfig);
+    const client = new this.postgres.driver.Client(this.postgres.config);
     client.on('notification', () => {
       this.changed = true;
     });
