@@ -25,6 +25,10 @@ export interface Principal {
 export class TokenAuthenticator {
   private byHash = new Map<string, Principal>();
   private reloading: Promise<void> | null = null;
+  /** Hashes recently looked up in the database and not found, with when to forget them. */
+  private readonly unknown = new Map<string, number>();
+  private lookupBudget = MISS_LOOKUPS_PER_SECOND;
+  private budgetRefilledAt = 0;
 
   constructor(
     private readonly store: TokenStore,
@@ -38,6 +42,7 @@ export class TokenAuthenticator {
     const byHash = new Map<string, Principal>();
     for (const record of records) byHash.set(record.secretHash, toPrincipal(record));
     this.byHash = byHash;
+    this.unknown.clear();
   }
 
   /** Synchronous unless a reload is under way, so the common path allocates no promise. */
@@ -61,7 +66,7 @@ export class TokenAuthenticator {
     }
   }
 
-  private resolve(authorization: string | undefined): Principal {
+  private resolve(authorization: string | undefined): Principal | Promise<Principal> {
     const token = bearerToken(authorization);
     if (token === null) {
       throw new GatewayError('missing_api_key', 'Missing bearer token: send "Authorization: Bearer <token>".');
@@ -71,9 +76,46 @@ export class TokenAuthenticator {
     }
     const hash = hashSecret(token);
     const principal = this.byHash.get(hash);
-    if (principal === undefined || !digestsEqual(principal.hash, hash)) {
-      throw new GatewayError('invalid_api_key', 'Invalid API key.');
+    if (principal === undefined) return this.lookUpMiss(hash);
+    if (!digestsEqual(principal.hash, hash)) throw new GatewayError('invalid_api_key', 'Invalid API key.');
+    return this.admit(principal);
+  }
+
+  /**
+   * A token the cache does not know may have been created a moment ago by another process whose
+   * change notification has not arrived yet, so it is looked up once before being refused. The
+   * look-ups are rate limited and misses remembered for a while, so a flood of made-up tokens
+   * cannot turn into a flood of queries.
+   */
+  private lookUpMiss(hash: string): Promise<Principal> {
+    const now = this.now();
+    const forgetAt = this.unknown.get(hash);
+    if ((forgetAt !== undefined && forgetAt > now) || !this.takeLookupBudget(now)) {
+      return Promise.reject(new GatewayError('invalid_api_key', 'Invalid API key.'));
     }
+    return this.store.findBySecretHash(hash).then((record) => {
+      if (record === null) {
+        if (this.unknown.size >= MAX_REMEMBERED_MISSES) this.unknown.clear();
+        this.unknown.set(hash, this.now() + MISS_MEMORY_MS);
+        throw new GatewayError('invalid_api_key', 'Invalid API key.');
+      }
+      const principal = toPrincipal(record);
+      this.byHash.set(record.secretHash, principal);
+      return this.admit(principal);
+    });
+  }
+
+  private takeLookupBudget(now: number): boolean {
+    if (now - this.budgetRefilledAt >= 1_000) {
+      this.lookupBudget = MISS_LOOKUPS_PER_SECOND;
+      this.budgetRefilledAt = now;
+    }
+    if (this.lookupBudget <= 0) return false;
+    this.lookupBudget--;
+    return true;
+  }
+
+  private admit(principal: Principal): Principal {
     if (principal.revokedAt !== null) throw new GatewayError('revoked_api_key', 'This API key has been revoked.');
     if (principal.expiresAt !== null && principal.expiresAt <= this.now()) {
       throw new GatewayError('expired_api_key', 'This API key has expired.');
@@ -81,6 +123,10 @@ export class TokenAuthenticator {
     return principal;
   }
 }
+
+const MISS_LOOKUPS_PER_SECOND = 50;
+const MISS_MEMORY_MS = 10_000;
+const MAX_REMEMBERED_MISSES = 10_000;
 
 function bearerToken(authorization: string | undefined): string | null {
   const value = authorization?.trim() ?? '';

@@ -20,6 +20,7 @@ export interface TokenStore {
   insert(record: TokenRecord): Promise<void>;
   list(): Promise<TokenRecord[]>;
   findById(id: string): Promise<TokenRecord | null>;
+  findBySecretHash(secretHash: string): Promise<TokenRecord | null>;
   /** Returns false when no such token exists; revoking twice keeps the first time. */
   revoke(id: string, at: number): Promise<boolean>;
   /** A number that grows with every change to the tokens table, from any process. */
@@ -49,6 +50,11 @@ export class KyselyTokenStore implements TokenStore {
 
   async findById(id: string): Promise<TokenRecord | null> {
     const row = await this.db.selectFrom('tokens').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? null : fromRow(row);
+  }
+
+  async findBySecretHash(secretHash: string): Promise<TokenRecord | null> {
+    const row = await this.db.selectFrom('tokens').selectAll().where('secret_hash', '=', secretHash).executeTakeFirst();
     return row === undefined ? null : fromRow(row);
   }
 
