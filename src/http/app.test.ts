@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenAuthenticator, TokenService } from '../access/index.js';
 import { createLogger } from '../observability/logger.js';
 import type { ProviderAdapter } from '../providers/provider-adapter.js';
-import { ChatCompletionService, ModelCatalog } from '../routing/index.js';
+import { ChatCompletionService, EmbeddingService, ModelCatalog } from '../routing/index.js';
 import { openStores, watchTokenChanges, type Stores } from '../store/index.js';
 import { RequestLogQueue, RequestRecorder } from '../usage/index.js';
 import { buildApp } from './app.js';
@@ -48,6 +48,7 @@ beforeAll(async () => {
     recorder: new RequestRecorder(queue),
     catalog,
     chat: new ChatCompletionService(catalog),
+    embeddings: new EmbeddingService(catalog),
     bodyLimitBytes: 1024 * 1024,
   });
   await app.ready();

@@ -1,13 +1,14 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TokenAuthenticator } from '../access/index.js';
 import type { Logger } from '../observability/logger.js';
-import type { ChatCompletionService, ModelCatalog } from '../routing/index.js';
+import type { ChatCompletionService, EmbeddingService, ModelCatalog } from '../routing/index.js';
 import type { RequestRecorder } from '../usage/index.js';
 import { errorBody, errorHeaders, toGatewayError } from './error-response.js';
 import './fastify-types.js';
 import { requestId } from './request-id.js';
 import { registerRequestLifecycle } from './request-lifecycle.js';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.js';
+import { registerEmbeddingsRoute } from './routes/embeddings-route.js';
 import { registerHealthRoute } from './routes/health-route.js';
 import { registerModelsRoutes } from './routes/models-route.js';
 import { GatewayError } from '../errors/index.js';
@@ -18,6 +19,7 @@ export interface AppServices {
   recorder: RequestRecorder;
   catalog: ModelCatalog;
   chat: ChatCompletionService;
+  embeddings: EmbeddingService;
   bodyLimitBytes: number;
 }
 
@@ -43,6 +45,7 @@ export function buildApp(services: AppServices): FastifyInstance {
   registerHealthRoute(app);
   registerModelsRoutes(app, services.catalog);
   registerChatCompletionsRoute(app, services.chat);
+  registerEmbeddingsRoute(app, services.embeddings);
 
   app.setNotFoundHandler((request, reply) => {
     const error = new GatewayError('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);

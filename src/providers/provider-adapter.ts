@@ -42,10 +42,40 @@ export interface ChatStreamEvent {
   text: string;
 }
 
+export type EncodingFormat = 'float' | 'base64';
+
+export interface EmbeddingCall {
+  /** The model name the upstream knows. */
+  model: string;
+  /** At most `embeddingLimits.maxInputs` of them; the gateway batches larger requests. */
+  inputs: ReadonlyArray<string | readonly number[]>;
+  /** What the client asked for; an adapter may answer in the other format, the gateway converts. */
+  encodingFormat: EncodingFormat;
+  dimensions?: number;
+  user?: string;
+  cancellation: Cancellation;
+}
+
+export interface EmbeddingResult {
+  /** One per input, in input order: floats, or base64 of little-endian float32. */
+  vectors: Array<number[] | string>;
+  /** Tokens the upstream counted; null when it does not say. */
+  promptTokens: number | null;
+}
+
+export interface EmbeddingLimits {
+  maxInputs: number;
+  /** Per upstream request; the gateway counts UTF-8 bytes against it, an upper bound on tokens. */
+  maxTokens: number;
+}
+
 export interface ProviderAdapter {
   readonly upstreamId: string;
   /** The model types this adapter serves. */
   readonly capabilities: ReadonlySet<ModelType>;
+  readonly embeddingLimits?: EmbeddingLimits;
+  /** Present when `capabilities` has `embedding`. */
+  embed?(call: EmbeddingCall): Promise<EmbeddingResult>;
   /** Resolves with the upstream's completion or rejects with a GatewayError. */
   chatCompletion(call: ChatCall): Promise<ChatCompletionResult>;
   /**

@@ -4,3 +4,4 @@ export { resolveSession, type SessionIdentity, type SessionSource } from './sess
 export { withFailover, type Attempt } from './with-failover.js';
 export { ChatCompletionService, type ChatInput, type CompletionOutcome, type StreamOutcome } from './chat-completion-service.js';
 export { resolveModel } from './resolve-model.js';
+export { EmbeddingService, type EmbeddingInput, type EmbeddingList } from './embedding-service.js';

@@ -1,4 +1,4 @@
-import type { ModelConfig, ModelType, UpstreamConfig } from '../config/index.js';
+import { ConfigError, type ModelConfig, type ModelType, type UpstreamConfig } from '../config/index.js';
 import type { ProviderAdapter } from '../providers/provider-adapter.js';
 
 export interface Route {
@@ -47,10 +47,16 @@ export function buildCatalog(
 ): ModelCatalog {
   const providerOf = new Map(upstreams.map((upstream) => [upstream.id, upstream.provider]));
   return new ModelCatalog(
-    models.map((model) => {
-      const routes = model.routes.map((route) => {
+    models.map((model, modelIndex) => {
+      const routes = model.routes.map((route, routeIndex) => {
         const adapter = adapters.get(route.upstream);
         if (adapter === undefined) throw new Error(`no adapter for upstream ${route.upstream}`);
+        if (!adapter.capabilities.has(model.type)) {
+          throw new ConfigError(
+            `models[${modelIndex}].routes[${routeIndex}].upstream`,
+            `upstream "${route.upstream}" (${providerOf.get(route.upstream) ?? '?'}) cannot serve ${model.type} models`,
+          );
+        }
         return { upstreamId: route.upstream, upstreamModel: route.model, weight: route.weight, adapter };
       });
       const firstUpstream = model.routes[0]?.upstream ?? '';

@@ -1,4 +1,5 @@
 export { RequestLogQueue, type RequestLogQueueOptions } from './request-log-queue.js';
 export { RequestRecord } from './request-record.js';
 export { RequestRecorder } from './request-recorder.js';
-export { estimateChatUsage } from './token-estimator.js';
+export { estimateChatUsage, estimateEmbeddingTokens } from './token-estimator.js';
+export { loadTokenizer, type CountTokens } from './tokenizer.js';

@@ -1,14 +1,6 @@
 import type { Usage } from '../providers/provider-adapter.js';
 
-type CountTokens = (text: string) => number;
-
-let loading: Promise<CountTokens> | null = null;
-
-/** The tokenizer's tables cost ~150 ms and tens of MB, so they load on the first estimate, not at start. */
-function tokenizer(): Promise<CountTokens> {
-  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((module) => (text: string) => module.countTokens(text));
-  return loading;
-}
+import { loadTokenizer } from './tokenizer.js';
 
 // OpenAI's published accounting for chat prompts: each message costs 3 tokens of framing, a
 // name 1 more, and the reply is primed with 3.
@@ -20,8 +12,14 @@ const REPLY_PRIMING_TOKENS = 3;
  * Usage counted with o200k_base when an upstream reports none. Text and tool definitions are
  * counted; images and audio parts are not, so the figure is a lower bound for multimodal prompts.
  */
+/** Tokens of embedding inputs (token arrays count their length), when an upstream reports none. */
+export async function estimateEmbeddingTokens(inputs: ReadonlyArray<string | readonly number[]>): Promise<number> {
+  const count = await loadTokenizer();
+  return inputs.reduce<number>((sum, input) => sum + (typeof input === 'string' ? count(input) : input.length), 0);
+}
+
 export async function estimateChatUsage(body: Record<string, unknown>, completionText: string): Promise<Usage> {
-  const count = await tokenizer();
+  const count = await loadTokenizer();
   let promptTokens = REPLY_PRIMING_TOKENS;
   const messages = Array.isArray(body['messages']) ? body['messages'] : [];
   for (const message of messages) {

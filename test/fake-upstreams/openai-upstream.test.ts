@@ -463,9 +463,9 @@ describe('fake OpenAI upstream: failures and other routes', () => {
       expect(models.object).toBe('list');
       expect(asArray(models.data).length).toBeGreaterThanOrEqual(2);
 
-      const missing = await send(`${upstream.url}/embeddings`, { method: 'POST', body: '{}' });
+      const missing = await send(`${upstream.url}/files`, { method: 'POST', body: '{}' });
       expect(missing.status).toBe(404);
-      expect(asObject(jsonBody(missing).error).message).toBe('Invalid URL (POST /v1/embeddings)');
+      expect(asObject(jsonBody(missing).error).message).toBe('Invalid URL (POST /v1/files)');
     });
   });
 

@@ -77,6 +77,7 @@ interface StreamFixture {
 interface Fixtures {
   completion: JsonObject;
   toolCallCompletion: JsonObject;
+  embeddings: JsonObject;
   stream: StreamFixture;
   toolCallStream: StreamFixture;
   /** Recorded error bodies by HTTP status, kept as bytes to replay them exactly. */
@@ -177,14 +178,15 @@ async function readErrorBodies(): Promise<Map<number, Buffer>> {
 }
 
 async function readAllFixtures(): Promise<Fixtures> {
-  const [completion, toolCallCompletion, stream, toolCallStream, errorBodies] = await Promise.all([
+  const [completion, toolCallCompletion, embeddings, stream, toolCallStream, errorBodies] = await Promise.all([
     readJsonFixture('chat-completion.json'),
     readJsonFixture('chat-completion-tool-call.json'),
+    readJsonFixture('embeddings.json'),
     readStreamFixture('chat-completion-stream.sse'),
     readStreamFixture('chat-completion-stream-tool-call.sse'),
     readErrorBodies(),
   ]);
-  return { completion, toolCallCompletion, stream, toolCallStream, errorBodies };
+  return { completion, toolCallCompletion, embeddings, stream, toolCallStream, errorBodies };
 }
 
 let fixturesPromise: Promise<Fixtures> | undefined;
@@ -480,6 +482,35 @@ async function answerChatCompletion(
   await streamEvents(req, res, buildStreamEvents(fixture, chat, options), options);
 }
 
+/** The vector for one input: it encodes the input so a test can tell which input a vector belongs to. */
+export function fakeEmbedding(input: string | number[], dimensions = 8): number[] {
+  const first = typeof input === 'string' ? input.charCodeAt(0) : (input[0] ?? 0);
+  return Array.from({ length: dimensions }, (_, index) => (index === 0 ? input.length / 1000 : index === 1 ? first / 1000 : 0.5));
+}
+
+function answerEmbeddings(res: ServerResponse, body: unknown, fixtures: Fixtures, options: ResolvedOptions): void {
+  if (!isJsonObject(body) || body.input === undefined) {
+    sendJson(res, 400, openAIError("'input' is a required property", 'invalid_request_error'));
+    return;
+  }
+  const raw = body.input;
+  // A string, an array of strings, one token array, or an array of token arrays.
+  const inputs: Array<string | number[]> =
+    typeof raw === 'string' ? [raw] : Array.isArray(raw) && raw.every((item) => typeof item === 'number') ? [raw as number[]] : (raw as Array<string | number[]>);
+  const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 8;
+  const base64 = body.encoding_format === 'base64';
+  const tokens = inputs.reduce((sum, input) => sum + (typeof input === 'string' ? Math.ceil(input.length / 4) : input.length), 0);
+  const response = structuredClone(fixtures.embeddings);
+  response.model = typeof body.model === 'string' ? body.model : response.model;
+  response.data = inputs.map((input, index) => {
+    const vector = fakeEmbedding(input, dimensions);
+    return { object: 'embedding', index, embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector };
+  });
+  if (options.omitUsage) delete response.usage;
+  else response.usage = { prompt_tokens: tokens, total_tokens: tokens };
+  sendJson(res, 200, response);
+}
+
 interface UpstreamState {
   fixtures: Fixtures;
   requests: RecordedRequest[];
@@ -509,6 +540,8 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, state: U
   const route = `${recorded.method} ${recorded.path}`;
   if (route === 'POST /v1/chat/completions') {
     await answerChatCompletion(req, res, recorded.body, state.fixtures, options);
+  } else if (route === 'POST /v1/embeddings') {
+    answerEmbeddings(res, recorded.body, state.fixtures, options);
   } else if (route === 'GET /v1/models') {
     sendJson(res, 200, MODEL_LIST);
   } else {

@@ -50,6 +50,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       { id: 'backup', provider: 'openai', base_url: backupUpstream.url, api_key: 'sk-upstream-backup' },
       // The primary fake again, with a first-byte timeout short enough to test 504s.
       { id: 'slow', provider: 'openai', base_url: upstream.url, api_key: 'sk-upstream-slow', timeouts: { first_byte_ms: 300 } },
+      // The primary fake again, taking at most two inputs per embeddings call, to test batching.
+      { id: 'batched', provider: 'openai', base_url: upstream.url, api_key: 'sk-upstream-batched', max_embedding_inputs: 2 },
       // Port 9 (discard) on loopback: nothing listens there, so connections are refused.
       { id: 'unreachable', provider: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-unreachable', timeouts: { connect_ms: 1_000 } },
     ],
@@ -66,6 +68,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       { id: 'slow-chat', type: 'chat', routes: [{ upstream: 'slow', model: 'slow-model' }] },
       { id: 'unreachable-chat', type: 'chat', routes: [{ upstream: 'unreachable', model: 'any' }] },
       { id: 'text-embedding-3-small', type: 'embedding', owned_by: 'openai', routes: [{ upstream: 'primary', model: 'text-embedding-3-small' }] },
+      { id: 'batched-embed', type: 'embedding', routes: [{ upstream: 'batched', model: 'upstream-embedder' }] },
     ],
     ...options.config,
   };

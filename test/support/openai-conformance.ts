@@ -32,7 +32,8 @@ export type OpenAISchemaName =
   | 'CreateChatCompletionStreamResponse'
   | 'ListModelsResponse'
   | 'Model'
-  | 'ErrorResponse';
+  | 'ErrorResponse'
+  | 'CreateEmbeddingResponse';
 
 /** Returns ajv's error list, or an empty list when `value` conforms to OpenAI's schema. */
 export function conformanceErrors(name: OpenAISchemaName, value: unknown): string[] {

@@ -1,9 +1,18 @@
 import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
-import type { ChatCall, ChatCompletionResult, ChatStreamEvent, ProviderAdapter, ProviderFactory } from '../provider-adapter.js';
+import type {
+  ChatCall,
+  ChatCompletionResult,
+  ChatStreamEvent,
+  EmbeddingCall,
+  EmbeddingLimits,
+  EmbeddingResult,
+  ProviderAdapter,
+  ProviderFactory,
+} from '../provider-adapter.js';
 import type { Cancellation } from '../cancellation.js';
 import { headerValue, UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
-import { DEFAULT_OPENAI_BASE_URL, type OpenAIChatCompletion } from './openai-api.js';
+import { DEFAULT_OPENAI_BASE_URL, OPENAI_EMBEDDING_LIMITS, type OpenAIChatCompletion, type OpenAIEmbeddingResponse } from './openai-api.js';
 import { mapOpenAIError } from './map-openai-error.js';
 import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
 import { readOpenAIChatStream } from './openai-chat-stream.js';
@@ -15,12 +24,14 @@ import { extractUsage } from './extract-usage.js';
  */
 export class OpenAIAdapter implements ProviderAdapter {
   readonly upstreamId: string;
-  readonly capabilities = new Set(['chat'] as const);
+  readonly capabilities = new Set(['chat', 'embedding'] as const);
+  readonly embeddingLimits: EmbeddingLimits;
   private readonly client: UpstreamClient;
   private readonly headers: Record<string, string>;
 
   constructor(upstream: UpstreamConfig) {
     this.upstreamId = upstream.id;
+    this.embeddingLimits = { ...OPENAI_EMBEDDING_LIMITS, maxInputs: upstream.max_embedding_inputs ?? OPENAI_EMBEDDING_LIMITS.maxInputs };
     this.client = new UpstreamClient(upstream.base_url ?? DEFAULT_OPENAI_BASE_URL, upstream);
     this.headers = {
       'content-type': 'application/json',
@@ -49,6 +60,34 @@ export class OpenAIAdapter implements ProviderAdapter {
     const response = await this.client.openStream(this.post(JSON.stringify(body), call.cancellation));
     if (!response.ok) throw this.error(response);
     return readOpenAIChatStream(response.body, this.upstreamId);
+  }
+
+  async embed(call: EmbeddingCall): Promise<EmbeddingResult> {
+    const body = JSON.stringify({
+      model: call.model,
+      input: call.inputs,
+      encoding_format: call.encodingFormat,
+      ...(call.dimensions === undefined ? {} : { dimensions: call.dimensions }),
+      ...(call.user === undefined ? {} : { user: call.user }),
+    });
+    const response = await this.client.requestBuffered({ path: '/embeddings', method: 'POST', headers: this.headers, body, cancellation: call.cancellation });
+    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
+    let parsed: OpenAIEmbeddingResponse;
+    try {
+      parsed = JSON.parse(response.body.toString('utf8')) as OpenAIEmbeddingResponse;
+    } catch {
+      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not JSON.`);
+    }
+    const vectors: Array<number[] | string> = new Array(call.inputs.length);
+    for (const [position, item] of (parsed.data ?? []).entries()) {
+      const index = item.index ?? position;
+      if (item.embedding !== undefined && index >= 0 && index < vectors.length) vectors[index] = item.embedding;
+    }
+    if (vectors.some((vector) => vector === undefined) || (parsed.data ?? []).length !== call.inputs.length) {
+      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} returned ${(parsed.data ?? []).length} embeddings for ${call.inputs.length} inputs.`);
+    }
+    const promptTokens = parsed.usage?.prompt_tokens;
+    return { vectors, promptTokens: typeof promptTokens === 'number' ? promptTokens : null };
   }
 
   close(): Promise<void> {

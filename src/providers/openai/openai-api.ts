@@ -37,4 +37,12 @@ export interface OpenAIErrorBody {
   message?: string;
 }
 
+export interface OpenAIEmbeddingResponse {
+  data?: Array<{ index?: number; embedding?: number[] | string }>;
+  usage?: { prompt_tokens?: number; total_tokens?: number } | null;
+}
+
+/** OpenAI's documented limits for one embeddings request. */
+export const OPENAI_EMBEDDING_LIMITS = { maxInputs: 2048, maxTokens: 300_000 };
+
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';

@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import type { Principal } from '../../access/index.js';
+import { parseEmbeddingsRequest } from '../../api/embeddings-request.js';
+import type { Cancellation } from '../../providers/provider-adapter.js';
+import type { EmbeddingService } from '../../routing/index.js';
+import type { RequestRecord } from '../../usage/index.js';
+
+export function registerEmbeddingsRoute(app: FastifyInstance, embeddings: EmbeddingService): void {
+  app.post('/v1/embeddings', { config: { scope: 'embeddings', endpoint: 'embeddings' } }, async (request, reply) => {
+    const parsed = await parseEmbeddingsRequest(request.body);
+    const record = request.record as RequestRecord;
+    const list = await embeddings.embed({
+      principal: request.principal as Principal,
+      parsed,
+      record,
+      cancellation: request.cancellation as Cancellation,
+    });
+    record.markFirstByte();
+    return reply.send(list);
+  });
+}

@@ -1,0 +1,96 @@
+import type { Principal } from '../access/index.js';
+import type { ParsedEmbeddingsRequest } from '../api/embeddings-request.js';
+import { GatewayError } from '../errors/index.js';
+import type { Cancellation, EmbeddingLimits, EncodingFormat } from '../providers/provider-adapter.js';
+import { estimateEmbeddingTokens, type RequestRecord } from '../usage/index.js';
+import { vectorFromBase64, vectorToBase64 } from './embedding-format.js';
+import type { ModelCatalog, Route } from './model-catalog.js';
+import { resolveModel } from './resolve-model.js';
+import { routeOrder } from './route-order.js';
+import { splitBatches } from './split-batches.js';
+import { withFailover } from './with-failover.js';
+
+export interface EmbeddingInput {
+  principal: Principal;
+  parsed: ParsedEmbeddingsRequest;
+  record: RequestRecord;
+  cancellation: Cancellation;
+}
+
+/** The embedding list object of spec 2.3. */
+export interface EmbeddingList {
+  object: 'list';
+  data: Array<{ object: 'embedding'; index: number; embedding: number[] | string }>;
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
+const UNLIMITED: EmbeddingLimits = { maxInputs: Number.MAX_SAFE_INTEGER, maxTokens: Number.MAX_SAFE_INTEGER };
+
+/**
+ * Embeddings: inputs are split into batches the model's upstreams accept, each batch is sent with
+ * failover, and the vectors come back at their inputs' indexes in the format the client asked for.
+ */
+export class EmbeddingService {
+  constructor(private readonly catalog: ModelCatalog) {}
+
+  async embed({ principal, parsed, record, cancellation }: EmbeddingInput): Promise<EmbeddingList> {
+    const { request, inputs } = parsed;
+    const model = resolveModel(this.catalog, principal, request.model, 'embedding');
+    record.model = model.id;
+    const routes = routeOrder(model);
+    const format: EncodingFormat = request.encoding_format ?? 'float';
+    const batches = splitBatches(inputs, tightestLimits(routes));
+    const results = await Promise.all(
+      batches.map((batch) =>
+        withFailover(
+          routes,
+          cancellation,
+          (route) => embedWith(route, { inputs: batch.inputs, format, request: parsed.request, cancellation }),
+          (route) => (record.upstream = route.upstreamId),
+        ),
+      ),
+    );
+    const data: EmbeddingList['data'] = new Array(inputs.length);
+    let promptTokens: number | null = 0;
+    results.forEach(({ value }, batchIndex) => {
+      const { start } = batches[batchIndex] as { start: number };
+      value.vectors.forEach((vector, offset) => {
+        data[start + offset] = { object: 'embedding', index: start + offset, embedding: inFormat(vector, format) };
+      });
+      promptTokens = promptTokens === null || value.promptTokens === null ? null : promptTokens + value.promptTokens;
+    });
+    // Upstreams that report no usage (TEI, for one) are counted here: the response must carry it.
+    const tokens = promptTokens ?? (await estimateEmbeddingTokens(inputs));
+    const usage = { promptTokens: tokens, completionTokens: 0, totalTokens: tokens };
+    if (promptTokens === null) record.estimateUsage = async () => usage;
+    else record.usage = usage;
+    return { object: 'list', data, model: model.id, usage: { prompt_tokens: tokens, total_tokens: tokens } };
+  }
+}
+
+function embedWith(route: Route, call: { inputs: Array<string | number[]>; format: EncodingFormat; request: ParsedEmbeddingsRequest['request']; cancellation: Cancellation }) {
+  const { adapter } = route;
+  if (adapter.embed === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot embed.`);
+  return adapter.embed({
+    model: route.upstreamModel,
+    inputs: call.inputs,
+    encodingFormat: call.format,
+    ...(call.request.dimensions === undefined ? {} : { dimensions: call.request.dimensions }),
+    ...(call.request.user === undefined ? {} : { user: call.request.user }),
+    cancellation: call.cancellation,
+  });
+}
+
+/** Batches must fit whichever route serves them. */
+function tightestLimits(routes: readonly Route[]): EmbeddingLimits {
+  return routes.reduce<EmbeddingLimits>((limits, route) => {
+    const own = route.adapter.embeddingLimits ?? UNLIMITED;
+    return { maxInputs: Math.min(limits.maxInputs, own.maxInputs), maxTokens: Math.min(limits.maxTokens, own.maxTokens) };
+  }, UNLIMITED);
+}
+
+function inFormat(vector: number[] | string, format: EncodingFormat): number[] | string {
+  if (format === 'base64') return typeof vector === 'string' ? vector : vectorToBase64(vector);
+  return typeof vector === 'string' ? vectorFromBase64(vector) : vector;
+}
