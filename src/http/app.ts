@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TokenAuthenticator } from '../access/index.js';
 import type { Logger } from '../observability/logger.js';
-import type { ChatCompletionService, EmbeddingService, ModelCatalog } from '../routing/index.js';
+import type { ChatCompletionService, EmbeddingService, ModelCatalog, RerankService } from '../routing/index.js';
 import type { RequestRecorder } from '../usage/index.js';
 import { errorBody, errorHeaders, toGatewayError } from './error-response.js';
 import './fastify-types.js';
@@ -9,6 +9,7 @@ import { requestId } from './request-id.js';
 import { registerRequestLifecycle } from './request-lifecycle.js';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.js';
 import { registerEmbeddingsRoute } from './routes/embeddings-route.js';
+import { registerRerankRoute } from './routes/rerank-route.js';
 import { registerHealthRoute } from './routes/health-route.js';
 import { registerModelsRoutes } from './routes/models-route.js';
 import { GatewayError } from '../errors/index.js';
@@ -20,6 +21,7 @@ export interface AppServices {
   catalog: ModelCatalog;
   chat: ChatCompletionService;
   embeddings: EmbeddingService;
+  reranker: RerankService;
   bodyLimitBytes: number;
 }
 
@@ -46,6 +48,7 @@ export function buildApp(services: AppServices): FastifyInstance {
   registerModelsRoutes(app, services.catalog);
   registerChatCompletionsRoute(app, services.chat);
   registerEmbeddingsRoute(app, services.embeddings);
+  registerRerankRoute(app, services.reranker);
 
   app.setNotFoundHandler((request, reply) => {
     const error = new GatewayError('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);

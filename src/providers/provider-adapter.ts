@@ -69,6 +69,21 @@ export interface EmbeddingLimits {
   maxTokens: number;
 }
 
+export interface RerankCall {
+  model: string;
+  query: string;
+  documents: readonly string[];
+  /** A hint: the gateway sorts and cuts the results itself. */
+  topN?: number;
+  cancellation: Cancellation;
+}
+
+export interface RerankResult {
+  /** A score for some or all documents, in any order; `index` is the document's position. */
+  scores: Array<{ index: number; score: number }>;
+  totalTokens: number | null;
+}
+
 export interface ProviderAdapter {
   readonly upstreamId: string;
   /** The model types this adapter serves. */
@@ -76,6 +91,8 @@ export interface ProviderAdapter {
   readonly embeddingLimits?: EmbeddingLimits;
   /** Present when `capabilities` has `embedding`. */
   embed?(call: EmbeddingCall): Promise<EmbeddingResult>;
+  /** Present when `capabilities` has `rerank`. */
+  rerank?(call: RerankCall): Promise<RerankResult>;
   /** Resolves with the upstream's completion or rejects with a GatewayError. */
   chatCompletion(call: ChatCall): Promise<ChatCompletionResult>;
   /**

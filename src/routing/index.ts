@@ -5,3 +5,4 @@ export { withFailover, type Attempt } from './with-failover.js';
 export { ChatCompletionService, type ChatInput, type CompletionOutcome, type StreamOutcome } from './chat-completion-service.js';
 export { resolveModel } from './resolve-model.js';
 export { EmbeddingService, type EmbeddingInput, type EmbeddingList } from './embedding-service.js';
+export { RerankService, type RerankInput, type RerankList } from './rerank-service.js';

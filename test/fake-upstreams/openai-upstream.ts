@@ -511,6 +511,33 @@ function answerEmbeddings(res: ServerResponse, body: unknown, fixtures: Fixtures
   sendJson(res, 200, response);
 }
 
+/** A deterministic relevance: the share of the query's words found in the document. */
+export function fakeRelevance(query: string, document: string): number {
+  const words = new Set(document.toLowerCase().match(/\w+/g) ?? []);
+  const queryWords = query.toLowerCase().match(/\w+/g) ?? [];
+  return queryWords.length === 0 ? 0 : queryWords.filter((word) => words.has(word)).length / queryWords.length;
+}
+
+/**
+ * The Jina/Cohere-style answer vLLM gives at /rerank, except that results come back in input order
+ * (vLLM sorts them): that way a test proves the gateway does the sorting.
+ */
+function answerRerank(res: ServerResponse, body: unknown, options: ResolvedOptions): void {
+  if (!isJsonObject(body) || typeof body.query !== 'string' || !Array.isArray(body.documents)) {
+    sendJson(res, 400, openAIError('query and documents are required', 'invalid_request_error'));
+    return;
+  }
+  const query = body.query;
+  const documents = body.documents.map(String);
+  const response: JsonObject = {
+    id: `rerank-${randomBytes(8).toString('hex')}`,
+    model: typeof body.model === 'string' ? body.model : 'reranker',
+    results: documents.map((document, index) => ({ index, document: { text: document }, relevance_score: fakeRelevance(query, document) })),
+  };
+  if (!options.omitUsage) response.usage = { total_tokens: documents.reduce((sum, document) => sum + Math.ceil(document.length / 4), Math.ceil(query.length / 4)) };
+  sendJson(res, 200, response);
+}
+
 interface UpstreamState {
   fixtures: Fixtures;
   requests: RecordedRequest[];
@@ -540,6 +567,8 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, state: U
   const route = `${recorded.method} ${recorded.path}`;
   if (route === 'POST /v1/chat/completions') {
     await answerChatCompletion(req, res, recorded.body, state.fixtures, options);
+  } else if (route === 'POST /v1/rerank') {
+    answerRerank(res, recorded.body, options);
   } else if (route === 'POST /v1/embeddings') {
     answerEmbeddings(res, recorded.body, state.fixtures, options);
   } else if (route === 'GET /v1/models') {

@@ -9,10 +9,12 @@ import type {
   EmbeddingResult,
   ProviderAdapter,
   ProviderFactory,
+  RerankCall,
+  RerankResult,
 } from '../provider-adapter.js';
 import type { Cancellation } from '../cancellation.js';
 import { headerValue, UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
-import { DEFAULT_OPENAI_BASE_URL, OPENAI_EMBEDDING_LIMITS, type OpenAIChatCompletion, type OpenAIEmbeddingResponse } from './openai-api.js';
+import { DEFAULT_OPENAI_BASE_URL, OPENAI_EMBEDDING_LIMITS, type OpenAIChatCompletion, type OpenAICompatibleRerankResponse, type OpenAIEmbeddingResponse } from './openai-api.js';
 import { mapOpenAIError } from './map-openai-error.js';
 import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
 import { readOpenAIChatStream } from './openai-chat-stream.js';
@@ -24,7 +26,7 @@ import { extractUsage } from './extract-usage.js';
  */
 export class OpenAIAdapter implements ProviderAdapter {
   readonly upstreamId: string;
-  readonly capabilities = new Set(['chat', 'embedding'] as const);
+  readonly capabilities = new Set(['chat', 'embedding', 'rerank'] as const);
   readonly embeddingLimits: EmbeddingLimits;
   private readonly client: UpstreamClient;
   private readonly headers: Record<string, string>;
@@ -70,14 +72,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       ...(call.dimensions === undefined ? {} : { dimensions: call.dimensions }),
       ...(call.user === undefined ? {} : { user: call.user }),
     });
-    const response = await this.client.requestBuffered({ path: '/embeddings', method: 'POST', headers: this.headers, body, cancellation: call.cancellation });
-    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
-    let parsed: OpenAIEmbeddingResponse;
-    try {
-      parsed = JSON.parse(response.body.toString('utf8')) as OpenAIEmbeddingResponse;
-    } catch {
-      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not JSON.`);
-    }
+    const parsed = await this.postJson<OpenAIEmbeddingResponse>('/embeddings', body, call.cancellation);
     const vectors: Array<number[] | string> = new Array(call.inputs.length);
     for (const [position, item] of (parsed.data ?? []).entries()) {
       const index = item.index ?? position;
@@ -90,8 +85,37 @@ export class OpenAIAdapter implements ProviderAdapter {
     return { vectors, promptTokens: typeof promptTokens === 'number' ? promptTokens : null };
   }
 
+  /** OpenAI has no rerank API; OpenAI-compatible servers (vLLM, Infinity, …) serve the Jina/Cohere shape at `/rerank`. */
+  async rerank(call: RerankCall): Promise<RerankResult> {
+    const body = JSON.stringify({
+      model: call.model,
+      query: call.query,
+      documents: call.documents,
+      ...(call.topN === undefined ? {} : { top_n: call.topN }),
+      return_documents: false,
+    });
+    const parsed = await this.postJson<OpenAICompatibleRerankResponse>('/rerank', body, call.cancellation);
+    const scores = (parsed.results ?? []).flatMap((result) => {
+      const score = result.relevance_score ?? result.score;
+      return typeof result.index === 'number' && typeof score === 'number' ? [{ index: result.index, score }] : [];
+    });
+    if (scores.length === 0) throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} returned no rerank results.`);
+    const totalTokens = parsed.usage?.total_tokens;
+    return { scores, totalTokens: typeof totalTokens === 'number' ? totalTokens : null };
+  }
+
   close(): Promise<void> {
     return this.client.close();
+  }
+
+  private async postJson<T>(path: string, body: string, cancellation: Cancellation): Promise<T> {
+    const response = await this.client.requestBuffered({ path, method: 'POST', headers: this.headers, body, cancellation });
+    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
+    try {
+      return JSON.parse(response.body.toString('utf8')) as T;
+    } catch {
+      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not JSON.`);
+    }
   }
 
   private parseCompletion(payload: Buffer): OpenAIChatCompletion {

@@ -42,6 +42,12 @@ export interface OpenAIEmbeddingResponse {
   usage?: { prompt_tokens?: number; total_tokens?: number } | null;
 }
 
+/** The Jina/Cohere-style answer OpenAI-compatible servers (vLLM and others) give at `/rerank`. */
+export interface OpenAICompatibleRerankResponse {
+  results?: Array<{ index?: number; relevance_score?: number; score?: number }>;
+  usage?: { total_tokens?: number } | null;
+}
+
 /** OpenAI's documented limits for one embeddings request. */
 export const OPENAI_EMBEDDING_LIMITS = { maxInputs: 2048, maxTokens: 300_000 };
 

@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import type { Principal } from '../../access/index.js';
+import { parseRerankRequest } from '../../api/rerank-request.js';
+import type { Cancellation } from '../../providers/provider-adapter.js';
+import type { RerankService } from '../../routing/index.js';
+import type { RequestRecord } from '../../usage/index.js';
+
+export function registerRerankRoute(app: FastifyInstance, reranker: RerankService): void {
+  app.post('/v1/rerank', { config: { scope: 'rerank', endpoint: 'rerank' } }, async (request, reply) => {
+    const rerankRequest = parseRerankRequest(request.body);
+    const record = request.record as RequestRecord;
+    const list = await reranker.rerank({
+      principal: request.principal as Principal,
+      request: rerankRequest,
+      record,
+      cancellation: request.cancellation as Cancellation,
+    });
+    record.markFirstByte();
+    return reply.send(list);
+  });
+}

@@ -1,0 +1,66 @@
+import type { Principal } from '../access/index.js';
+import type { RerankRequest } from '../api/rerank-request.js';
+import { GatewayError } from '../errors/index.js';
+import type { Cancellation } from '../providers/provider-adapter.js';
+import type { RequestRecord } from '../usage/index.js';
+import type { ModelCatalog } from './model-catalog.js';
+import { resolveModel } from './resolve-model.js';
+import { routeOrder } from './route-order.js';
+import { withFailover } from './with-failover.js';
+
+export interface RerankInput {
+  principal: Principal;
+  request: RerankRequest;
+  record: RequestRecord;
+  cancellation: Cancellation;
+}
+
+/** The rerank result object of spec 2.4, with the documents when asked for, Cohere/Jina style. */
+export interface RerankList {
+  model: string;
+  results: Array<{ index: number; relevance_score: number; document?: { text: string } }>;
+  usage?: { total_tokens: number };
+}
+
+/**
+ * Rerank: the upstream scores, the gateway orders. Results are sorted by score, highest first
+ * (ties keep input order), cut to `top_n`, and carry each document's original index — whatever
+ * order or subset the upstream returned.
+ */
+export class RerankService {
+  constructor(private readonly catalog: ModelCatalog) {}
+
+  async rerank({ principal, request, record, cancellation }: RerankInput): Promise<RerankList> {
+    const model = resolveModel(this.catalog, principal, request.model, 'rerank');
+    record.model = model.id;
+    const { value } = await withFailover(
+      routeOrder(model),
+      cancellation,
+      (route) => {
+        if (route.adapter.rerank === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot rerank.`);
+        return route.adapter.rerank({
+          model: route.upstreamModel,
+          query: request.query,
+          documents: request.documents,
+          ...(request.top_n === undefined ? {} : { topN: request.top_n }),
+          cancellation,
+        });
+      },
+      (route) => (record.upstream = route.upstreamId),
+    );
+    const seen = new Set<number>();
+    const scores = value.scores.filter(({ index }) => index >= 0 && index < request.documents.length && !seen.has(index) && seen.add(index));
+    scores.sort((left, right) => right.score - left.score || left.index - right.index);
+    const kept = request.top_n === undefined ? scores : scores.slice(0, request.top_n);
+    if (value.totalTokens !== null) record.usage = { promptTokens: value.totalTokens, completionTokens: 0, totalTokens: value.totalTokens };
+    return {
+      model: model.id,
+      results: kept.map(({ index, score }) =>
+        request.return_documents === true
+          ? { index, relevance_score: score, document: { text: request.documents[index] as string } }
+          : { index, relevance_score: score },
+      ),
+      ...(value.totalTokens === null ? {} : { usage: { total_tokens: value.totalTokens } }),
+    };
+  }
+}
