@@ -46,6 +46,7 @@ export const ModelConfigSchema = Type.Object(
     type: Type.Union(MODEL_TYPES.map((type) => Type.Literal(type))),
     owned_by: Type.Optional(Type.String({ minLength: 1 })),
     created: Type.Optional(Type.Integer({ minimum: 0, description: 'unix seconds shown in /v1/models' })),
+    default_voice: Type.Optional(Type.String({ minLength: 1, description: 'speech models: the voice used when a request names none' })),
     routes: Type.Array(RouteConfigSchema, { minItems: 1 }),
   },
   { additionalProperties: false },

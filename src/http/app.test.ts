@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenAuthenticator, TokenService } from '../access/index.js';
 import { createLogger } from '../observability/logger.js';
 import type { ProviderAdapter } from '../providers/provider-adapter.js';
-import { ChatCompletionService, EmbeddingService, ModelCatalog, RerankService } from '../routing/index.js';
+import { ChatCompletionService, EmbeddingService, ModelCatalog, RerankService, SpeechService } from '../routing/index.js';
 import { openStores, watchTokenChanges, type Stores } from '../store/index.js';
 import { RequestLogQueue, RequestRecorder } from '../usage/index.js';
 import { buildApp } from './app.js';
@@ -50,6 +50,7 @@ beforeAll(async () => {
     chat: new ChatCompletionService(catalog),
     embeddings: new EmbeddingService(catalog),
     reranker: new RerankService(catalog),
+    speech: new SpeechService(catalog),
     bodyLimitBytes: 1024 * 1024,
   });
   await app.ready();

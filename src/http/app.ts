@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TokenAuthenticator } from '../access/index.js';
 import type { Logger } from '../observability/logger.js';
-import type { ChatCompletionService, EmbeddingService, ModelCatalog, RerankService } from '../routing/index.js';
+import type { ChatCompletionService, EmbeddingService, ModelCatalog, RerankService, SpeechService } from '../routing/index.js';
 import type { RequestRecorder } from '../usage/index.js';
 import { errorBody, errorHeaders, toGatewayError } from './error-response.js';
 import './fastify-types.js';
@@ -10,6 +10,7 @@ import { registerRequestLifecycle } from './request-lifecycle.js';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.js';
 import { registerEmbeddingsRoute } from './routes/embeddings-route.js';
 import { registerRerankRoute } from './routes/rerank-route.js';
+import { registerSpeechRoute } from './routes/speech-route.js';
 import { registerHealthRoute } from './routes/health-route.js';
 import { registerModelsRoutes } from './routes/models-route.js';
 import { GatewayError } from '../errors/index.js';
@@ -22,6 +23,7 @@ export interface AppServices {
   chat: ChatCompletionService;
   embeddings: EmbeddingService;
   reranker: RerankService;
+  speech: SpeechService;
   bodyLimitBytes: number;
 }
 
@@ -49,6 +51,7 @@ export function buildApp(services: AppServices): FastifyInstance {
   registerChatCompletionsRoute(app, services.chat);
   registerEmbeddingsRoute(app, services.embeddings);
   registerRerankRoute(app, services.reranker);
+  registerSpeechRoute(app, services.speech);
 
   app.setNotFoundHandler((request, reply) => {
     const error = new GatewayError('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);

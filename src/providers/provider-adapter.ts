@@ -84,6 +84,21 @@ export interface RerankResult {
   totalTokens: number | null;
 }
 
+export interface SpeechCall {
+  model: string;
+  input: string;
+  voice: string | undefined;
+  responseFormat: string;
+  speed: number;
+  instructions?: string;
+  cancellation: Cancellation;
+}
+
+export interface SpeechResult {
+  /** The audio as it arrives from the upstream. */
+  audio: AsyncIterableIterator<Buffer>;
+}
+
 export interface ProviderAdapter {
   readonly upstreamId: string;
   /** The model types this adapter serves. */
@@ -93,6 +108,8 @@ export interface ProviderAdapter {
   embed?(call: EmbeddingCall): Promise<EmbeddingResult>;
   /** Present when `capabilities` has `rerank`. */
   rerank?(call: RerankCall): Promise<RerankResult>;
+  /** Present when `capabilities` has `speech`. Resolves once the upstream accepted the request. */
+  speak?(call: SpeechCall): Promise<SpeechResult>;
   /** Resolves with the upstream's completion or rejects with a GatewayError. */
   chatCompletion(call: ChatCall): Promise<ChatCompletionResult>;
   /**

@@ -6,3 +6,4 @@ export { ChatCompletionService, type ChatInput, type CompletionOutcome, type Str
 export { resolveModel } from './resolve-model.js';
 export { EmbeddingService, type EmbeddingInput, type EmbeddingList } from './embedding-service.js';
 export { RerankService, type RerankInput, type RerankList } from './rerank-service.js';
+export { SpeechService, type SpeechInput, type SpeechOutcome } from './speech-service.js';

@@ -16,6 +16,8 @@ export interface CatalogModel {
   readonly created: number;
   readonly routes: readonly Route[];
   readonly totalWeight: number;
+  /** Speech models: the voice when a request names none (else the provider's default). */
+  readonly defaultVoice?: string;
 }
 
 /** The models callers see, each with the pool of upstream routes that serve it. */
@@ -67,6 +69,7 @@ export function buildCatalog(
         created: model.created ?? Math.floor(now / 1000),
         routes,
         totalWeight: routes.reduce((sum, route) => sum + route.weight, 0),
+        ...(model.default_voice === undefined ? {} : { defaultVoice: model.default_voice }),
       };
     }),
   );

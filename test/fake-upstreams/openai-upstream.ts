@@ -511,6 +511,54 @@ function answerEmbeddings(res: ServerResponse, body: unknown, fixtures: Fixtures
   sendJson(res, 200, response);
 }
 
+/** A WAV file: the 44-byte RIFF header and 16-bit mono PCM of a 440 Hz tone. */
+export function fakeWav(milliseconds = 200, sampleRate = 24_000): Buffer {
+  const samples = Math.round((sampleRate * milliseconds) / 1000);
+  const wav = Buffer.alloc(44 + samples * 2);
+  wav.write('RIFF', 0, 'ascii');
+  wav.writeUInt32LE(36 + samples * 2, 4);
+  wav.write('WAVEfmt ', 8, 'ascii');
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(sampleRate, 24);
+  wav.writeUInt32LE(sampleRate * 2, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36, 'ascii');
+  wav.writeUInt32LE(samples * 2, 40);
+  for (let index = 0; index < samples; index++) wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * index) / sampleRate)), 44 + index * 2);
+  return wav;
+}
+
+/** An MP3 of silent MPEG-1 Layer III frames (128 kbit/s, 44.1 kHz: 417 bytes each). */
+export function fakeMp3(frames = 8): Buffer {
+  const frame = Buffer.alloc(417);
+  frame.set([0xff, 0xfb, 0x90, 0x64]);
+  return Buffer.concat(Array.from({ length: frames }, () => frame));
+}
+
+const SPEECH_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav', opus: 'audio/opus', aac: 'audio/aac', flac: 'audio/flac', pcm: 'audio/pcm' };
+
+/** Audio in the asked format, written in a few pieces (with `chunkDelayMs` between) like a real TTS stream. */
+async function answerSpeech(res: ServerResponse, body: unknown, options: ResolvedOptions): Promise<void> {
+  if (!isJsonObject(body) || typeof body.input !== 'string' || typeof body.voice !== 'string') {
+    sendJson(res, 400, openAIError("'input' and 'voice' are required properties", 'invalid_request_error'));
+    return;
+  }
+  const format = typeof body.response_format === 'string' ? body.response_format : 'mp3';
+  const audio = format === 'wav' ? fakeWav() : format === 'mp3' ? fakeMp3() : Buffer.from(`${format} audio`);
+  res.writeHead(200, responseHeaders({ 'content-type': SPEECH_TYPES[format] ?? 'application/octet-stream', 'transfer-encoding': 'chunked' }));
+  const pieces = 4;
+  const size = Math.ceil(audio.length / pieces);
+  for (let index = 0; index < pieces; index++) {
+    if (res.destroyed) return;
+    if (index > 0 && options.chunkDelayMs > 0) await sleep(options.chunkDelayMs);
+    await writeAndWait(res, audio.subarray(index * size, (index + 1) * size));
+  }
+  res.end();
+}
+
 /** A deterministic relevance: the share of the query's words found in the document. */
 export function fakeRelevance(query: string, document: string): number {
   const words = new Set(document.toLowerCase().match(/\w+/g) ?? []);
@@ -567,6 +615,8 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, state: U
   const route = `${recorded.method} ${recorded.path}`;
   if (route === 'POST /v1/chat/completions') {
     await answerChatCompletion(req, res, recorded.body, state.fixtures, options);
+  } else if (route === 'POST /v1/audio/speech') {
+    await answerSpeech(res, recorded.body, options);
   } else if (route === 'POST /v1/rerank') {
     answerRerank(res, recorded.body, options);
   } else if (route === 'POST /v1/embeddings') {

@@ -11,6 +11,8 @@ import type {
   ProviderFactory,
   RerankCall,
   RerankResult,
+  SpeechCall,
+  SpeechResult,
 } from '../provider-adapter.js';
 import type { Cancellation } from '../cancellation.js';
 import { headerValue, UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
@@ -26,7 +28,7 @@ import { extractUsage } from './extract-usage.js';
  */
 export class OpenAIAdapter implements ProviderAdapter {
   readonly upstreamId: string;
-  readonly capabilities = new Set(['chat', 'embedding', 'rerank'] as const);
+  readonly capabilities = new Set(['chat', 'embedding', 'rerank', 'speech'] as const);
   readonly embeddingLimits: EmbeddingLimits;
   private readonly client: UpstreamClient;
   private readonly headers: Record<string, string>;
@@ -102,6 +104,21 @@ export class OpenAIAdapter implements ProviderAdapter {
     if (scores.length === 0) throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} returned no rerank results.`);
     const totalTokens = parsed.usage?.total_tokens;
     return { scores, totalTokens: typeof totalTokens === 'number' ? totalTokens : null };
+  }
+
+  async speak(call: SpeechCall): Promise<SpeechResult> {
+    const body = JSON.stringify({
+      model: call.model,
+      input: call.input,
+      // OpenAI requires a voice; "alloy" is the one its documentation starts with.
+      voice: call.voice ?? 'alloy',
+      response_format: call.responseFormat,
+      speed: call.speed,
+      ...(call.instructions === undefined ? {} : { instructions: call.instructions }),
+    });
+    const response = await this.client.openStream({ path: '/audio/speech', method: 'POST', headers: this.headers, body, cancellation: call.cancellation });
+    if (!response.ok) throw this.error(response);
+    return { audio: response.body };
   }
 
   close(): Promise<void> {

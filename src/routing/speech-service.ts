@@ -1,0 +1,64 @@
+import type { Principal } from '../access/index.js';
+import { SPEECH_CONTENT_TYPES, type SpeechRequest } from '../api/speech-request.js';
+import { GatewayError } from '../errors/index.js';
+import type { Cancellation } from '../providers/provider-adapter.js';
+import type { RequestRecord } from '../usage/index.js';
+import type { ModelCatalog } from './model-catalog.js';
+import { resolveModel } from './resolve-model.js';
+import { routeOrder } from './route-order.js';
+import { withFailover } from './with-failover.js';
+
+export interface SpeechInput {
+  principal: Principal;
+  request: SpeechRequest;
+  record: RequestRecord;
+  cancellation: Cancellation;
+}
+
+export interface SpeechOutcome {
+  contentType: string;
+  /** The audio, first chunk already received: an upstream that fails before it is replaced by the next route. */
+  audio: AsyncIterable<Buffer>;
+}
+
+/** Text to speech: the audio streams from the upstream to the client as it is produced. */
+export class SpeechService {
+  constructor(private readonly catalog: ModelCatalog) {}
+
+  async speak({ principal, request, record, cancellation }: SpeechInput): Promise<SpeechOutcome> {
+    const model = resolveModel(this.catalog, principal, request.model, 'speech');
+    record.model = model.id;
+    const format = request.response_format ?? 'mp3';
+    const { value } = await withFailover(
+      routeOrder(model),
+      cancellation,
+      async (route) => {
+        if (route.adapter.speak === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot speak.`);
+        const { audio } = await route.adapter.speak({
+          model: route.upstreamModel,
+          input: request.input,
+          voice: request.voice ?? model.defaultVoice,
+          responseFormat: format,
+          speed: request.speed ?? 1,
+          ...(request.instructions === undefined ? {} : { instructions: request.instructions }),
+          cancellation,
+        });
+        return { audio, first: await audio.next() };
+      },
+      (route) => (record.upstream = route.upstreamId),
+    );
+    return { contentType: SPEECH_CONTENT_TYPES[format], audio: withFirst(value.first, value.audio) };
+  }
+}
+
+async function* withFirst(first: IteratorResult<Buffer>, rest: AsyncIterableIterator<Buffer>): AsyncGenerator<Buffer> {
+  try {
+    let next = first;
+    while (next.done !== true) {
+      yield next.value;
+      next = await rest.next();
+    }
+  } finally {
+    await rest.return?.();
+  }
+}
