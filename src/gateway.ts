@@ -5,7 +5,7 @@ import { buildApp } from './http/app.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { ProviderAdapter } from './providers/provider-adapter.js';
 import { PROVIDER_FACTORIES } from './providers/registry.js';
-import { buildCatalog, ChatCompletionService, EmbeddingService, RerankService, SpeechService, type ModelCatalog } from './routing/index.js';
+import { buildCatalog, ChatCompletionService, EmbeddingService, RerankService, SpeechService, TranscriptionService, type ModelCatalog } from './routing/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
 import { RequestLogQueue, RequestRecorder } from './usage/index.js';
 
@@ -62,6 +62,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       embeddings: new EmbeddingService(catalog),
       reranker: new RerankService(catalog),
       speech: new SpeechService(catalog),
+      transcriptions: new TranscriptionService(catalog, config.defaults.transcription_model),
       bodyLimitBytes: config.server.body_limit_bytes,
     });
     await app.listen({ host: config.server.host, port: config.server.port });

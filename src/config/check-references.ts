@@ -8,14 +8,18 @@ export function checkReferences(config: SwitchyardConfig): void {
     if (upstreamIds.has(upstream.id)) throw new ConfigError(`upstreams[${index}].id`, `duplicate upstream id "${upstream.id}"`);
     upstreamIds.add(upstream.id);
   });
-  const modelIds = new Set<string>();
+  const modelIds = new Map<string, string>();
   config.models.forEach((model, modelIndex) => {
     if (modelIds.has(model.id)) throw new ConfigError(`models[${modelIndex}].id`, `duplicate model id "${model.id}"`);
-    modelIds.add(model.id);
+    modelIds.set(model.id, model.type);
     model.routes.forEach((route, routeIndex) => {
       if (!upstreamIds.has(route.upstream)) {
         throw new ConfigError(`models[${modelIndex}].routes[${routeIndex}].upstream`, `unknown upstream "${route.upstream}"`);
       }
     });
   });
+  const transcriptionDefault = config.defaults.transcription_model;
+  if (transcriptionDefault !== undefined && modelIds.get(transcriptionDefault) !== 'transcription') {
+    throw new ConfigError('defaults.transcription_model', `"${transcriptionDefault}" is not a configured transcription model`);
+  }
 }

@@ -95,6 +95,10 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    defaults: Type.Object(
+      { transcription_model: Type.Optional(Type.String({ minLength: 1, description: 'used when a transcription request names no model' })) },
+      { additionalProperties: false, default: {} },
+    ),
     upstreams: Type.Array(UpstreamConfigSchema, { default: [] }),
     models: Type.Array(ModelConfigSchema, { default: [] }),
   },

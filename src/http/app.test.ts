@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenAuthenticator, TokenService } from '../access/index.js';
 import { createLogger } from '../observability/logger.js';
 import type { ProviderAdapter } from '../providers/provider-adapter.js';
-import { ChatCompletionService, EmbeddingService, ModelCatalog, RerankService, SpeechService } from '../routing/index.js';
+import { ChatCompletionService, EmbeddingService, ModelCatalog, RerankService, SpeechService, TranscriptionService } from '../routing/index.js';
 import { openStores, watchTokenChanges, type Stores } from '../store/index.js';
 import { RequestLogQueue, RequestRecorder } from '../usage/index.js';
 import { buildApp } from './app.js';
@@ -51,6 +51,7 @@ beforeAll(async () => {
     embeddings: new EmbeddingService(catalog),
     reranker: new RerankService(catalog),
     speech: new SpeechService(catalog),
+    transcriptions: new TranscriptionService(catalog, undefined),
     bodyLimitBytes: 1024 * 1024,
   });
   await app.ready();

@@ -1,7 +1,8 @@
+import fastifyMultipart from '@fastify/multipart';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TokenAuthenticator } from '../access/index.js';
 import type { Logger } from '../observability/logger.js';
-import type { ChatCompletionService, EmbeddingService, ModelCatalog, RerankService, SpeechService } from '../routing/index.js';
+import type { ChatCompletionService, EmbeddingService, ModelCatalog, RerankService, SpeechService, TranscriptionService } from '../routing/index.js';
 import type { RequestRecorder } from '../usage/index.js';
 import { errorBody, errorHeaders, toGatewayError } from './error-response.js';
 import './fastify-types.js';
@@ -11,6 +12,7 @@ import { registerChatCompletionsRoute } from './routes/chat-completions-route.js
 import { registerEmbeddingsRoute } from './routes/embeddings-route.js';
 import { registerRerankRoute } from './routes/rerank-route.js';
 import { registerSpeechRoute } from './routes/speech-route.js';
+import { registerTranscriptionsRoute } from './routes/transcriptions-route.js';
 import { registerHealthRoute } from './routes/health-route.js';
 import { registerModelsRoutes } from './routes/models-route.js';
 import { GatewayError } from '../errors/index.js';
@@ -24,6 +26,7 @@ export interface AppServices {
   embeddings: EmbeddingService;
   reranker: RerankService;
   speech: SpeechService;
+  transcriptions: TranscriptionService;
   bodyLimitBytes: number;
 }
 
@@ -45,6 +48,8 @@ export function buildApp(services: AppServices): FastifyInstance {
 
   // Only JSON is accepted; without this, text/plain bodies would reach the handlers as strings.
   app.removeContentTypeParser('text/plain');
+  // Multipart bodies are read part by part by the routes that take them (file uploads go to disk).
+  void app.register(fastifyMultipart, { throwFileSizeLimit: false });
   registerRequestLifecycle(app, services.authenticator, services.recorder);
   registerHealthRoute(app);
   registerModelsRoutes(app, services.catalog);
@@ -52,6 +57,7 @@ export function buildApp(services: AppServices): FastifyInstance {
   registerEmbeddingsRoute(app, services.embeddings);
   registerRerankRoute(app, services.reranker);
   registerSpeechRoute(app, services.speech);
+  registerTranscriptionsRoute(app, services.transcriptions);
 
   app.setNotFoundHandler((request, reply) => {
     const error = new GatewayError('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);

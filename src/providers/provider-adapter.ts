@@ -99,6 +99,20 @@ export interface SpeechResult {
   audio: AsyncIterableIterator<Buffer>;
 }
 
+export interface TranscriptionCall {
+  model: string;
+  /** The upload, spooled to disk by the gateway; `filename` already carries the right extension. */
+  file: { path: string; size: number; filename: string; contentType: string };
+  /** The form's other fields, as sent (language, prompt, response_format, temperature, …). */
+  fields: ReadonlyArray<readonly [string, string]>;
+  cancellation: Cancellation;
+}
+
+export interface TranscriptionResult {
+  contentType: string;
+  body: Buffer;
+}
+
 export interface ProviderAdapter {
   readonly upstreamId: string;
   /** The model types this adapter serves. */
@@ -110,6 +124,8 @@ export interface ProviderAdapter {
   rerank?(call: RerankCall): Promise<RerankResult>;
   /** Present when `capabilities` has `speech`. Resolves once the upstream accepted the request. */
   speak?(call: SpeechCall): Promise<SpeechResult>;
+  /** Present when `capabilities` has `transcription`. */
+  transcribe?(call: TranscriptionCall): Promise<TranscriptionResult>;
   /** Resolves with the upstream's completion or rejects with a GatewayError. */
   chatCompletion(call: ChatCall): Promise<ChatCompletionResult>;
   /**

@@ -7,3 +7,4 @@ export { resolveModel } from './resolve-model.js';
 export { EmbeddingService, type EmbeddingInput, type EmbeddingList } from './embedding-service.js';
 export { RerankService, type RerankInput, type RerankList } from './rerank-service.js';
 export { SpeechService, type SpeechInput, type SpeechOutcome } from './speech-service.js';
+export { TranscriptionService, type TranscriptionInput } from './transcription-service.js';

@@ -27,7 +27,7 @@ beforeEach(() => {
 describe('models', () => {
   it('lists the models the token may use, in the OpenAI list envelope', async () => {
     const page = await client.models.list();
-    expect(page.data.map((model) => model.id)).toEqual(['gpt-4o-mini', 'pooled-chat', 'slow-chat', 'unreachable-chat', 'text-embedding-3-small', 'batched-embed', 'tts-1', 'rerank-small']);
+    expect(page.data.map((model) => model.id)).toEqual(['gpt-4o-mini', 'pooled-chat', 'slow-chat', 'unreachable-chat', 'text-embedding-3-small', 'batched-embed', 'whisper-1', 'tts-1', 'rerank-small']);
     const raw = await client.models.list().asResponse();
     const body = (await raw.json()) as { object: string; data: Array<Record<string, unknown>> };
     expect(conformanceErrors('ListModelsResponse', body)).toEqual([]);

@@ -511,6 +511,56 @@ function answerEmbeddings(res: ServerResponse, body: unknown, fixtures: Fixtures
   sendJson(res, 200, response);
 }
 
+export interface MultipartPart {
+  name: string;
+  filename: string | null;
+  contentType: string | null;
+  data: Buffer;
+}
+
+/** Splits a multipart/form-data body into its parts (enough for what the gateway sends). */
+export function parseMultipart(body: Buffer, contentType: string | undefined): MultipartPart[] {
+  const boundary = /boundary=("?)([^";]+)\1/.exec(contentType ?? '')?.[2];
+  if (boundary === undefined) return [];
+  const delimiter = Buffer.from(`--${boundary}`);
+  const parts: MultipartPart[] = [];
+  let start = body.indexOf(delimiter);
+  while (start !== -1) {
+    const next = body.indexOf(delimiter, start + delimiter.length);
+    if (next === -1) break;
+    const section = body.subarray(start + delimiter.length + 2, next - 2);
+    const headerEnd = section.indexOf('\r\n\r\n');
+    const headers = section.subarray(0, headerEnd).toString('utf8');
+    parts.push({
+      name: /name="([^"]*)"/.exec(headers)?.[1] ?? '',
+      filename: /filename="([^"]*)"/.exec(headers)?.[1] ?? null,
+      contentType: /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1] ?? null,
+      data: section.subarray(headerEnd + 4),
+    });
+    start = next;
+  }
+  return parts;
+}
+
+/** Answers in the asked response_format with what arrived, so tests can check the upload came through whole. */
+function answerTranscription(res: ServerResponse, recorded: RecordedRequest): void {
+  const parts = parseMultipart(recorded.rawBody, String(recorded.headers['content-type'] ?? ''));
+  const file = parts.find((part) => part.name === 'file');
+  const field = (name: string) => parts.find((part) => part.name === name)?.data.toString('utf8');
+  if (file === undefined || field('model') === undefined) {
+    sendJson(res, 400, openAIError("'file' and 'model' are required", 'invalid_request_error'));
+    return;
+  }
+  const text = `received ${file.data.length} bytes as ${file.filename ?? '?'}`;
+  const format = field('response_format') ?? 'json';
+  if (format === 'text' || format === 'srt' || format === 'vtt') {
+    res.writeHead(200, responseHeaders({ 'content-type': 'text/plain; charset=utf-8' }));
+    res.end(format === 'text' ? `${text}\n` : `1\n00:00:00,000 --> 00:00:01,000\n${text}\n`);
+    return;
+  }
+  sendJson(res, 200, format === 'verbose_json' ? { task: 'transcribe', language: field('language') ?? 'english', duration: 1, text, segments: [] } : { text });
+}
+
 /** A WAV file: the 44-byte RIFF header and 16-bit mono PCM of a 440 Hz tone. */
 export function fakeWav(milliseconds = 200, sampleRate = 24_000): Buffer {
   const samples = Math.round((sampleRate * milliseconds) / 1000);
@@ -615,6 +665,8 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, state: U
   const route = `${recorded.method} ${recorded.path}`;
   if (route === 'POST /v1/chat/completions') {
     await answerChatCompletion(req, res, recorded.body, state.fixtures, options);
+  } else if (route === 'POST /v1/audio/transcriptions') {
+    answerTranscription(res, recorded);
   } else if (route === 'POST /v1/audio/speech') {
     await answerSpeech(res, recorded.body, options);
   } else if (route === 'POST /v1/rerank') {

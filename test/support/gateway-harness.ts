@@ -69,6 +69,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       { id: 'unreachable-chat', type: 'chat', routes: [{ upstream: 'unreachable', model: 'any' }] },
       { id: 'text-embedding-3-small', type: 'embedding', owned_by: 'openai', routes: [{ upstream: 'primary', model: 'text-embedding-3-small' }] },
       { id: 'batched-embed', type: 'embedding', routes: [{ upstream: 'batched', model: 'upstream-embedder' }] },
+      { id: 'whisper-1', type: 'transcription', owned_by: 'openai', routes: [{ upstream: 'primary', model: 'gpt-4o-transcribe' }] },
       { id: 'tts-1', type: 'speech', owned_by: 'openai', default_voice: 'nova', routes: [{ upstream: 'primary', model: 'gpt-4o-mini-tts' }] },
       { id: 'rerank-small', type: 'rerank', owned_by: 'baai', routes: [{ upstream: 'primary', model: 'BAAI/bge-reranker-v2-m3' }] },
     ],

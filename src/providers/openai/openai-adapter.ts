@@ -13,7 +13,10 @@ import type {
   RerankResult,
   SpeechCall,
   SpeechResult,
+  TranscriptionCall,
+  TranscriptionResult,
 } from '../provider-adapter.js';
+import { multipartBody } from '../shared/multipart-body.js';
 import type { Cancellation } from '../cancellation.js';
 import { headerValue, UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
 import { DEFAULT_OPENAI_BASE_URL, OPENAI_EMBEDDING_LIMITS, type OpenAIChatCompletion, type OpenAICompatibleRerankResponse, type OpenAIEmbeddingResponse } from './openai-api.js';
@@ -28,7 +31,7 @@ import { extractUsage } from './extract-usage.js';
  */
 export class OpenAIAdapter implements ProviderAdapter {
   readonly upstreamId: string;
-  readonly capabilities = new Set(['chat', 'embedding', 'rerank', 'speech'] as const);
+  readonly capabilities = new Set(['chat', 'embedding', 'rerank', 'speech', 'transcription'] as const);
   readonly embeddingLimits: EmbeddingLimits;
   private readonly client: UpstreamClient;
   private readonly headers: Record<string, string>;
@@ -119,6 +122,23 @@ export class OpenAIAdapter implements ProviderAdapter {
     const response = await this.client.openStream({ path: '/audio/speech', method: 'POST', headers: this.headers, body, cancellation: call.cancellation });
     if (!response.ok) throw this.error(response);
     return { audio: response.body };
+  }
+
+  async transcribe(call: TranscriptionCall): Promise<TranscriptionResult> {
+    const body = multipartBody([['model', call.model], ...call.fields], { field: 'file', ...call.file });
+    const response = await this.client.requestBuffered({
+      path: '/audio/transcriptions',
+      method: 'POST',
+      headers: {
+        ...this.headers,
+        'content-type': body.contentType,
+        'content-length': String(body.contentLength),
+      },
+      body: body.stream,
+      cancellation: call.cancellation,
+    });
+    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
+    return { contentType: headerValue(response.headers, 'content-type') ?? 'application/json', body: response.body };
   }
 
   close(): Promise<void> {

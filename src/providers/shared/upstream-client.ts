@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../../config/index.js';
 import type { Cancellation } from '../cancellation.js';
@@ -10,7 +11,8 @@ export interface UpstreamRequest {
   path: string;
   method: 'GET' | 'POST';
   headers: Record<string, string>;
-  body?: string | Buffer;
+  /** A Readable is streamed; give `content-length` in `headers` with it. */
+  body?: string | Buffer | Readable;
   cancellation: Cancellation;
 }
 

@@ -1,0 +1,50 @@
+import type { Principal } from '../access/index.js';
+import { GatewayError } from '../errors/index.js';
+import type { Cancellation, TranscriptionCall, TranscriptionResult } from '../providers/provider-adapter.js';
+import type { RequestRecord } from '../usage/index.js';
+import type { ModelCatalog } from './model-catalog.js';
+import { resolveModel } from './resolve-model.js';
+import { routeOrder } from './route-order.js';
+import { withFailover } from './with-failover.js';
+
+export interface TranscriptionInput {
+  principal: Principal;
+  /** As the client sent it; the configured default when absent. */
+  model: string | undefined;
+  file: TranscriptionCall['file'];
+  fields: TranscriptionCall['fields'];
+  record: RequestRecord;
+  cancellation: Cancellation;
+}
+
+/**
+ * Speech to text. The upload sits on disk, so each route tried reads it afresh: failover works for
+ * uploads as for everything else.
+ */
+export class TranscriptionService {
+  private readonly defaultModel: string | undefined;
+
+  constructor(
+    private readonly catalog: ModelCatalog,
+    configuredDefault: string | undefined,
+  ) {
+    this.defaultModel = configuredDefault ?? [...catalog.all()].find((model) => model.type === 'transcription')?.id;
+  }
+
+  async transcribe({ principal, model: requested, file, fields, record, cancellation }: TranscriptionInput): Promise<TranscriptionResult> {
+    const modelId = requested ?? this.defaultModel;
+    if (modelId === undefined) throw new GatewayError('model_not_found', 'No transcription model is configured.', { param: 'model' });
+    const model = resolveModel(this.catalog, principal, modelId, 'transcription');
+    record.model = model.id;
+    const { value } = await withFailover(
+      routeOrder(model),
+      cancellation,
+      (route) => {
+        if (route.adapter.transcribe === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot transcribe.`);
+        return route.adapter.transcribe({ model: route.upstreamModel, file, fields, cancellation });
+      },
+      (route) => (record.upstream = route.upstreamId),
+    );
+    return value;
+  }
+}
