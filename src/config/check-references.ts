@@ -7,6 +7,9 @@ export function checkReferences(config: SwitchyardConfig): void {
   config.upstreams.forEach((upstream, index) => {
     if (upstreamIds.has(upstream.id)) throw new ConfigError(`upstreams[${index}].id`, `duplicate upstream id "${upstream.id}"`);
     upstreamIds.add(upstream.id);
+    if (upstream.provider === 'azure' && upstream.base_url === undefined) {
+      throw new ConfigError(`upstreams[${index}].base_url`, 'is required for azure: the resource endpoint, e.g. https://my-resource.openai.azure.com');
+    }
   });
   const modelIds = new Map<string, string>();
   config.models.forEach((model, modelIndex) => {

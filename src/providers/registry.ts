@@ -1,4 +1,5 @@
 import type { ProviderKind } from '../config/index.js';
+import { createAzureAdapter } from './azure/index.js';
 import { createOpenAIAdapter } from './openai/index.js';
 import type { ProviderFactory } from './provider-adapter.js';
 
@@ -8,4 +9,5 @@ import type { ProviderFactory } from './provider-adapter.js';
  */
 export const PROVIDER_FACTORIES: Partial<Record<ProviderKind, ProviderFactory>> = {
   openai: createOpenAIAdapter,
+  azure: createAzureAdapter,
 };

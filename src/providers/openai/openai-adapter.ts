@@ -1,4 +1,4 @@
-import type { UpstreamConfig } from '../../config/index.js';
+import type { ModelType, UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type {
   ChatCall,
@@ -19,11 +19,12 @@ import type {
 import { multipartBody } from '../shared/multipart-body.js';
 import type { Cancellation } from '../cancellation.js';
 import { headerValue, UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
-import { DEFAULT_OPENAI_BASE_URL, OPENAI_EMBEDDING_LIMITS, type OpenAIChatCompletion, type OpenAICompatibleRerankResponse, type OpenAIEmbeddingResponse } from './openai-api.js';
+import { OPENAI_EMBEDDING_LIMITS, type OpenAIChatCompletion, type OpenAICompatibleRerankResponse, type OpenAIEmbeddingResponse } from './openai-api.js';
 import { mapOpenAIError } from './map-openai-error.js';
 import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
 import { readOpenAIChatStream } from './openai-chat-stream.js';
 import { extractUsage } from './extract-usage.js';
+import { openAIEndpoints, type OpenAIEndpoints, type OpenAIOperation } from './openai-endpoints.js';
 
 /**
  * Any OpenAI-compatible upstream: OpenAI itself, vLLM, Ollama, llama.cpp server, Groq, Together,
@@ -31,24 +32,24 @@ import { extractUsage } from './extract-usage.js';
  */
 export class OpenAIAdapter implements ProviderAdapter {
   readonly upstreamId: string;
-  readonly capabilities = new Set(['chat', 'embedding', 'rerank', 'speech', 'transcription'] as const);
+  readonly capabilities: ReadonlySet<ModelType>;
   readonly embeddingLimits: EmbeddingLimits;
   private readonly client: UpstreamClient;
   private readonly headers: Record<string, string>;
 
-  constructor(upstream: UpstreamConfig) {
+  constructor(
+    upstream: UpstreamConfig,
+    private readonly endpoints: OpenAIEndpoints = openAIEndpoints(upstream),
+  ) {
     this.upstreamId = upstream.id;
+    this.capabilities = endpoints.capabilities;
     this.embeddingLimits = { ...OPENAI_EMBEDDING_LIMITS, maxInputs: upstream.max_embedding_inputs ?? OPENAI_EMBEDDING_LIMITS.maxInputs };
-    this.client = new UpstreamClient(upstream.base_url ?? DEFAULT_OPENAI_BASE_URL, upstream);
-    this.headers = {
-      'content-type': 'application/json',
-      ...(upstream.api_key ? { authorization: `Bearer ${upstream.api_key}` } : {}),
-      ...upstream.headers,
-    };
+    this.client = new UpstreamClient(endpoints.baseUrl, upstream);
+    this.headers = { 'content-type': 'application/json', ...endpoints.headers };
   }
 
   async chatCompletion(call: ChatCall): Promise<ChatCompletionResult> {
-    const response = await this.client.requestBuffered(this.post(JSON.stringify(call.body), call.cancellation));
+    const response = await this.client.requestBuffered(this.post('chat/completions', call.body.model, JSON.stringify(call.body), call.cancellation));
     if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
     const payload = response.body;
     // The body passes through as bytes; only its usage is read, and the rest parsed only if needed.
@@ -64,7 +65,7 @@ export class OpenAIAdapter implements ProviderAdapter {
     // Usage is always requested so it can be recorded; the gateway drops the usage chunk for clients that did not ask.
     const streamOptions = typeof call.body['stream_options'] === 'object' && call.body['stream_options'] !== null ? call.body['stream_options'] : {};
     const body = { ...call.body, stream: true, stream_options: { ...streamOptions, include_usage: true } };
-    const response = await this.client.openStream(this.post(JSON.stringify(body), call.cancellation));
+    const response = await this.client.openStream(this.post('chat/completions', call.body.model, JSON.stringify(body), call.cancellation));
     if (!response.ok) throw this.error(response);
     return readOpenAIChatStream(response.body, this.upstreamId);
   }
@@ -77,7 +78,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       ...(call.dimensions === undefined ? {} : { dimensions: call.dimensions }),
       ...(call.user === undefined ? {} : { user: call.user }),
     });
-    const parsed = await this.postJson<OpenAIEmbeddingResponse>('/embeddings', body, call.cancellation);
+    const parsed = await this.postJson<OpenAIEmbeddingResponse>(this.post('embeddings', call.model, body, call.cancellation));
     const vectors: Array<number[] | string> = new Array(call.inputs.length);
     for (const [position, item] of (parsed.data ?? []).entries()) {
       const index = item.index ?? position;
@@ -99,7 +100,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       ...(call.topN === undefined ? {} : { top_n: call.topN }),
       return_documents: false,
     });
-    const parsed = await this.postJson<OpenAICompatibleRerankResponse>('/rerank', body, call.cancellation);
+    const parsed = await this.postJson<OpenAICompatibleRerankResponse>(this.post('rerank', call.model, body, call.cancellation));
     const scores = (parsed.results ?? []).flatMap((result) => {
       const score = result.relevance_score ?? result.score;
       return typeof result.index === 'number' && typeof score === 'number' ? [{ index: result.index, score }] : [];
@@ -119,7 +120,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       speed: call.speed,
       ...(call.instructions === undefined ? {} : { instructions: call.instructions }),
     });
-    const response = await this.client.openStream({ path: '/audio/speech', method: 'POST', headers: this.headers, body, cancellation: call.cancellation });
+    const response = await this.client.openStream(this.post('audio/speech', call.model, body, call.cancellation));
     if (!response.ok) throw this.error(response);
     return { audio: response.body };
   }
@@ -127,7 +128,7 @@ export class OpenAIAdapter implements ProviderAdapter {
   async transcribe(call: TranscriptionCall): Promise<TranscriptionResult> {
     const body = multipartBody([['model', call.model], ...call.fields], { field: 'file', ...call.file });
     const response = await this.client.requestBuffered({
-      path: '/audio/transcriptions',
+      path: this.endpoints.path('audio/transcriptions', call.model),
       method: 'POST',
       headers: {
         ...this.headers,
@@ -145,8 +146,8 @@ export class OpenAIAdapter implements ProviderAdapter {
     return this.client.close();
   }
 
-  private async postJson<T>(path: string, body: string, cancellation: Cancellation): Promise<T> {
-    const response = await this.client.requestBuffered({ path, method: 'POST', headers: this.headers, body, cancellation });
+  private async postJson<T>(request: ReturnType<OpenAIAdapter['post']>): Promise<T> {
+    const response = await this.client.requestBuffered(request);
     if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
     try {
       return JSON.parse(response.body.toString('utf8')) as T;
@@ -163,8 +164,8 @@ export class OpenAIAdapter implements ProviderAdapter {
     }
   }
 
-  private post(body: string, cancellation: Cancellation) {
-    return { path: '/chat/completions', method: 'POST' as const, headers: this.headers, body, cancellation };
+  private post(operation: OpenAIOperation, model: string, body: string, cancellation: Cancellation) {
+    return { path: this.endpoints.path(operation, model), method: 'POST' as const, headers: this.headers, body, cancellation };
   }
 
   private error(response: BufferedResponse): GatewayError {

@@ -1,0 +1,22 @@
+import type { UpstreamConfig } from '../../config/index.js';
+import type { OpenAIEndpoints } from '../openai/openai-endpoints.js';
+
+/** The generally available Azure OpenAI data-plane version used when the config names none. */
+export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
+
+/**
+ * Azure OpenAI: the same wire format as OpenAI under deployment URLs,
+ * `{base_url}/openai/deployments/{deployment}/{operation}?api-version=…`, with the key in an
+ * `api-key` header. A route's `model` is the deployment name. Azure has no rerank.
+ */
+export function azureEndpoints(upstream: UpstreamConfig): OpenAIEndpoints {
+  // Checked with the rest of the config (check-references); kept here for callers that skip it.
+  if (upstream.base_url === undefined) throw new Error(`upstream ${upstream.id}: azure needs base_url`);
+  const version = encodeURIComponent(upstream.api_version ?? DEFAULT_AZURE_API_VERSION);
+  return {
+    baseUrl: upstream.base_url,
+    path: (operation, deployment) => `/openai/deployments/${encodeURIComponent(deployment)}/${operation}?api-version=${version}`,
+    headers: { ...(upstream.api_key ? { 'api-key': upstream.api_key } : {}), ...upstream.headers },
+    capabilities: new Set(['chat', 'embedding', 'speech', 'transcription']),
+  };
+}
