@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { stringify } from 'yaml';
+import type { ModelType } from '../../src/config/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { startGateway, type Gateway } from '../../src/gateway.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { startFakeAzureUpstream } from '../fake-upstreams/azure-upstream.js';
+import { startFakeOpenAIUpstream } from '../fake-upstreams/openai-upstream.js';
+
+/** A provider's fake upstream, as the gateway config needs it. */
+export interface RunningFake {
+  /** The `upstreams[]` entry (without `id`) pointing at the fake. */
+  upstream: Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+export interface ConformanceProvider {
+  name: string;
+  /** The upstream model (or deployment) name to route each capability to. */
+  models: Partial<Record<ModelType, string>>;
+  start(): Promise<RunningFake>;
+}
+
+/** Every provider, with the capabilities its fake serves. Each capability suite runs against all that have it. */
+export const CONFORMANCE_PROVIDERS: ConformanceProvider[] = [
+  {
+    name: 'openai',
+    models: { chat: 'gpt-4o-mini', embedding: 'text-embedding-3-small', rerank: 'bge-reranker', speech: 'tts-1', transcription: 'whisper-1' },
+    async start() {
+      const fake = await startFakeOpenAIUpstream({ splitBytes: true });
+      return { upstream: { provider: 'openai', base_url: fake.url, api_key: 'sk-conformance' }, close: () => fake.close() };
+    },
+  },
+  {
+    name: 'azure',
+    models: { chat: 'gpt4o-deploy', embedding: 'embed-deploy', speech: 'tts-deploy', transcription: 'whisper-deploy' },
+    async start() {
+      const fake = await startFakeAzureUpstream();
+      return { upstream: { provider: 'azure', base_url: fake.url, api_key: 'azure-conformance' }, close: () => fake.close() };
+    },
+  },
+];
+
+export interface ConformanceGateway {
+  client: OpenAI;
+  gateway: Gateway;
+  close(): Promise<void>;
+}
+
+/** A real gateway in front of one provider's fake, with one public model per capability, named after it. */
+export async function startConformanceGateway(provider: ConformanceProvider): Promise<ConformanceGateway> {
+  const fake = await provider.start();
+  const directory = mkdtempSync(join(tmpdir(), `switchyard-conformance-${provider.name}-`));
+  const configPath = join(directory, 'switchyard.yaml');
+  writeFileSync(
+    configPath,
+    stringify({
+      server: { port: 0 },
+      database: { url: `sqlite:${join(directory, 'db.sqlite')}` },
+      logging: { level: 'silent' },
+      upstreams: [{ id: 'under-test', ...fake.upstream }],
+      models: Object.entries(provider.models).map(([type, model]) => ({ id: type, type, routes: [{ upstream: 'under-test', model }] })),
+    }),
+  );
+  const gateway = await startGateway(loadConfig({ configPath, env: {} }).config, { logger: createLogger('silent') });
+  const { secret } = await gateway.tokens.create({ team: 'conformance' });
+  return {
+    gateway,
+    client: new OpenAI({ apiKey: secret, baseURL: `${gateway.url}/v1`, maxRetries: 0 }),
+    async close() {
+      await gateway.shutdown();
+      await fake.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+export function providersWith(capability: ModelType): ConformanceProvider[] {
+  return CONFORMANCE_PROVIDERS.filter((provider) => provider.models[capability] !== undefined);
+}
