@@ -1,14 +1,21 @@
 import { ConfigError } from './config-error.js';
 import type { SwitchyardConfig } from './config-schema.js';
 
+/** Providers with no public address to default to. */
+const BASE_URL_REQUIRED: Partial<Record<string, string>> = {
+  azure: 'the resource endpoint, e.g. https://my-resource.openai.azure.com',
+  tei: 'the address of the text-embeddings-inference server',
+};
+
 /** What the schema cannot say: ids are unique and every route names an upstream that exists. */
 export function checkReferences(config: SwitchyardConfig): void {
   const upstreamIds = new Set<string>();
   config.upstreams.forEach((upstream, index) => {
     if (upstreamIds.has(upstream.id)) throw new ConfigError(`upstreams[${index}].id`, `duplicate upstream id "${upstream.id}"`);
     upstreamIds.add(upstream.id);
-    if (upstream.provider === 'azure' && upstream.base_url === undefined) {
-      throw new ConfigError(`upstreams[${index}].base_url`, 'is required for azure: the resource endpoint, e.g. https://my-resource.openai.azure.com');
+    const needsBaseUrl = BASE_URL_REQUIRED[upstream.provider];
+    if (needsBaseUrl !== undefined && upstream.base_url === undefined) {
+      throw new ConfigError(`upstreams[${index}].base_url`, `is required for ${upstream.provider}: ${needsBaseUrl}`);
     }
   });
   const modelIds = new Map<string, string>();

@@ -128,6 +128,7 @@ describe('invalid config: one line naming the key and the problem', () => {
       'models[0].routes[0].upstream: unknown upstream "b"',
     ],
     ['upstreams:\n  - { id: a, provider: openai }\n  - { id: a, provider: openai }', 'upstreams[1].id', 'upstreams[1].id: duplicate upstream id "a"'],
+    ['upstreams:\n  - { id: a, provider: tei }', 'upstreams[0].base_url', 'upstreams[0].base_url: is required for tei: the address of the text-embeddings-inference server'],
     [
       'upstreams:\n  - { id: a, provider: openai }\nmodels:\n  - { id: m, type: chat, routes: [{ upstream: a, model: x }] }\ndefaults:\n  transcription_model: m',
       'defaults.transcription_model',

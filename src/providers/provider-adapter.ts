@@ -126,13 +126,13 @@ export interface ProviderAdapter {
   speak?(call: SpeechCall): Promise<SpeechResult>;
   /** Present when `capabilities` has `transcription`. */
   transcribe?(call: TranscriptionCall): Promise<TranscriptionResult>;
-  /** Resolves with the upstream's completion or rejects with a GatewayError. */
-  chatCompletion(call: ChatCall): Promise<ChatCompletionResult>;
+  /** Present when `capabilities` has `chat`. Resolves with the upstream's completion or rejects with a GatewayError. */
+  chatCompletion?(call: ChatCall): Promise<ChatCompletionResult>;
   /**
    * Resolves once the upstream accepted the stream (status 200); rejects with a GatewayError
    * otherwise. Iterating may throw a GatewayError if the upstream fails mid-stream.
    */
-  streamChatCompletion(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>>;
+  streamChatCompletion?(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>>;
   close(): Promise<void>;
 }
 

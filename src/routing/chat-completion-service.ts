@@ -1,6 +1,7 @@
 import type { Principal } from '../access/index.js';
 import type { ChatCompletionRequest } from '../api/chat-completion-request.js';
-import type { Cancellation, ChatRequestBody, ChatStreamEvent } from '../providers/provider-adapter.js';
+import { GatewayError } from '../errors/index.js';
+import type { Cancellation, ChatRequestBody, ChatStreamEvent, ProviderAdapter } from '../providers/provider-adapter.js';
 import { estimateChatUsage, type RequestRecord } from '../usage/index.js';
 import type { ModelCatalog, Route } from './model-catalog.js';
 import { resolveModel } from './resolve-model.js';
@@ -37,7 +38,7 @@ export class ChatCompletionService {
     const { value: result } = await withFailover(
       routes,
       input.cancellation,
-      (route) => route.adapter.chatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation }),
+      (route) => chatAdapter(route).chatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation }),
       (route) => (record.upstream = route.upstreamId),
     );
     record.usage = result.usage;
@@ -52,7 +53,7 @@ export class ChatCompletionService {
       routes,
       input.cancellation,
       async (route) => {
-        const events = await route.adapter.streamChatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation });
+        const events = await chatAdapter(route).streamChatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation });
         const iterator = events[Symbol.asyncIterator]();
         return { iterator, first: await iterator.next() };
       },
@@ -97,6 +98,15 @@ async function* accountedEvents(
   } finally {
     await iterator.return?.();
   }
+}
+
+/** The catalog refuses at start to route a chat model to an adapter without chat, so this only guards. */
+function chatAdapter(route: Route): Required<Pick<ProviderAdapter, 'chatCompletion' | 'streamChatCompletion'>> {
+  const { chatCompletion, streamChatCompletion } = route.adapter;
+  if (chatCompletion === undefined || streamChatCompletion === undefined) {
+    throw new GatewayError('internal_error', `Upstream ${route.upstreamId} does not serve chat.`);
+  }
+  return { chatCompletion: chatCompletion.bind(route.adapter), streamChatCompletion: streamChatCompletion.bind(route.adapter) };
 }
 
 /** The body as the upstream must see it: its own model name, without the gateway's metadata keys. */

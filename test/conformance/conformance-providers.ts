@@ -7,7 +7,12 @@ import type { ModelType } from '../../src/config/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { startGateway, type Gateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { startFakeAnthropicUpstream } from '../fake-upstreams/anthropic-upstream.js';
 import { startFakeAzureUpstream } from '../fake-upstreams/azure-upstream.js';
+import { startFakeCohereUpstream } from '../fake-upstreams/cohere-upstream.js';
+import { startFakeGeminiUpstream } from '../fake-upstreams/gemini-upstream.js';
+import { startFakeJinaUpstream } from '../fake-upstreams/jina-upstream.js';
+import { startFakeTeiUpstream } from '../fake-upstreams/tei-upstream.js';
 import { startFakeOpenAIUpstream } from '../fake-upstreams/openai-upstream.js';
 
 /** A provider's fake upstream, as the gateway config needs it. */
@@ -23,6 +28,8 @@ export interface ConformanceProvider {
   models: Partial<Record<ModelType, string>>;
   start(): Promise<RunningFake>;
 }
+
+const GEMINI_KEY = 'AIza-fake-gemini-key';
 
 /** Every provider, with the capabilities its fake serves. Each capability suite runs against all that have it. */
 export const CONFORMANCE_PROVIDERS: ConformanceProvider[] = [
@@ -40,6 +47,46 @@ export const CONFORMANCE_PROVIDERS: ConformanceProvider[] = [
     async start() {
       const fake = await startFakeAzureUpstream();
       return { upstream: { provider: 'azure', base_url: fake.url, api_key: 'azure-conformance' }, close: () => fake.close() };
+    },
+  },
+  {
+    name: 'anthropic',
+    models: { chat: 'claude-sonnet-4-5' },
+    async start() {
+      const fake = await startFakeAnthropicUpstream({ apiKey: 'sk-ant-conformance' });
+      return { upstream: { provider: 'anthropic', base_url: fake.url, api_key: 'sk-ant-conformance' }, close: () => fake.close() };
+    },
+  },
+  {
+    name: 'gemini',
+    models: { chat: 'gemini-2.5-flash', embedding: 'gemini-embedding-001' },
+    async start() {
+      const fake = await startFakeGeminiUpstream();
+      return { upstream: { provider: 'gemini', base_url: fake.url, api_key: GEMINI_KEY }, close: () => fake.close() };
+    },
+  },
+  {
+    name: 'cohere',
+    models: { embedding: 'embed-v4.0', rerank: 'rerank-v3.5' },
+    async start() {
+      const fake = await startFakeCohereUpstream();
+      return { upstream: { provider: 'cohere', base_url: fake.url, api_key: 'co-conformance' }, close: () => fake.close() };
+    },
+  },
+  {
+    name: 'jina',
+    models: { embedding: 'jina-embeddings-v3', rerank: 'jina-reranker-v2-base-multilingual' },
+    async start() {
+      const fake = await startFakeJinaUpstream();
+      return { upstream: { provider: 'jina', base_url: fake.url, api_key: 'jina_conformance' }, close: () => fake.close() };
+    },
+  },
+  {
+    name: 'tei',
+    models: { embedding: 'BAAI/bge-small-en-v1.5', rerank: 'BAAI/bge-reranker-base' },
+    async start() {
+      const fake = await startFakeTeiUpstream();
+      return { upstream: { provider: 'tei', base_url: fake.url }, close: () => fake.close() };
     },
   },
 ];

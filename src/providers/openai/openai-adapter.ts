@@ -79,16 +79,22 @@ export class OpenAIAdapter implements ProviderAdapter {
       ...(call.user === undefined ? {} : { user: call.user }),
     });
     const parsed = await this.postJson<OpenAIEmbeddingResponse>(this.post('embeddings', call.model, body, call.cancellation));
-    const vectors: Array<number[] | string> = new Array(call.inputs.length);
+    const vectors: Array<number[] | string | undefined> = Array.from({ length: call.inputs.length }, () => undefined);
+    let placed = 0;
     for (const [position, item] of (parsed.data ?? []).entries()) {
       const index = item.index ?? position;
-      if (item.embedding !== undefined && index >= 0 && index < vectors.length) vectors[index] = item.embedding;
+      // Each input gets exactly one vector: a repeated or out-of-range index is an answer we cannot trust.
+      if (item.embedding === undefined || index < 0 || index >= vectors.length || vectors[index] !== undefined) {
+        throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} returned a misplaced embedding (index ${index}).`);
+      }
+      vectors[index] = item.embedding;
+      placed++;
     }
-    if (vectors.some((vector) => vector === undefined) || (parsed.data ?? []).length !== call.inputs.length) {
-      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} returned ${(parsed.data ?? []).length} embeddings for ${call.inputs.length} inputs.`);
+    if (placed !== call.inputs.length) {
+      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} returned ${placed} embeddings for ${call.inputs.length} inputs.`);
     }
     const promptTokens = parsed.usage?.prompt_tokens;
-    return { vectors, promptTokens: typeof promptTokens === 'number' ? promptTokens : null };
+    return { vectors: vectors as Array<number[] | string>, promptTokens: typeof promptTokens === 'number' ? promptTokens : null };
   }
 
   /** OpenAI has no rerank API; OpenAI-compatible servers (vLLM, Infinity, …) serve the Jina/Cohere shape at `/rerank`. */

@@ -1,0 +1,1 @@
+export { AnthropicAdapter, createAnthropicAdapter } from './anthropic-adapter.js';

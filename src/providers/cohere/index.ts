@@ -1,0 +1,1 @@
+export { CohereAdapter, createCohereAdapter } from './cohere-adapter.js';

@@ -1,0 +1,127 @@
+import type { UpstreamConfig } from '../../config/index.js';
+import { GatewayError } from '../../errors/index.js';
+import type { Cancellation } from '../cancellation.js';
+import type {
+  ChatCall,
+  ChatCompletionResult,
+  ChatStreamEvent,
+  EmbeddingCall,
+  EmbeddingLimits,
+  EmbeddingResult,
+  ProviderAdapter,
+  ProviderFactory,
+} from '../provider-adapter.js';
+import { headerValue, UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
+import { convertGeminiResponse } from './convert-gemini-response.js';
+import { convertToGeminiRequest } from './convert-to-gemini-request.js';
+import {
+  DEFAULT_GEMINI_BASE_URL,
+  GEMINI_EMBEDDING_LIMITS,
+  type GeminiBatchEmbedContentsResponse,
+  type GeminiEmbedContentRequest,
+  type GeminiGenerateContentResponse,
+} from './gemini-api.js';
+import { readGeminiChatStream } from './gemini-chat-stream.js';
+import { mapGeminiError } from './map-gemini-error.js';
+import { toUsage } from './map-gemini-usage.js';
+import { generatedText } from './read-gemini-candidate.js';
+
+/**
+ * Google's Gemini API (generativelanguage.googleapis.com): chat through `generateContent` and
+ * `streamGenerateContent`, converted from and to OpenAI's chat format, and embeddings through
+ * `batchEmbedContents`.
+ */
+export class GeminiAdapter implements ProviderAdapter {
+  readonly upstreamId: string;
+  readonly capabilities = new Set(['chat', 'embedding'] as const);
+  readonly embeddingLimits: EmbeddingLimits;
+  private readonly client: UpstreamClient;
+  private readonly headers: Record<string, string>;
+
+  constructor(upstream: UpstreamConfig) {
+    this.upstreamId = upstream.id;
+    this.embeddingLimits = { ...GEMINI_EMBEDDING_LIMITS, maxInputs: upstream.max_embedding_inputs ?? GEMINI_EMBEDDING_LIMITS.maxInputs };
+    this.client = new UpstreamClient(upstream.base_url ?? DEFAULT_GEMINI_BASE_URL, upstream);
+    this.headers = {
+      'content-type': 'application/json',
+      // The header rather than `?key=`: query strings end up in access logs.
+      ...(upstream.api_key ? { 'x-goog-api-key': upstream.api_key } : {}),
+      ...upstream.headers,
+    };
+  }
+
+  async chatCompletion(call: ChatCall): Promise<ChatCompletionResult> {
+    const body = JSON.stringify(convertToGeminiRequest(call.body));
+    const response = await this.postJson<GeminiGenerateContentResponse>(`${modelPath(call.body.model)}:generateContent`, body, call.cancellation);
+    const { completion, outputs } = convertGeminiResponse(response, call.body.model);
+    return {
+      payload: Buffer.from(JSON.stringify(completion)),
+      usage: toUsage(completion.usage ?? null),
+      completionText: () => outputs.map(generatedText).join(''),
+    };
+  }
+
+  async streamChatCompletion(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
+    const body = JSON.stringify(convertToGeminiRequest(call.body));
+    const response = await this.client.openStream({
+      path: `${modelPath(call.body.model)}:streamGenerateContent?alt=sse`,
+      method: 'POST',
+      headers: this.headers,
+      body,
+      cancellation: call.cancellation,
+    });
+    if (!response.ok) throw this.error(response);
+    return readGeminiChatStream(response.body, this.upstreamId, call.body.model);
+  }
+
+  async embed(call: EmbeddingCall): Promise<EmbeddingResult> {
+    const path = modelPath(call.model);
+    const requests: GeminiEmbedContentRequest[] = call.inputs.map((input, index) => {
+      if (typeof input !== 'string') {
+        throw new GatewayError('upstream_bad_request', 'Gemini embeds text only; token arrays are not supported.', { param: `input[${index}]` });
+      }
+      return {
+        model: path.slice(1),
+        content: { parts: [{ text: input }] },
+        ...(call.dimensions === undefined ? {} : { outputDimensionality: call.dimensions }),
+      };
+    });
+    const parsed = await this.postJson<GeminiBatchEmbedContentsResponse>(`${path}:batchEmbedContents`, JSON.stringify({ requests }), call.cancellation);
+    const embeddings = parsed.embeddings ?? [];
+    // Gemini answers in request order and gives no index; a count mismatch means they cannot be matched up.
+    if (embeddings.length !== call.inputs.length || embeddings.some((embedding) => !Array.isArray(embedding.values))) {
+      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} returned ${embeddings.length} embeddings for ${call.inputs.length} inputs.`);
+    }
+    const promptTokens = parsed.usageMetadata?.promptTokenCount;
+    return { vectors: embeddings.map((embedding) => embedding.values as number[]), promptTokens: typeof promptTokens === 'number' ? promptTokens : null };
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+
+  private async postJson<T>(path: string, body: string, cancellation: Cancellation): Promise<T> {
+    const response = await this.client.requestBuffered({ path, method: 'POST', headers: this.headers, body, cancellation });
+    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
+    try {
+      return JSON.parse(response.body.toString('utf8')) as T;
+    } catch {
+      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not JSON.`);
+    }
+  }
+
+  private error(response: BufferedResponse): GatewayError {
+    return mapGeminiError(response.statusCode, response.body.subarray(0, 64 * 1024).toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstreamId);
+  }
+}
+
+/**
+ * The resource path of a model: `gemini-2.5-flash` is `/models/gemini-2.5-flash`; a name that
+ * already has its collection (`models/…`, `tunedModels/…`) is kept.
+ */
+function modelPath(model: string): string {
+  const name = model.includes('/') ? model : `models/${model}`;
+  return `/${name.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+export const createGeminiAdapter: ProviderFactory = (upstream) => new GeminiAdapter(upstream);

@@ -1,0 +1,1 @@
+export { createGeminiAdapter, GeminiAdapter } from './gemini-adapter.js';

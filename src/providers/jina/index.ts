@@ -1,0 +1,1 @@
+export { JinaAdapter, createJinaAdapter } from './jina-adapter.js';

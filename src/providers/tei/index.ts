@@ -1,0 +1,1 @@
+export { TeiAdapter, createTeiAdapter } from './tei-adapter.js';

@@ -1,0 +1,184 @@
+// A fake Anthropic Messages API for the gateway's tests.
+//
+// It replays recorded Anthropic wire traffic (test/fixtures/anthropic, see
+// test/fixtures/README.md for where each recording came from): named SSE
+// events (`event: …` + `data: …`), `ping` events, usage split between
+// `message_start` and `message_delta`, and Anthropic's error envelope.
+//
+// Behaviour in brief:
+// - every request (any path) is recorded before it is answered;
+// - a request without the expected `x-api-key` gets the recorded 401;
+// - queued `failNext` responses win over everything else;
+// - POST /v1/messages answers from the fixtures: a request that offers `tools`
+//   (and does not say `tool_choice: {type: "none"}`) gets the recorded
+//   tool_use message or stream, every other request the recorded text one.
+//   `streamFixture` / `messageFixture` pick another recording;
+// - anything else is a 404 in Anthropic's error envelope.
+//
+// Only node:http is used so that nothing between the socket and the test
+// reshapes the bytes.
+
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { ByteSplitter } from './sse-framing.js';
+
+export interface RecordedAnthropicRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+}
+
+export interface AnthropicFailure {
+  status: number;
+  /** An object is sent as JSON; without a body, the recorded error for the status (if any) is sent. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface FakeAnthropicOptions {
+  /** Cut the SSE body into odd-sized writes (default true). */
+  splitBytes?: boolean;
+  lineEnding?: 'lf' | 'crlf';
+  /** A file under test/fixtures/anthropic/ to stream instead of the default choice. */
+  streamFixture?: string;
+  /** A file under test/fixtures/anthropic/ to answer non-streamed requests with. */
+  messageFixture?: string;
+}
+
+export interface FakeAnthropicUpstream {
+  /** The origin, which is what `base_url` holds for Anthropic (the adapter adds /v1/messages). */
+  readonly url: string;
+  readonly requests: RecordedAnthropicRequest[];
+  options: FakeAnthropicOptions;
+  failNext(failure: AnthropicFailure, times?: number): void;
+  close(): Promise<void>;
+}
+
+const FIXTURE_DIR = new URL('../fixtures/anthropic/', import.meta.url);
+const ERROR_FIXTURES: Record<number, string> = {
+  400: 'errors/400-invalid-request-error.json',
+  401: 'errors/401-authentication-error.json',
+  429: 'errors/429-rate-limit-error.json',
+  500: 'errors/500-api-error.json',
+  529: 'errors/529-overloaded-error.json',
+};
+// Composed in Anthropic's error envelope; not a recording.
+const NOT_FOUND = { type: 'error', error: { type: 'not_found_error', message: 'Not Found' } };
+
+function readFixture(name: string): Promise<Buffer> {
+  return readFile(new URL(name, FIXTURE_DIR));
+}
+
+function wantsTools(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false;
+  const { tools, tool_choice: toolChoice } = body as { tools?: unknown; tool_choice?: { type?: unknown } };
+  return Array.isArray(tools) && tools.length > 0 && toolChoice?.type !== 'none';
+}
+
+export async function startFakeAnthropicUpstream(options: { apiKey: string } & FakeAnthropicOptions): Promise<FakeAnthropicUpstream> {
+  const { apiKey, ...initialOptions } = options;
+  const requests: RecordedAnthropicRequest[] = [];
+  const failures: Array<{ failure: AnthropicFailure; remaining: number }> = [];
+  const sockets = new Set<Socket>();
+  const upstream = { options: initialOptions as FakeAnthropicOptions };
+
+  const sendJson = (response: ServerResponse, status: number, body: Buffer | string, headers: Record<string, string> = {}): void => {
+    response.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_fake_anthropic', ...headers });
+    response.end(body);
+  };
+
+  const fail = async (response: ServerResponse, failure: AnthropicFailure): Promise<void> => {
+    let body: Buffer | string;
+    if (failure.body === undefined) {
+      const fixture = ERROR_FIXTURES[failure.status];
+      body = fixture === undefined ? JSON.stringify({ type: 'error', error: { type: 'api_error', message: `status ${failure.status}` } }) : await readFixture(fixture);
+    } else {
+      body = typeof failure.body === 'string' ? failure.body : JSON.stringify(failure.body);
+    }
+    sendJson(response, failure.status, body, failure.headers);
+  };
+
+  const stream = async (response: ServerResponse, fixture: string): Promise<void> => {
+    let bytes = await readFixture(fixture);
+    if (upstream.options.lineEnding === 'crlf') bytes = Buffer.from(bytes.toString('utf8').replace(/\r?\n/g, '\r\n'));
+    response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': 'req_fake_anthropic' });
+    if (upstream.options.splitBytes === false) {
+      response.end(bytes);
+      return;
+    }
+    const splitter = new ByteSplitter();
+    for (const piece of [...splitter.push(bytes), ...splitter.flush()]) {
+      if (response.destroyed) return;
+      response.write(piece);
+      // A turn of the event loop between writes, so they reach the socket as separate packets.
+      await nextTurn();
+    }
+    response.end();
+  };
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    let body: unknown = undefined;
+    try {
+      body = raw === '' ? undefined : (JSON.parse(raw) as unknown);
+    } catch {
+      body = raw;
+    }
+    const path = request.url ?? '/';
+    requests.push({ method: request.method ?? '', path, headers: request.headers, body });
+
+    if (request.headers['x-api-key'] !== apiKey) return fail(response, { status: 401 });
+    const queued = failures[0];
+    if (queued !== undefined) {
+      if (--queued.remaining <= 0) failures.shift();
+      return fail(response, queued.failure);
+    }
+    if (request.method !== 'POST' || path !== '/v1/messages') return sendJson(response, 404, JSON.stringify(NOT_FOUND));
+    if (typeof body !== 'object' || body === null) {
+      // Composed in Anthropic's error envelope; not a recording.
+      return sendJson(response, 400, JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'The request body is not valid JSON.' } }));
+    }
+    const tools = wantsTools(body);
+    if ((body as { stream?: unknown }).stream === true) {
+      return stream(response, upstream.options.streamFixture ?? (tools ? 'stream-tool-use.sse' : 'stream-text.sse'));
+    }
+    return sendJson(response, 200, await readFixture(upstream.options.messageFixture ?? (tools ? 'message-tool-use.json' : 'message.json')));
+  };
+
+  const server: Server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) sendJson(response, 500, JSON.stringify({ type: 'error', error: { type: 'api_error', message: String(error) } }));
+      else response.destroy();
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the fake Anthropic upstream has no TCP address');
+
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    requests,
+    get options() {
+      return upstream.options;
+    },
+    set options(value: FakeAnthropicOptions) {
+      upstream.options = value;
+    },
+    failNext(failure, times = 1) {
+      failures.push({ failure, remaining: times });
+    },
+    close() {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+    },
+  };
+}

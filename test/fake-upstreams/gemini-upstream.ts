@@ -1,0 +1,242 @@
+// A fake Gemini API (generativelanguage.googleapis.com/v1beta) for the gateway's tests.
+//
+// It replays recorded Gemini traffic from test/fixtures/gemini (see test/fixtures/README.md):
+// - POST /v1beta/models/{model}:generateContent answers the recorded text answer, or the recorded
+//   function call when the request declares functions and does not set mode NONE;
+// - POST /v1beta/models/{model}:streamGenerateContent?alt=sse streams the matching recorded events
+//   as `data: …\r\n\r\n`, cut at odd byte offsets; without alt=sse it answers a JSON array, as
+//   Google does;
+// - POST /v1beta/models/{model}:batchEmbedContents answers one vector per request, in order, that
+//   encodes its text (see fakeGeminiEmbedding), in the recorded envelope. Like Google it refuses
+//   more than 100 requests and requests naming another model;
+// - a request without `x-goog-api-key` gets Google's recorded 403;
+// - queued `failNext` answers win over everything; a failure without a body gets the recorded
+//   error body for its status.
+// Every request is recorded first. Only node:http is used, so nothing reshapes the bytes.
+
+import { readdir, readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { ByteSplitter } from './sse-framing.js';
+
+export interface RecordedGeminiRequest {
+  method: string;
+  /** The path without the query string. */
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+}
+
+export interface GeminiFailure {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface FakeGeminiOptions {
+  /** Cut SSE bytes at odd offsets (default true). */
+  splitBytes?: boolean;
+  /** Send this error object as an SSE event after that many recorded events. */
+  midStreamError?: { afterEvents: number; error: unknown };
+  /** Send the embeddings' `usageMetadata` (only newer embedding models do); default false. */
+  embeddingUsage?: boolean;
+}
+
+export interface FakeGeminiUpstream {
+  /** The base URL to configure, ending in /v1beta. */
+  readonly url: string;
+  readonly requests: RecordedGeminiRequest[];
+  options: FakeGeminiOptions;
+  failNext(failure: GeminiFailure, times?: number): void;
+  close(): Promise<void>;
+}
+
+type JsonObject = Record<string, unknown>;
+
+interface Fixtures {
+  text: JsonObject;
+  toolCall: JsonObject;
+  textStream: string[];
+  toolCallStream: string[];
+  embeddings: JsonObject;
+  /** Recorded error bodies by status: the plain INVALID_ARGUMENT for 400, else the first recording. */
+  errors: Map<number, Buffer>;
+  batchLimitError: Buffer;
+}
+
+const FIXTURES = new URL('../fixtures/gemini/', import.meta.url);
+const MAX_BATCH = 100;
+const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/;
+
+/** The vector for one text: it encodes the text so a test can tell which input a vector belongs to. */
+export function fakeGeminiEmbedding(text: string, dimensions = 8): number[] {
+  return Array.from({ length: dimensions }, (_, index) => (index === 0 ? text.length / 1000 : index === 1 ? text.charCodeAt(0) / 1000 : 0.25));
+}
+
+async function loadFixtures(): Promise<Fixtures> {
+  const json = async (name: string) => JSON.parse(await readFile(new URL(name, FIXTURES), 'utf8')) as JsonObject;
+  const events = async (name: string) =>
+    (await readFile(new URL(name, FIXTURES), 'utf8'))
+      .split('\r\n\r\n')
+      .filter((block) => block.startsWith('data: '))
+      .map((block) => block.slice('data: '.length));
+  const errors = new Map<number, Buffer>();
+  for (const name of (await readdir(new URL('errors/', FIXTURES))).sort()) {
+    const status = Number(name.slice(0, 3));
+    if (!errors.has(status)) errors.set(status, await readFile(new URL(`errors/${name}`, FIXTURES)));
+  }
+  errors.set(400, await readFile(new URL('errors/400-invalid-argument.json', FIXTURES)));
+  return {
+    text: await json('generate-content.json'),
+    toolCall: await json('generate-content-tool-call.json'),
+    textStream: await events('stream-generate-content.sse'),
+    toolCallStream: await events('stream-generate-content-tool-call.sse'),
+    embeddings: await json('batch-embed-contents.json'),
+    errors,
+    batchLimitError: await readFile(new URL('errors/400-batch-limit.json', FIXTURES)),
+  };
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Google's error shape, for failures no recording covers. */
+function googleError(code: number, message: string, status: string): Buffer {
+  return Buffer.from(`${JSON.stringify({ error: { code, message, status } }, null, 2)}\n`);
+}
+
+function send(res: ServerResponse, status: number, body: Buffer | string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', ...headers });
+  res.end(body);
+}
+
+function wantsFunctionCall(body: JsonObject): boolean {
+  const tools = Array.isArray(body['tools']) ? (body['tools'] as JsonObject[]) : [];
+  const declared = tools.some((tool) => Array.isArray(tool['functionDeclarations']) && tool['functionDeclarations'].length > 0);
+  const mode = ((body['toolConfig'] as JsonObject | undefined)?.['functionCallingConfig'] as JsonObject | undefined)?.['mode'];
+  return declared && mode !== 'NONE';
+}
+
+async function streamEvents(res: ServerResponse, events: string[], options: FakeGeminiOptions): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'x-content-type-options': 'nosniff' });
+  res.flushHeaders();
+  const splitter = options.splitBytes === false ? null : new ByteSplitter();
+  const write = async (text: string) => {
+    const bytes = Buffer.from(text, 'utf8');
+    for (const piece of splitter === null ? [bytes] : splitter.push(bytes)) {
+      if (res.destroyed) return;
+      res.write(piece);
+      await nextTurn();
+    }
+  };
+  for (const [index, event] of events.entries()) {
+    if (options.midStreamError !== undefined && index === options.midStreamError.afterEvents) {
+      await write(`data: ${JSON.stringify({ error: options.midStreamError.error })}\r\n\r\n`);
+      break;
+    }
+    await write(`data: ${event}\r\n\r\n`);
+  }
+  for (const piece of splitter?.flush() ?? []) res.write(piece);
+  res.end();
+}
+
+function answerEmbeddings(res: ServerResponse, model: string, body: JsonObject, fixtures: Fixtures, options: FakeGeminiOptions): void {
+  const requests = Array.isArray(body['requests']) ? (body['requests'] as JsonObject[]) : [];
+  if (requests.length > MAX_BATCH) return send(res, 400, fixtures.batchLimitError);
+  const embeddings: Array<{ values: number[] }> = [];
+  for (const [index, request] of requests.entries()) {
+    if (request['model'] !== `models/${model}`) {
+      return send(res, 400, googleError(400, `* BatchEmbedContentsRequest.model: unexpected model name format\n* BatchEmbedContentsRequest.requests[${index}].model: unexpected model name format\n`, 'INVALID_ARGUMENT'));
+    }
+    const parts = ((request['content'] as JsonObject | undefined)?.['parts'] ?? []) as Array<{ text?: string }>;
+    const text = parts.map((part) => part.text ?? '').join('');
+    const dimensions = typeof request['outputDimensionality'] === 'number' ? request['outputDimensionality'] : 8;
+    embeddings.push({ values: fakeGeminiEmbedding(text, dimensions) });
+  }
+  const response: JsonObject = { ...structuredClone(fixtures.embeddings), embeddings };
+  if (options.embeddingUsage !== true) delete response['usageMetadata'];
+  send(res, 200, JSON.stringify(response, null, 2));
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, fixtures: Fixtures, state: { requests: RecordedGeminiRequest[]; failures: Array<{ failure: GeminiFailure; remaining: number }>; options: () => FakeGeminiOptions }): Promise<void> {
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  const raw = Buffer.concat(parts).toString('utf8');
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    body = undefined;
+  }
+  const url = new URL(req.url ?? '/', 'http://fake');
+  state.requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: { ...req.headers }, body });
+
+  const queued = state.failures[0];
+  if (queued !== undefined) {
+    if (--queued.remaining <= 0) state.failures.shift();
+    const { status, headers } = queued.failure;
+    const recorded = queued.failure.body === undefined ? (fixtures.errors.get(status) ?? googleError(status, 'Injected failure.', 'UNKNOWN')) : Buffer.from(JSON.stringify(queued.failure.body));
+    return send(res, status, recorded, headers);
+  }
+  if (req.headers['x-goog-api-key'] === undefined) return send(res, 403, fixtures.errors.get(403) as Buffer);
+
+  const route = req.method === 'POST' ? ROUTE.exec(decodeURIComponent(url.pathname)) : null;
+  if (route === null) return send(res, 404, googleError(404, `Method not found: ${req.method} ${url.pathname}`, 'NOT_FOUND'));
+  const [, model, method] = route as unknown as [string, string, string];
+  if (!isObject(body)) return send(res, 400, googleError(400, 'Invalid JSON payload received.', 'INVALID_ARGUMENT'));
+  if (method === 'batchEmbedContents') return answerEmbeddings(res, model, body, fixtures, state.options());
+  if (!Array.isArray(body['contents'])) return send(res, 400, googleError(400, '* GenerateContentRequest.contents: contents is not specified\n', 'INVALID_ARGUMENT'));
+  const toolCall = wantsFunctionCall(body);
+  if (method === 'generateContent') return send(res, 200, JSON.stringify(toolCall ? fixtures.toolCall : fixtures.text, null, 2));
+  const events = toolCall ? fixtures.toolCallStream : fixtures.textStream;
+  if (url.searchParams.get('alt') !== 'sse') return send(res, 200, `[${events.join(',\n')}]`);
+  await streamEvents(res, events, state.options());
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      if (address === null || typeof address === 'string') reject(new Error('fake Gemini upstream is not on a TCP port'));
+      else resolve(address.port);
+    });
+  });
+}
+
+export async function startFakeGeminiUpstream(options: FakeGeminiOptions = {}): Promise<FakeGeminiUpstream> {
+  const fixtures = await loadFixtures();
+  const requests: RecordedGeminiRequest[] = [];
+  const failures: Array<{ failure: GeminiFailure; remaining: number }> = [];
+  const sockets = new Set<Socket>();
+  const server = createServer();
+  let closing: Promise<void> | undefined;
+  const upstream: FakeGeminiUpstream = {
+    url: '',
+    requests,
+    options,
+    failNext(failure, times = 1) {
+      failures.push({ failure, remaining: times });
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+      return closing;
+    },
+  };
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.setNoDelay(true);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    handle(req, res, fixtures, { requests, failures, options: () => upstream.options }).catch(() => res.destroy());
+  });
+  const port = await listen(server);
+  return Object.assign(upstream, { url: `http://127.0.0.1:${port}/v1beta` });
+}
