@@ -1,18 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import OpenAI from 'openai';
-import { stringify } from 'yaml';
+import type OpenAI from 'openai';
 import type { ModelType } from '../../src/config/index.js';
-import { loadConfig } from '../../src/config/index.js';
-import { startGateway, type Gateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/observability/logger.js';
 import { startFakeAnthropicUpstream } from '../fake-upstreams/anthropic-upstream.js';
 import { startFakeAzureUpstream } from '../fake-upstreams/azure-upstream.js';
 import { startFakeCohereUpstream } from '../fake-upstreams/cohere-upstream.js';
 import { startFakeGeminiUpstream } from '../fake-upstreams/gemini-upstream.js';
 import { startFakeJinaUpstream } from '../fake-upstreams/jina-upstream.js';
 import { startFakeTeiUpstream } from '../fake-upstreams/tei-upstream.js';
+import { startTestGateway } from '../support/start-test-gateway.js';
 import { startFakeOpenAIUpstream } from '../fake-upstreams/openai-upstream.js';
 
 /** A provider's fake upstream, as the gateway config needs it. */
@@ -93,34 +87,21 @@ export const CONFORMANCE_PROVIDERS: ConformanceProvider[] = [
 
 export interface ConformanceGateway {
   client: OpenAI;
-  gateway: Gateway;
   close(): Promise<void>;
 }
 
 /** A real gateway in front of one provider's fake, with one public model per capability, named after it. */
 export async function startConformanceGateway(provider: ConformanceProvider): Promise<ConformanceGateway> {
   const fake = await provider.start();
-  const directory = mkdtempSync(join(tmpdir(), `switchyard-conformance-${provider.name}-`));
-  const configPath = join(directory, 'switchyard.yaml');
-  writeFileSync(
-    configPath,
-    stringify({
-      server: { port: 0 },
-      database: { url: `sqlite:${join(directory, 'db.sqlite')}` },
-      logging: { level: 'silent' },
-      upstreams: [{ id: 'under-test', ...fake.upstream }],
-      models: Object.entries(provider.models).map(([type, model]) => ({ id: type, type, routes: [{ upstream: 'under-test', model }] })),
-    }),
-  );
-  const gateway = await startGateway(loadConfig({ configPath, env: {} }).config, { logger: createLogger('silent') });
-  const { secret } = await gateway.tokens.create({ team: 'conformance' });
+  const running = await startTestGateway({
+    upstreams: [{ id: 'under-test', ...fake.upstream }],
+    models: Object.entries(provider.models).map(([type, model]) => ({ id: type, type, routes: [{ upstream: 'under-test', model }] })),
+  });
   return {
-    gateway,
-    client: new OpenAI({ apiKey: secret, baseURL: `${gateway.url}/v1`, maxRetries: 0 }),
+    client: running.client,
     async close() {
-      await gateway.shutdown();
+      await running.close();
       await fake.close();
-      rmSync(directory, { recursive: true, force: true });
     },
   };
 }

@@ -1,12 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { loadConfig } from '../../src/config/index.js';
-import { startGateway, type Gateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 import { startFakeAnthropicUpstream, type FakeAnthropicUpstream } from '../fake-upstreams/anthropic-upstream.js';
 import { conformanceErrors } from '../support/openai-conformance.js';
 
@@ -16,43 +11,30 @@ const RECORDED_TEXT = (JSON.parse(readFileSync(new URL('../fixtures/anthropic/me
   .content[0]?.text as string;
 
 let upstream: FakeAnthropicUpstream;
-let gateway: Gateway;
-let directory: string;
+let running: TestGateway;
 let client: OpenAI;
 
 beforeAll(async () => {
   upstream = await startFakeAnthropicUpstream({ apiKey: API_KEY });
-  directory = mkdtempSync(join(tmpdir(), 'switchyard-anthropic-'));
-  const configPath = join(directory, 'switchyard.yaml');
-  writeFileSync(
-    configPath,
-    stringify({
-      server: { host: '127.0.0.1', port: 0, shutdown_timeout_ms: 5_000 },
-      database: { url: `sqlite:${join(directory, 'switchyard.db')}` },
-      logging: { level: 'silent' },
-      upstreams: [
-        { id: 'claude', provider: 'anthropic', base_url: upstream.url, api_key: API_KEY },
-        // The same fake, for the error tests, so that a failing credential never affects the others.
-        { id: 'claude-errors', provider: 'anthropic', base_url: upstream.url, api_key: API_KEY },
-        { id: 'claude-wrong-key', provider: 'anthropic', base_url: upstream.url, api_key: 'sk-ant-revoked' },
-      ],
-      models: [
-        { id: 'claude-sonnet', type: 'chat', owned_by: 'anthropic', routes: [{ upstream: 'claude', model: UPSTREAM_MODEL }] },
-        { id: 'claude-errors', type: 'chat', routes: [{ upstream: 'claude-errors', model: UPSTREAM_MODEL }] },
-        { id: 'claude-wrong-key', type: 'chat', routes: [{ upstream: 'claude-wrong-key', model: UPSTREAM_MODEL }] },
-      ],
-    }),
-  );
-  const { config } = loadConfig({ configPath, env: {} });
-  gateway = await startGateway(config, { logger: createLogger('silent') });
-  const { secret } = await gateway.tokens.create({ team: 't' });
-  client = new OpenAI({ apiKey: secret, baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10_000 });
+  running = await startTestGateway({
+    upstreams: [
+      { id: 'claude', provider: 'anthropic', base_url: upstream.url, api_key: API_KEY },
+      // The same fake, for the error tests, so that a failing credential never affects the others.
+      { id: 'claude-errors', provider: 'anthropic', base_url: upstream.url, api_key: API_KEY },
+      { id: 'claude-wrong-key', provider: 'anthropic', base_url: upstream.url, api_key: 'sk-ant-revoked' },
+    ],
+    models: [
+      { id: 'claude-sonnet', type: 'chat', owned_by: 'anthropic', routes: [{ upstream: 'claude', model: UPSTREAM_MODEL }] },
+      { id: 'claude-errors', type: 'chat', routes: [{ upstream: 'claude-errors', model: UPSTREAM_MODEL }] },
+      { id: 'claude-wrong-key', type: 'chat', routes: [{ upstream: 'claude-wrong-key', model: UPSTREAM_MODEL }] },
+    ],
+  });
+  client = running.client;
 });
 
 afterAll(async () => {
-  await gateway?.shutdown();
+  await running?.close();
   await upstream?.close();
-  if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
 });
 
 beforeEach(() => {

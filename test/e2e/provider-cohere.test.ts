@@ -1,12 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { loadConfig } from '../../src/config/index.js';
-import { startGateway, type Gateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 import { COHERE_MAX_TEXTS, fakeCohereEmbedding, fakeCohereInputTokens, startFakeCohereUpstream, type FakeCohereUpstream } from '../fake-upstreams/cohere-upstream.js';
 import { fakeRelevance } from '../fake-upstreams/openai-upstream.js';
 
@@ -19,37 +14,24 @@ interface RerankList {
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/cohere/${name}`, import.meta.url), 'utf8')) as unknown;
 
 let upstream: FakeCohereUpstream;
-let gateway: Gateway;
-let directory: string;
+let running: TestGateway;
 let client: OpenAI;
 
 beforeAll(async () => {
   upstream = await startFakeCohereUpstream();
-  directory = mkdtempSync(join(tmpdir(), 'switchyard-cohere-'));
-  const configPath = join(directory, 'switchyard.yaml');
-  writeFileSync(
-    configPath,
-    stringify({
-      server: { host: '127.0.0.1', port: 0, shutdown_timeout_ms: 5_000 },
-      database: { url: `sqlite:${join(directory, 'switchyard.db')}` },
-      logging: { level: 'silent' },
-      upstreams: [{ id: 'cohere-a', provider: 'cohere', base_url: upstream.url, api_key: 'co-test-key' }],
-      models: [
-        { id: 'cohere-embed', type: 'embedding', owned_by: 'cohere', routes: [{ upstream: 'cohere-a', model: 'embed-v4.0' }] },
-        { id: 'cohere-rerank', type: 'rerank', owned_by: 'cohere', routes: [{ upstream: 'cohere-a', model: 'rerank-v3.5' }] },
-      ],
-    }),
-  );
-  const { config } = loadConfig({ configPath, env: {} });
-  gateway = await startGateway(config, { logger: createLogger('silent') });
-  const { secret } = await gateway.tokens.create({ team: 't' });
-  client = new OpenAI({ apiKey: secret, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+  running = await startTestGateway({
+    upstreams: [{ id: 'cohere-a', provider: 'cohere', base_url: upstream.url, api_key: 'co-test-key' }],
+    models: [
+      { id: 'cohere-embed', type: 'embedding', owned_by: 'cohere', routes: [{ upstream: 'cohere-a', model: 'embed-v4.0' }] },
+      { id: 'cohere-rerank', type: 'rerank', owned_by: 'cohere', routes: [{ upstream: 'cohere-a', model: 'rerank-v3.5' }] },
+    ],
+  });
+  client = running.client;
 });
 
 afterAll(async () => {
-  await gateway?.shutdown();
+  await running?.close();
   await upstream?.close();
-  rmSync(directory, { recursive: true, force: true });
 });
 
 beforeEach(() => {

@@ -1,12 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
-import { stringify } from 'yaml';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
-import { startGateway, type Gateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 import { fakeGeminiEmbedding, startFakeGeminiUpstream, type FakeGeminiUpstream } from '../fake-upstreams/gemini-upstream.js';
 import { conformanceErrors } from '../support/openai-conformance.js';
 
@@ -23,43 +18,31 @@ const WEATHER_TOOL = {
 };
 
 let upstream: FakeGeminiUpstream;
-let gateway: Gateway;
-let directory: string;
+let running: TestGateway;
 let token: string;
 let client: OpenAI;
 
 beforeAll(async () => {
   upstream = await startFakeGeminiUpstream();
-  directory = mkdtempSync(join(tmpdir(), 'switchyard-gemini-'));
-  const configPath = join(directory, 'switchyard.yaml');
-  writeFileSync(
-    configPath,
-    stringify({
-      server: { host: '127.0.0.1', port: 0, shutdown_timeout_ms: 5_000 },
-      database: { url: `sqlite:${join(directory, 'switchyard.db')}` },
-      logging: { level: 'silent' },
-      upstreams: [
-        { id: 'gemini-a', provider: 'gemini', base_url: upstream.url, api_key: API_KEY },
-        // The same fake taking two inputs per call, to prove batches are put back in order.
-        { id: 'gemini-small-batches', provider: 'gemini', base_url: upstream.url, api_key: API_KEY, max_embedding_inputs: 2 },
-      ],
-      models: [
-        { id: 'gemini-flash', type: 'chat', owned_by: 'google', routes: [{ upstream: 'gemini-a', model: 'gemini-2.5-flash' }] },
-        { id: 'gemini-embedding', type: 'embedding', owned_by: 'google', routes: [{ upstream: 'gemini-a', model: 'gemini-embedding-001' }] },
-        { id: 'gemini-embedding-batched', type: 'embedding', routes: [{ upstream: 'gemini-small-batches', model: 'gemini-embedding-001' }] },
-      ],
-    }),
-  );
-  const { config } = loadConfig({ configPath, env: {} });
-  gateway = await startGateway(config, { logger: createLogger('silent') });
-  ({ secret: token } = await gateway.tokens.create({ team: 't' }));
-  client = new OpenAI({ apiKey: token, baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10_000 });
+  running = await startTestGateway({
+    upstreams: [
+      { id: 'gemini-a', provider: 'gemini', base_url: upstream.url, api_key: API_KEY },
+      // The same fake taking two inputs per call, to prove batches are put back in order.
+      { id: 'gemini-small-batches', provider: 'gemini', base_url: upstream.url, api_key: API_KEY, max_embedding_inputs: 2 },
+    ],
+    models: [
+      { id: 'gemini-flash', type: 'chat', owned_by: 'google', routes: [{ upstream: 'gemini-a', model: 'gemini-2.5-flash' }] },
+      { id: 'gemini-embedding', type: 'embedding', owned_by: 'google', routes: [{ upstream: 'gemini-a', model: 'gemini-embedding-001' }] },
+      { id: 'gemini-embedding-batched', type: 'embedding', routes: [{ upstream: 'gemini-small-batches', model: 'gemini-embedding-001' }] },
+    ],
+  });
+  token = running.token;
+  client = running.client;
 });
 
 afterAll(async () => {
-  await gateway?.shutdown();
+  await running?.close();
   await upstream?.close();
-  rmSync(directory, { recursive: true, force: true });
 });
 
 beforeEach(() => {
@@ -225,7 +208,7 @@ describe('embeddings through the Gemini adapter', () => {
   });
 
   it('refuses token-array inputs, which Gemini cannot embed', async () => {
-    const response = await fetch(`${gateway.url}/v1/embeddings`, {
+    const response = await fetch(`${running.gateway.url}/v1/embeddings`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gemini-embedding', input: [[1, 2, 3]] }),

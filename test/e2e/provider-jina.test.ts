@@ -1,12 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { loadConfig } from '../../src/config/index.js';
-import { startGateway, type Gateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 import { fakeJinaEmbedding, fakeJinaTokens, startFakeJinaUpstream, type FakeJinaUpstream } from '../fake-upstreams/jina-upstream.js';
 import { fakeRelevance } from '../fake-upstreams/openai-upstream.js';
 
@@ -19,42 +14,29 @@ interface RerankList {
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/jina/${name}`, import.meta.url), 'utf8')) as unknown;
 
 let upstream: FakeJinaUpstream;
-let gateway: Gateway;
-let directory: string;
+let running: TestGateway;
 let client: OpenAI;
 
 beforeAll(async () => {
   upstream = await startFakeJinaUpstream();
-  directory = mkdtempSync(join(tmpdir(), 'switchyard-jina-'));
-  const configPath = join(directory, 'switchyard.yaml');
-  writeFileSync(
-    configPath,
-    stringify({
-      server: { host: '127.0.0.1', port: 0, shutdown_timeout_ms: 5_000 },
-      database: { url: `sqlite:${join(directory, 'switchyard.db')}` },
-      logging: { level: 'silent' },
-      upstreams: [
-        { id: 'jina-a', provider: 'jina', base_url: upstream.url, api_key: 'jina_test_key' },
-        // The same fake, taking at most two inputs per call, to prove batching.
-        { id: 'jina-small', provider: 'jina', base_url: upstream.url, api_key: 'jina_small_key', max_embedding_inputs: 2 },
-      ],
-      models: [
-        { id: 'jina-embed', type: 'embedding', owned_by: 'jina', routes: [{ upstream: 'jina-a', model: 'jina-embeddings-v3' }] },
-        { id: 'jina-embed-small', type: 'embedding', routes: [{ upstream: 'jina-small', model: 'jina-embeddings-v3' }] },
-        { id: 'jina-rerank', type: 'rerank', owned_by: 'jina', routes: [{ upstream: 'jina-a', model: 'jina-reranker-v2-base-multilingual' }] },
-      ],
-    }),
-  );
-  const { config } = loadConfig({ configPath, env: {} });
-  gateway = await startGateway(config, { logger: createLogger('silent') });
-  const { secret } = await gateway.tokens.create({ team: 't' });
-  client = new OpenAI({ apiKey: secret, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+  running = await startTestGateway({
+    upstreams: [
+      { id: 'jina-a', provider: 'jina', base_url: upstream.url, api_key: 'jina_test_key' },
+      // The same fake, taking at most two inputs per call, to prove batching.
+      { id: 'jina-small', provider: 'jina', base_url: upstream.url, api_key: 'jina_small_key', max_embedding_inputs: 2 },
+    ],
+    models: [
+      { id: 'jina-embed', type: 'embedding', owned_by: 'jina', routes: [{ upstream: 'jina-a', model: 'jina-embeddings-v3' }] },
+      { id: 'jina-embed-small', type: 'embedding', routes: [{ upstream: 'jina-small', model: 'jina-embeddings-v3' }] },
+      { id: 'jina-rerank', type: 'rerank', owned_by: 'jina', routes: [{ upstream: 'jina-a', model: 'jina-reranker-v2-base-multilingual' }] },
+    ],
+  });
+  client = running.client;
 });
 
 afterAll(async () => {
-  await gateway?.shutdown();
+  await running?.close();
   await upstream?.close();
-  rmSync(directory, { recursive: true, force: true });
 });
 
 beforeEach(() => {

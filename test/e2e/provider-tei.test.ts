@@ -1,12 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { loadConfig } from '../../src/config/index.js';
-import { startGateway, type Gateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 import { fakeRelevance } from '../fake-upstreams/openai-upstream.js';
 import { fakeTeiEmbedding, startFakeTeiUpstream, TEI_MAX_CLIENT_BATCH_SIZE, type FakeTeiUpstream } from '../fake-upstreams/tei-upstream.js';
 
@@ -19,41 +14,28 @@ interface RerankList {
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/tei/${name}`, import.meta.url), 'utf8')) as unknown;
 
 let upstream: FakeTeiUpstream;
-let gateway: Gateway;
-let directory: string;
+let running: TestGateway;
 let client: OpenAI;
 
 beforeAll(async () => {
   upstream = await startFakeTeiUpstream();
-  directory = mkdtempSync(join(tmpdir(), 'switchyard-tei-'));
-  const configPath = join(directory, 'switchyard.yaml');
-  writeFileSync(
-    configPath,
-    stringify({
-      server: { host: '127.0.0.1', port: 0, shutdown_timeout_ms: 5_000 },
-      database: { url: `sqlite:${join(directory, 'switchyard.db')}` },
-      logging: { level: 'silent' },
-      upstreams: [
-        // One TEI process per model: an embedder and a reranker; only the first was started with --api-key.
-        { id: 'tei-embed', provider: 'tei', base_url: upstream.url, api_key: 'tei-secret' },
-        { id: 'tei-rerank', provider: 'tei', base_url: upstream.url },
-      ],
-      models: [
-        { id: 'bge-small', type: 'embedding', owned_by: 'baai', routes: [{ upstream: 'tei-embed', model: 'BAAI/bge-small-en-v1.5' }] },
-        { id: 'bge-reranker', type: 'rerank', owned_by: 'baai', routes: [{ upstream: 'tei-rerank', model: 'BAAI/bge-reranker-base' }] },
-      ],
-    }),
-  );
-  const { config } = loadConfig({ configPath, env: {} });
-  gateway = await startGateway(config, { logger: createLogger('silent') });
-  const { secret } = await gateway.tokens.create({ team: 't' });
-  client = new OpenAI({ apiKey: secret, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+  running = await startTestGateway({
+    upstreams: [
+      // One TEI process per model: an embedder and a reranker; only the first was started with --api-key.
+      { id: 'tei-embed', provider: 'tei', base_url: upstream.url, api_key: 'tei-secret' },
+      { id: 'tei-rerank', provider: 'tei', base_url: upstream.url },
+    ],
+    models: [
+      { id: 'bge-small', type: 'embedding', owned_by: 'baai', routes: [{ upstream: 'tei-embed', model: 'BAAI/bge-small-en-v1.5' }] },
+      { id: 'bge-reranker', type: 'rerank', owned_by: 'baai', routes: [{ upstream: 'tei-rerank', model: 'BAAI/bge-reranker-base' }] },
+    ],
+  });
+  client = running.client;
 });
 
 afterAll(async () => {
-  await gateway?.shutdown();
+  await running?.close();
   await upstream?.close();
-  rmSync(directory, { recursive: true, force: true });
 });
 
 beforeEach(() => {
