@@ -7,31 +7,15 @@
 // only when `return_documents` is not false. Errors are FastAPI-style `{"detail": …}`. Every
 // request is recorded first; queued `failNext` answers win over everything. Only node:http is used.
 
-import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { isJsonObject as isObject, readJsonFixture, sendJson as send, startJsonFakeServer, type FakeFailure, type JsonFakeServer, type RecordedJsonRequest } from './json-fake-server.js';
 import { fakeEmbedding, fakeRelevance } from './openai-upstream.js';
 
-export interface RecordedJinaRequest {
-  method: string;
-  path: string;
-  headers: Record<string, string | string[] | undefined>;
-  body: unknown;
-}
+export type RecordedJinaRequest = RecordedJsonRequest;
 
-export interface JinaFailure {
-  status: number;
-  /** An object is sent as JSON, a string as is. */
-  body?: unknown;
-  headers?: Record<string, string>;
-}
+export type JinaFailure = FakeFailure;
 
-export interface FakeJinaUpstream {
-  readonly url: string;
-  readonly requests: RecordedJinaRequest[];
-  failNext(failure: JinaFailure, times?: number): void;
-  close(): Promise<void>;
-}
+export type FakeJinaUpstream = JsonFakeServer;
 
 type JsonObject = Record<string, unknown>;
 
@@ -49,40 +33,13 @@ export function fakeJinaTokens(texts: readonly string[]): number {
 export async function startFakeJinaUpstream(): Promise<FakeJinaUpstream> {
   const embedFixture = readJson('embeddings.json');
   const rerankFixture = readJson('rerank.json');
-  const requests: RecordedJinaRequest[] = [];
-  const failures: Array<{ failure: JinaFailure; remaining: number }> = [];
-
-  const server = createServer((req, res) => {
-    void readBody(req).then((raw) => {
-      let body: unknown = raw;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        // Recorded as text; Cohere would refuse it below.
-      }
-      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
-      const pending = failures[0];
-      if (pending !== undefined) {
-        if (--pending.remaining <= 0) failures.shift();
-        send(res, pending.failure.status, pending.failure.body ?? { detail: 'failure' }, pending.failure.headers);
-        return;
-      }
-      const route = `${req.method} ${req.url}`;
-      if (route === 'POST /v1/embeddings') answerEmbeddings(res, body, embedFixture);
-      else if (route === 'POST /v1/rerank') answerRerank(res, body, rerankFixture);
-      else send(res, 404, { detail: 'Not Found' });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    failNext(failure, times = 1) {
-      failures.push({ failure, remaining: times });
-    },
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  const server = await startJsonFakeServer((route, body, res) => {
+    if (route === 'POST /v1/embeddings') answerEmbeddings(res, body, embedFixture);
+    else if (route === 'POST /v1/rerank') answerRerank(res, body, rerankFixture);
+    else send(res, 404, { detail: 'Not Found' });
+  }, { detail: 'failure' });
+  // Jina's base URL carries its version: `https://api.jina.ai/v1`.
+  return { ...server, url: `${server.url}/v1`, failNext: server.failNext, close: server.close };
 }
 
 function answerEmbeddings(res: ServerResponse, body: unknown, fixture: JsonObject): void {
@@ -119,24 +76,8 @@ function answerRerank(res: ServerResponse, body: unknown, fixture: JsonObject): 
 }
 
 function readJson(name: string): JsonObject {
-  return JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as JsonObject;
+  return readJsonFixture(FIXTURES, name);
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(text);
-}
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

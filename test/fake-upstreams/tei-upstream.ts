@@ -8,31 +8,15 @@
 // `return_text`. Neither reports usage. Every request is recorded first; queued `failNext`
 // answers win over everything. Only node:http is used.
 
-import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { isJsonObject as isObject, readJsonFixture, sendJson as send, startJsonFakeServer, type FakeFailure, type JsonFakeServer, type RecordedJsonRequest } from './json-fake-server.js';
 import { fakeEmbedding, fakeRelevance } from './openai-upstream.js';
 
-export interface RecordedTeiRequest {
-  method: string;
-  path: string;
-  headers: Record<string, string | string[] | undefined>;
-  body: unknown;
-}
+export type RecordedTeiRequest = RecordedJsonRequest;
 
-export interface TeiFailure {
-  status: number;
-  /** An object is sent as JSON, a string as is. */
-  body?: unknown;
-  headers?: Record<string, string>;
-}
+export type TeiFailure = FakeFailure;
 
-export interface FakeTeiUpstream {
-  readonly url: string;
-  readonly requests: RecordedTeiRequest[];
-  failNext(failure: TeiFailure, times?: number): void;
-  close(): Promise<void>;
-}
+export type FakeTeiUpstream = JsonFakeServer;
 
 type JsonObject = Record<string, unknown>;
 
@@ -48,40 +32,11 @@ export function fakeTeiEmbedding(input: string | number[], dimensions = 8): numb
 export async function startFakeTeiUpstream(): Promise<FakeTeiUpstream> {
   // The recorded 413 body is TEI's wording for an oversized batch; the numbers are filled in per request.
   const batchError = readJson('errors/413-batch-size.json');
-  const requests: RecordedTeiRequest[] = [];
-  const failures: Array<{ failure: TeiFailure; remaining: number }> = [];
-
-  const server = createServer((req, res) => {
-    void readBody(req).then((raw) => {
-      let body: unknown = raw;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        // Recorded as text; Cohere would refuse it below.
-      }
-      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
-      const pending = failures[0];
-      if (pending !== undefined) {
-        if (--pending.remaining <= 0) failures.shift();
-        send(res, pending.failure.status, pending.failure.body ?? { error: 'failure', error_type: 'Backend' }, pending.failure.headers);
-        return;
-      }
-      const route = `${req.method} ${req.url}`;
-      if (route === 'POST /embed') answerEmbed(res, body, batchError);
-      else if (route === 'POST /rerank') answerRerank(res, body);
-      else send(res, 404, '');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    failNext(failure, times = 1) {
-      failures.push({ failure, remaining: times });
-    },
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  return startJsonFakeServer((route, body, res) => {
+    if (route === 'POST /embed') answerEmbed(res, body, batchError);
+    else if (route === 'POST /rerank') answerRerank(res, body);
+    else send(res, 404, '');
+  }, { error: 'failure', error_type: 'Backend' });
 }
 
 function answerEmbed(res: ServerResponse, body: unknown, batchError: JsonObject): void {
@@ -115,24 +70,8 @@ function answerRerank(res: ServerResponse, body: unknown): void {
 }
 
 function readJson(name: string): JsonObject {
-  return JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as JsonObject;
+  return readJsonFixture(FIXTURES, name);
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(text);
-}
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
