@@ -100,13 +100,15 @@ async function* accountedEvents(
   }
 }
 
-/** The catalog refuses at start to route a chat model to an adapter without chat, so this only guards. */
-function chatAdapter(route: Route): Required<Pick<ProviderAdapter, 'chatCompletion' | 'streamChatCompletion'>> {
-  const { chatCompletion, streamChatCompletion } = route.adapter;
-  if (chatCompletion === undefined || streamChatCompletion === undefined) {
+type ChatAdapter = ProviderAdapter & Required<Pick<ProviderAdapter, 'chatCompletion' | 'streamChatCompletion'>>;
+
+/** The catalog refuses at start to route a chat model to an adapter without chat, so this only guards; it allocates nothing. */
+function chatAdapter(route: Route): ChatAdapter {
+  const { adapter } = route;
+  if (adapter.chatCompletion === undefined || adapter.streamChatCompletion === undefined) {
     throw new GatewayError('internal_error', `Upstream ${route.upstreamId} does not serve chat.`);
   }
-  return { chatCompletion: chatCompletion.bind(route.adapter), streamChatCompletion: streamChatCompletion.bind(route.adapter) };
+  return adapter as ChatAdapter;
 }
 
 /** The body as the upstream must see it: its own model name, without the gateway's metadata keys. */
