@@ -69,6 +69,15 @@ describe('where the config comes from', () => {
   });
 });
 
+describe('the shipped example', () => {
+  it('switchyard.example.yaml is a valid config', () => {
+    const example = new URL('../../switchyard.example.yaml', import.meta.url).pathname;
+    const { config } = loadConfig({ configPath: example, cwd: directory, env: { OPENAI_API_KEY: 'sk-example' } });
+    expect(config.models.map((model) => model.id)).toEqual(['gpt-4o-mini', 'llama3']);
+    expect(config.upstreams.map((upstream) => upstream.provider)).toEqual(['openai', 'openai']);
+  });
+});
+
 describe('environment', () => {
   it('expands ${VAR}, ${VAR:-default}, ${VAR-default} and $$ in values', () => {
     const path = write(
