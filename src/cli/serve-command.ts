@@ -1,11 +1,16 @@
 import { loadConfig } from '../config/index.js';
 import { startGateway } from '../gateway.js';
+import { banner } from './banner.js';
+import { ensureBootstrapToken } from './bootstrap-token.js';
 import type { CliIo } from './cli-io.js';
 
 /** Runs the gateway until SIGTERM or SIGINT, then shuts down gracefully and resolves with exit code 0. */
-export async function serveCommand(options: { config?: string }, _io: CliIo): Promise<number> {
+export async function serveCommand(options: { config?: string }, io: CliIo): Promise<number> {
   const { config, source } = loadConfig({ configPath: options.config });
   const gateway = await startGateway(config);
+  const bootstrap = await ensureBootstrapToken(gateway.stores.tokens, gateway.tokens);
+  // The banner is for people and goes to stderr: stdout carries the JSON log lines machines read.
+  for (const line of banner({ url: gateway.url, configSource: source, models: [...gateway.catalog.all()], bootstrap })) io.stderr(line);
   gateway.logger.info(
     { url: gateway.url, config: source ?? 'built-in defaults', database: redactUrl(config.database.url), models: [...gateway.catalog.all()].map((model) => model.id) },
     `Switchyard listening on ${gateway.url}`,

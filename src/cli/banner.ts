@@ -1,0 +1,30 @@
+import type { CreatedToken } from '../access/index.js';
+import type { CatalogModel } from '../routing/index.js';
+
+export interface BannerFacts {
+  url: string;
+  configSource: string | null;
+  models: readonly CatalogModel[];
+  bootstrap: CreatedToken | null;
+}
+
+/** What a person starting the gateway needs to see: where it is, what it serves, how to get in. */
+export function banner({ url, configSource, models, bootstrap }: BannerFacts): string[] {
+  const lines = [
+    '',
+    `Switchyard is listening on ${url}`,
+    `  OpenAI base URL: ${url}/v1`,
+    `  config:          ${configSource ?? 'built-in defaults (no switchyard.yaml)'}`,
+    `  models:          ${models.length === 0 ? 'none yet: copy switchyard.example.yaml to switchyard.yaml' : models.map((model) => `${model.id} (${model.type})`).join(', ')}`,
+  ];
+  if (bootstrap !== null) {
+    lines.push(
+      '',
+      `  First start: an admin token (${bootstrap.record.id}, all scopes) was created. It is shown this once;`,
+      `  create your own with \`switchyard tokens create\`, then revoke this one with \`switchyard tokens revoke ${bootstrap.record.id}\`.`,
+      `  admin token: ${bootstrap.secret}`,
+    );
+  }
+  lines.push('');
+  return lines;
+}
