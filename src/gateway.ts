@@ -49,7 +49,8 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       batchSize: config.request_log.batch_size,
       flushIntervalMs: config.request_log.flush_interval_ms,
       maxQueue: config.request_log.max_queue,
-      onError: (error, pendingRows) => logger.error({ err: error, pendingRows }, 'request log write failed; rows kept for the next try'),
+      onError: (error, pendingRows, droppedRows) =>
+        logger.error({ err: error, pendingRows, droppedRows }, 'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue'),
     });
     const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'));
     const catalog = buildCatalog(config.models, config.upstreams, adapters);

@@ -54,9 +54,13 @@ describe('RequestLogQueue', () => {
   it('drops the oldest rows past max_queue and counts them', async () => {
     const store = new FlakyStore();
     store.failing = true;
-    const queue = new RequestLogQueue(store, { batchSize: 1_000, flushIntervalMs: 60_000, maxQueue: 3, onError: () => undefined });
+    const reported: number[] = [];
+    const queue = new RequestLogQueue(store, { batchSize: 1_000, flushIntervalMs: 60_000, maxQueue: 3, onError: (_error, _pending, dropped) => reported.push(dropped) });
     for (const id of ['a', 'b', 'c', 'd', 'e']) queue.push(entry(id));
     expect(queue.dropped).toBe(2);
+    await queue.flush();
+    // The loss is reported with the failure, so the operator sees it in the logs.
+    expect(reported).toEqual([2]);
     store.failing = false;
     await queue.close();
     expect(store.batches.flat()).toEqual(['c', 'd', 'e']);

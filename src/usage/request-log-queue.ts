@@ -5,7 +5,8 @@ export interface RequestLogQueueOptions {
   flushIntervalMs: number;
   /** Rows held while the database refuses writes; past it the oldest are dropped and counted. */
   maxQueue: number;
-  onError?: (error: unknown, pendingRows: number) => void;
+  /** A write failed; `droppedRows` is how many rows have been lost to `maxQueue` so far. */
+  onError?: (error: unknown, pendingRows: number, droppedRows: number) => void;
 }
 
 /**
@@ -67,7 +68,7 @@ export class RequestLogQueue {
       try {
         await this.store.insertBatch(batch);
       } catch (error) {
-        this.options.onError?.(error, this.pending.length);
+        this.options.onError?.(error, this.pending.length, this.droppedRows);
         return;
       }
       this.pending.splice(0, batch.length);

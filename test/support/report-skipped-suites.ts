@@ -2,18 +2,13 @@
  * Suites that need a server run only when its address is in the environment. Say which ones are
  * skipped, and why, so a green run without them is never mistaken for a full one.
  */
-const SERVER_SUITES: ReadonlyArray<{ variable: string; suites: string }> = [
-  { variable: 'TEST_DATABASE_URL', suites: 'PostgreSQL storage and end-to-end suites' },
+const SERVER_SUITES: ReadonlyArray<{ variable: string; suites: string; example: string }> = [
+  { variable: 'TEST_DATABASE_URL', suites: 'PostgreSQL storage and end-to-end suites', example: 'postgres://postgres@127.0.0.1:5432/test' },
 ];
 
 export default function reportSkippedSuites(): void {
-  for (const { variable, suites } of SERVER_SUITES) {
-    if (!process.env[variable]) {
-      process.stdout.write(`skipped: ${suites} (${variable} is not set; e.g. ${variable}=${example(variable)})\n`);
-    }
+  for (const { variable, suites, example } of SERVER_SUITES) {
+    if (!process.env[variable]) process.stdout.write(`skipped: ${suites} (${variable} is not set; e.g. ${variable}=${example})\n`);
   }
 }
 
-function example(variable: string): string {
-  return variable === 'TEST_DATABASE_URL' ? 'postgres://postgres@127.0.0.1:5432/test' : 'redis://127.0.0.1:6379';
-}
