@@ -5,7 +5,7 @@ import { buildApp } from './http/app.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { ProviderAdapter } from './providers/provider-adapter.js';
 import { PROVIDER_FACTORIES } from './providers/registry.js';
-import { buildCatalog, ChatCompletionService, EmbeddingService, RerankService, SpeechService, TranscriptionService, type ModelCatalog } from './routing/index.js';
+import { buildCatalog, ChatCompletionService, withPublishedModels, EmbeddingService, RerankService, SpeechService, TranscriptionService, type ModelCatalog } from './routing/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
 import { RequestLogQueue, RequestRecorder } from './usage/index.js';
 
@@ -53,7 +53,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         logger.error({ err: error, pendingRows, droppedRows }, 'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue'),
     });
     const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'));
-    const catalog = buildCatalog(config.models, config.upstreams, adapters);
+    const catalog = buildCatalog(withPublishedModels(config.models, config.upstreams, adapters), config.upstreams, adapters);
     const app = buildApp({
       logger,
       authenticator,

@@ -28,6 +28,12 @@ export const UpstreamConfigSchema = Type.Object(
     max_connections: PositiveInteger(128, 'connections kept open to this upstream'),
     max_embedding_inputs: Type.Optional(Type.Integer({ minimum: 1, description: 'inputs per upstream embeddings call; larger requests are split' })),
     timeouts: UpstreamTimeouts,
+    // Keys of the built-in `local` provider; its adapter applies the defaults named here.
+    publish_models: Type.Optional(Type.Boolean({ description: 'local: offer the built-in models and one chat model per GGUF file without listing them under models (default true)' })),
+    models_dir: Type.Optional(Type.String({ minLength: 1, description: 'local: where GGUF chat models are found (default ./models)' })),
+    cache_dir: Type.Optional(Type.String({ minLength: 1, description: 'local: converted engine data and scratch files (default ./data/local)' })),
+    engine_threads: Type.Optional(Type.Integer({ minimum: 1, description: 'local: worker threads per engine: speech, text, transcription (default 1)' })),
+    engine_queue: Type.Optional(Type.Integer({ minimum: 0, description: 'local: requests that may wait for a busy engine before it answers 503 engine_busy (default 16)' })),
   },
   { additionalProperties: false },
 );

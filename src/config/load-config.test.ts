@@ -50,6 +50,12 @@ describe('where the config comes from', () => {
     expect(config.state.url).toBe('memory');
     expect(config.auth.token_prefix).toBe('svc_');
     expect(config.models).toEqual([]);
+    expect(config.upstreams.map(({ id, provider }) => ({ id, provider }))).toEqual([{ id: 'local', provider: 'local' }]);
+  });
+
+  it('serves no built-in upstream when a file names none', () => {
+    const path = write('no-upstreams.yaml', 'server: { port: 1004 }');
+    expect(loadConfig({ cwd: directory, configPath: path, env: {} }).config.upstreams).toEqual([]);
   });
 
   it('prefers --config, then SWITCHYARD_CONFIG, then ./switchyard.yaml', () => {

@@ -22,6 +22,12 @@ export interface LoadedConfig {
 
 const DEFAULT_FILE = 'switchyard.yaml';
 
+/**
+ * With no file at all the gateway serves the built-in `local` provider, so a fresh install
+ * answers real requests offline. A config file that names no upstream gets none.
+ */
+const DEFAULT_DOCUMENT = { upstreams: [{ id: 'local', provider: 'local' }] };
+
 /** Environment variables that override one key each, applied after the file is read. */
 const ENVIRONMENT_OVERRIDES: ReadonlyArray<{ variable: string; section: 'server' | 'database' | 'state'; key: string }> = [
   { variable: 'SWITCHYARD_HOST', section: 'server', key: 'host' },
@@ -38,7 +44,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const source = locateConfigFile(options.configPath, env, cwd);
-  const document = source === null ? {} : readYaml(source);
+  const document = source === null ? structuredClone(DEFAULT_DOCUMENT) : readYaml(source);
   const expanded = expandEnvironment(document, env);
   if (expanded === null || typeof expanded !== 'object' || Array.isArray(expanded)) {
     throw new ConfigError('', `${source}: the document must be a mapping of keys`);

@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   upstream_auth_failed: { status: 502, type: 'upstream_error', retryable: true },
   upstream_invalid_response: { status: 502, type: 'upstream_error', retryable: true },
   no_upstream_available: { status: 503, type: 'service_unavailable', retryable: false },
+  engine_busy: { status: 503, type: 'service_unavailable', retryable: true },
   shutting_down: { status: 503, type: 'service_unavailable', retryable: false },
   upstream_timeout: { status: 504, type: 'upstream_error', retryable: true },
 } as const satisfies Record<string, { status: number; type: string; retryable: boolean }>;

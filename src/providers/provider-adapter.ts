@@ -113,6 +113,12 @@ export interface TranscriptionResult {
   body: Buffer;
 }
 
+/** A model an upstream offers by itself, without being listed in the config's `models`. */
+export interface PublishedModel {
+  id: string;
+  type: ModelType;
+}
+
 export interface ProviderAdapter {
   readonly upstreamId: string;
   /** The model types this adapter serves. */
@@ -133,6 +139,8 @@ export interface ProviderAdapter {
    * otherwise. Iterating may throw a GatewayError if the upstream fails mid-stream.
    */
   streamChatCompletion?(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>>;
+  /** Models this upstream offers by itself (the built-in `local` provider); the catalog adds those the config does not define. */
+  publishedModels?(): readonly PublishedModel[];
   close(): Promise<void>;
 }
 

@@ -4,6 +4,7 @@ import { createAzureAdapter } from './azure/index.js';
 import { createCohereAdapter } from './cohere/index.js';
 import { createGeminiAdapter } from './gemini/index.js';
 import { createJinaAdapter } from './jina/index.js';
+import { createLocalAdapter } from './local/index.js';
 import { createOpenAIAdapter } from './openai/index.js';
 import type { ProviderFactory } from './provider-adapter.js';
 import { createTeiAdapter } from './tei/index.js';
@@ -19,5 +20,6 @@ export const PROVIDER_FACTORIES: Partial<Record<ProviderKind, ProviderFactory>> 
   cohere: createCohereAdapter,
   gemini: createGeminiAdapter,
   jina: createJinaAdapter,
+  local: createLocalAdapter,
   tei: createTeiAdapter,
 };

@@ -1,4 +1,5 @@
 export { buildCatalog, ModelCatalog, type CatalogModel, type Route } from './model-catalog.js';
+export { withPublishedModels } from './published-models.js';
 export { routeOrder } from './route-order.js';
 export { resolveSession, type SessionIdentity, type SessionSource } from './session-id.js';
 export { withFailover, type Attempt } from './with-failover.js';

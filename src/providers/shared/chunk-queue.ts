@@ -1,11 +1,11 @@
 /**
- * Response body chunks handed from undici's dispatch callbacks to an async iterator, without a
+ * Chunks (response body bytes, or events) handed from callbacks to an async iterator, without a
  * Node stream in between. Past `highWaterMark` queued chunks the upstream is paused until the
  * reader catches up, so a slow client never makes the gateway buffer a whole answer.
  */
-export class ChunkQueue implements AsyncIterableIterator<Buffer> {
-  private readonly chunks: Buffer[] = [];
-  private waiting: { resolve: (result: IteratorResult<Buffer>) => void; reject: (error: unknown) => void } | null = null;
+export class ChunkQueue<T = Buffer> implements AsyncIterableIterator<T> {
+  private readonly chunks: T[] = [];
+  private waiting: { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void } | null = null;
   private ended = false;
   private failure: unknown = null;
   private paused = false;
@@ -15,7 +15,7 @@ export class ChunkQueue implements AsyncIterableIterator<Buffer> {
     private readonly highWaterMark = 64,
   ) {}
 
-  push(chunk: Buffer): void {
+  push(chunk: T): void {
     if (this.waiting !== null) {
       const { resolve } = this.waiting;
       this.waiting = null;
@@ -39,7 +39,7 @@ export class ChunkQueue implements AsyncIterableIterator<Buffer> {
     this.settleWaiting();
   }
 
-  next(): Promise<IteratorResult<Buffer>> {
+  next(): Promise<IteratorResult<T>> {
     const chunk = this.chunks.shift();
     if (chunk !== undefined) {
       if (this.paused && this.chunks.length < this.highWaterMark / 2) {
@@ -56,7 +56,7 @@ export class ChunkQueue implements AsyncIterableIterator<Buffer> {
   }
 
   /** The reader stopped early (client gone, or an error upstream of it): stop the upstream too. */
-  return(): Promise<IteratorResult<Buffer>> {
+  return(): Promise<IteratorResult<T>> {
     if (!this.ended && this.failure === null) {
       this.ended = true;
       this.control.abort();
@@ -65,7 +65,7 @@ export class ChunkQueue implements AsyncIterableIterator<Buffer> {
     return Promise.resolve({ value: undefined, done: true });
   }
 
-  [Symbol.asyncIterator](): AsyncIterableIterator<Buffer> {
+  [Symbol.asyncIterator](): AsyncIterableIterator<T> {
     return this;
   }
 

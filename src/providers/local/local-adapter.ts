@@ -1,0 +1,149 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { ModelType, UpstreamConfig } from '../../config/index.js';
+import { GatewayError } from '../../errors/index.js';
+import type {
+  ChatCall,
+  ChatCompletionResult,
+  ChatStreamEvent,
+  EmbeddingCall,
+  EmbeddingLimits,
+  EmbeddingResult,
+  ProviderAdapter,
+  PublishedModel,
+  RerankCall,
+  RerankResult,
+  SpeechCall,
+  SpeechResult,
+  TranscriptionCall,
+  TranscriptionResult,
+} from '../provider-adapter.js';
+import { discoverGgufModels } from './chat/discover-gguf-models.js';
+import { engineWorkerScript } from './engine-worker-script.js';
+import type { EmbedParams, EmbedReply, RerankParams, RerankReply, SpeakParams, SpeakReply, TranscribeParams, TranscribeReply } from './engine-methods.js';
+import { abortSignalOf } from './abort-signal-of.js';
+import { LocalChat } from './local-chat.js';
+import { LOCAL_MODEL_IDS } from './local-model-ids.js';
+import { findPocketsphinx } from './transcription/find-pocketsphinx.js';
+import { WorkerPool } from './worker-pool.js';
+
+/** GloVe vectors: what one embedding is, whatever the request asks. */
+const EMBEDDING_DIMENSIONS = 100;
+
+/**
+ * The built-in `local` provider: engines that ship with the package (Flite speech, GloVe
+ * embeddings, BM25 rerank), Debian's pocketsphinx for transcription when installed, and llama.cpp
+ * over the GGUF files in `models_dir`. It is an upstream like any other: the same contract, the
+ * same failover, the same request log.
+ */
+export class LocalAdapter implements ProviderAdapter {
+  readonly upstreamId: string;
+  readonly capabilities: ReadonlySet<ModelType> = new Set<ModelType>(['chat', 'embedding', 'rerank', 'speech', 'transcription']);
+  readonly embeddingLimits: EmbeddingLimits = { maxInputs: 2048, maxTokens: Number.MAX_SAFE_INTEGER };
+  private readonly published: PublishedModel[];
+  private readonly chat: LocalChat;
+  private readonly text: WorkerPool;
+  private readonly speech: WorkerPool;
+  private readonly transcription: WorkerPool | null;
+
+  constructor(upstream: UpstreamConfig) {
+    this.upstreamId = upstream.id;
+    const cacheDirectory = resolve(upstream.cache_dir ?? './data/local');
+    mkdirSync(cacheDirectory, { recursive: true });
+    const threads = upstream.engine_threads ?? 1;
+    const maxQueue = upstream.engine_queue ?? 16;
+    const script = engineWorkerScript();
+    const workerData = { cacheDirectory };
+    const pool = (engineName: string) => new WorkerPool({ script, workerData, threads, maxQueue, engineName });
+    this.text = pool('local text');
+    this.speech = pool('local speech');
+    const pocketsphinx = findPocketsphinx();
+    this.transcription = pocketsphinx === null ? null : pool('local transcription');
+    const ggufModels = discoverGgufModels(resolve(upstream.models_dir ?? './models'));
+    this.chat = new LocalChat(new Map(ggufModels.map((model) => [model.id, model.path])), maxQueue);
+    this.published =
+      upstream.publish_models === false
+        ? []
+        : [
+            ...ggufModels.map((model) => ({ id: model.id, type: 'chat' as const })),
+            { id: LOCAL_MODEL_IDS.embedding, type: 'embedding' as const },
+            { id: LOCAL_MODEL_IDS.rerank, type: 'rerank' as const },
+            { id: LOCAL_MODEL_IDS.speech, type: 'speech' as const },
+            ...(this.transcription === null ? [] : [{ id: LOCAL_MODEL_IDS.transcription, type: 'transcription' as const }]),
+          ];
+  }
+
+  publishedModels(): readonly PublishedModel[] {
+    return this.published;
+  }
+
+  chatCompletion(call: ChatCall): Promise<ChatCompletionResult> {
+    return this.chat.complete(call);
+  }
+
+  streamChatCompletion(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
+    return this.chat.stream(call);
+  }
+
+  async embed(call: EmbeddingCall): Promise<EmbeddingResult> {
+    this.expectModel(call.model, LOCAL_MODEL_IDS.embedding);
+    if (call.dimensions !== undefined && call.dimensions !== EMBEDDING_DIMENSIONS) {
+      throw new GatewayError('upstream_bad_request', `${LOCAL_MODEL_IDS.embedding} produces ${EMBEDDING_DIMENSIONS} dimensions; 'dimensions' cannot change that.`, { param: 'dimensions' });
+    }
+    const texts = call.inputs.map((input) => {
+      if (typeof input !== 'string') throw new GatewayError('upstream_bad_request', `${LOCAL_MODEL_IDS.embedding} embeds text; token arrays are not supported.`, { param: 'input' });
+      return input;
+    });
+    const reply = await this.text.call<EmbedReply>('embed', { texts } satisfies EmbedParams, abortSignalOf(call.cancellation));
+    const vectors = new Float32Array(reply.vectors);
+    return {
+      vectors: texts.map((_, index) => {
+        const vector = vectors.subarray(index * EMBEDDING_DIMENSIONS, (index + 1) * EMBEDDING_DIMENSIONS);
+        return call.encodingFormat === 'base64' ? Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64') : Array.from(vector);
+      }),
+      promptTokens: null,
+    };
+  }
+
+  async rerank(call: RerankCall): Promise<RerankResult> {
+    this.expectModel(call.model, LOCAL_MODEL_IDS.rerank);
+    const scores = await this.text.call<RerankReply>('rerank', { query: call.query, documents: call.documents } satisfies RerankParams, abortSignalOf(call.cancellation));
+    return { scores: scores.map((score, index) => ({ index, score })), totalTokens: null };
+  }
+
+  async speak(call: SpeechCall): Promise<SpeechResult> {
+    this.expectModel(call.model, LOCAL_MODEL_IDS.speech);
+    const params: SpeakParams = { text: call.input, voice: call.voice, speed: call.speed, format: call.responseFormat };
+    const reply = await this.speech.call<SpeakReply>('speak', params, abortSignalOf(call.cancellation));
+    return { audio: chunksOf(Buffer.from(reply.audio)) };
+  }
+
+  async transcribe(call: TranscriptionCall): Promise<TranscriptionResult> {
+    this.expectModel(call.model, LOCAL_MODEL_IDS.transcription);
+    if (this.transcription === null) throw new GatewayError('upstream_error', 'Local transcription needs pocketsphinx, which is not installed.');
+    const field = (name: string) => call.fields.find(([key]) => key === name)?.[1];
+    const language = field('language');
+    const params: TranscribeParams = {
+      filePath: call.file.path,
+      responseFormat: field('response_format') ?? 'json',
+      timestampGranularities: call.fields.filter(([key]) => key === 'timestamp_granularities[]' || key === 'timestamp_granularities').map(([, value]) => value),
+      ...(language === undefined ? {} : { language }),
+    };
+    const reply = await this.transcription.call<TranscribeReply>('transcribe', params, abortSignalOf(call.cancellation));
+    return { contentType: reply.contentType, body: Buffer.from(reply.body) };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.chat.close(), this.text.close(), this.speech.close(), this.transcription?.close()]);
+  }
+
+  private expectModel(requested: string, served: string): void {
+    if (requested !== served) throw new GatewayError('upstream_bad_request', `The local provider serves this capability as '${served}', not '${requested}'.`);
+  }
+}
+
+
+/** Audio made in one piece, handed to the client in pieces so a large answer is not one write. */
+async function* chunksOf(audio: Buffer, size = 64 * 1024): AsyncIterableIterator<Buffer> {
+  for (let offset = 0; offset < audio.length; offset += size) yield audio.subarray(offset, offset + size);
+}
