@@ -14,7 +14,9 @@ export function banner({ url, configSource, models, bootstrap }: BannerFacts): s
     '',
     `Switchyard is listening on ${url}`,
     `  OpenAI base URL: ${url}/v1`,
-    `  config:          ${configSource ?? 'built-in defaults (no switchyard.yaml)'}`,
+    // The web console is a later part of the product; until it ships, say so rather than print a URL that answers 404.
+    `  console:         not in this version yet (manage tokens with \`switchyard tokens\`)`,
+    `  config:          ${configSource ?? 'built-in defaults (no switchyard.yaml): the local provider'}`,
     `  models:          ${models.length === 0 ? 'none yet: copy switchyard.example.yaml to switchyard.yaml' : models.map((model) => `${model.id} (${model.type})`).join(', ')}`,
   ];
   if (bootstrap !== null) {

@@ -42,13 +42,19 @@ async function serveFresh(): Promise<{ url: string; token: string | null; stderr
 }
 
 describe('a fresh install with no config', () => {
-  it('starts, prints a banner with an admin token once, keeps its data under ./data, and the token works', async () => {
+  it('starts with the local models, prints a banner with an admin token once, keeps its data under ./data, and the token works', async () => {
     const first = await serveFresh();
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(first.stderr.join('\n')).toContain('built-in defaults');
     expect(first.token).toMatch(/^svc_[A-Za-z0-9]{43}$/);
+    expect(first.stderr.join('\n')).toMatch(/models: .*local-speech \(speech\)/);
     const client = new OpenAI({ apiKey: first.token as string, baseURL: `${first.url}/v1`, maxRetries: 0 });
-    expect((await client.models.list()).data).toEqual([]);
+    const models = (await client.models.list()).data.map((model) => model.id);
+    expect(models).toEqual(expect.arrayContaining(['local-embed', 'local-rerank', 'local-speech']));
+    // The built-in provider answers for real: Flite-made audio, in the format asked for.
+    const speech = await client.audio.speech.create({ model: 'local-speech', input: 'Hello from a fresh install.', voice: 'alloy', response_format: 'wav' });
+    expect(speech.headers.get('content-type')).toBe('audio/wav');
+    expect(Buffer.from(await speech.arrayBuffer()).subarray(0, 4).toString('latin1')).toBe('RIFF');
     expect(await first.stop()).toBe(0);
     expect(existsSync(join(directory, 'data', 'switchyard.db'))).toBe(true);
 
@@ -57,7 +63,7 @@ describe('a fresh install with no config', () => {
     expect(second.stderr.join('\n')).not.toContain('admin token');
     // The first token still works: it was stored, not printed and forgotten.
     const again = new OpenAI({ apiKey: first.token as string, baseURL: `${second.url}/v1`, maxRetries: 0 });
-    expect((await again.models.list()).data).toEqual([]);
+    expect((await again.models.list()).data.map((model) => model.id)).toEqual(models);
     expect(await second.stop()).toBe(0);
   });
 });
