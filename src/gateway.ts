@@ -4,7 +4,7 @@ import { ConfigError, type SwitchyardConfig } from './config/index.js';
 import { buildApp } from './http/app.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { ProviderAdapter } from './providers/provider-adapter.js';
-import { PROVIDER_FACTORIES } from './providers/registry.js';
+import { PROVIDER_LOADERS } from './providers/registry.js';
 import { buildCatalog, ChatCompletionService, withPublishedModels, EmbeddingService, RerankService, SpeechService, TranscriptionService, type ModelCatalog } from './routing/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
 import { RequestLogQueue, RequestRecorder } from './usage/index.js';
@@ -32,7 +32,7 @@ export interface StartOptions {
 /** The composition root: the only place that knows every layer and wires them together. */
 export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logging.level);
-  const adapters = createAdapters(config);
+  const adapters = await createAdapters(config);
   const stores = await openStores(config.database.url);
   let watcher: TokenChangeWatcher | null = null;
   let queue: RequestLogQueue | null = null;
@@ -96,16 +96,21 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
   }
 }
 
-function createAdapters(config: SwitchyardConfig): Map<string, ProviderAdapter> {
+async function createAdapters(config: SwitchyardConfig): Promise<Map<string, ProviderAdapter>> {
   const adapters = new Map<string, ProviderAdapter>();
-  config.upstreams.forEach((upstream, index) => {
-    const factory = PROVIDER_FACTORIES[upstream.provider];
-    if (factory === undefined) {
-      const available = Object.keys(PROVIDER_FACTORIES).join(', ');
+  for (const [index, upstream] of config.upstreams.entries()) {
+    const load = PROVIDER_LOADERS[upstream.provider];
+    if (load === undefined) {
+      const available = Object.keys(PROVIDER_LOADERS).join(', ');
       throw new ConfigError(`upstreams[${index}].provider`, `provider "${upstream.provider}" is not available in this version (available: ${available})`);
     }
-    adapters.set(upstream.id, factory(upstream));
-  });
+    try {
+      adapters.set(upstream.id, (await load())(upstream));
+    } catch (error) {
+      await Promise.all([...adapters.values()].map((adapter) => adapter.close()));
+      throw error;
+    }
+  }
   return adapters;
 }
 

@@ -1,25 +1,18 @@
 import type { ProviderKind } from '../config/index.js';
-import { createAnthropicAdapter } from './anthropic/index.js';
-import { createAzureAdapter } from './azure/index.js';
-import { createCohereAdapter } from './cohere/index.js';
-import { createGeminiAdapter } from './gemini/index.js';
-import { createJinaAdapter } from './jina/index.js';
-import { createLocalAdapter } from './local/index.js';
-import { createOpenAIAdapter } from './openai/index.js';
 import type { ProviderFactory } from './provider-adapter.js';
-import { createTeiAdapter } from './tei/index.js';
 
 /**
- * Every provider kind this build can serve. Only the composition root imports this file; core
- * code sees adapters through the ProviderAdapter interface alone.
+ * Every provider kind this build can serve, each loaded only when a config names it: a gateway
+ * in front of OpenAI alone never loads the Gemini converters or the local engines. Only the
+ * composition root imports this file; core code sees adapters through ProviderAdapter alone.
  */
-export const PROVIDER_FACTORIES: Partial<Record<ProviderKind, ProviderFactory>> = {
-  openai: createOpenAIAdapter,
-  anthropic: createAnthropicAdapter,
-  azure: createAzureAdapter,
-  cohere: createCohereAdapter,
-  gemini: createGeminiAdapter,
-  jina: createJinaAdapter,
-  local: createLocalAdapter,
-  tei: createTeiAdapter,
+export const PROVIDER_LOADERS: Partial<Record<ProviderKind, () => Promise<ProviderFactory>>> = {
+  openai: async () => (await import('./openai/index.js')).createOpenAIAdapter,
+  anthropic: async () => (await import('./anthropic/index.js')).createAnthropicAdapter,
+  azure: async () => (await import('./azure/index.js')).createAzureAdapter,
+  cohere: async () => (await import('./cohere/index.js')).createCohereAdapter,
+  gemini: async () => (await import('./gemini/index.js')).createGeminiAdapter,
+  jina: async () => (await import('./jina/index.js')).createJinaAdapter,
+  local: async () => (await import('./local/index.js')).createLocalAdapter,
+  tei: async () => (await import('./tei/index.js')).createTeiAdapter,
 };

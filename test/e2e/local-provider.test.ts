@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeWavPcm16 } from '../../src/providers/local/speech/wav-file.js';
+import { decodeWavPcm16 } from '../../src/providers/local/audio/wav-file.js';
 import { findPocketsphinx } from '../../src/providers/local/transcription/find-pocketsphinx.js';
-import { wordErrorRate } from '../../src/providers/local/transcription/word-error-rate.js';
+import { wordErrorRate } from '../support/word-error-rate.js';
 import { makeTinyGguf } from '../support/make-tiny-gguf.js';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 

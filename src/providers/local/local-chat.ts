@@ -1,7 +1,7 @@
 import { GatewayError } from '../../errors/index.js';
 import type { ChatCall, ChatCompletionResult, ChatStreamEvent } from '../provider-adapter.js';
 import { ChunkQueue } from '../shared/chunk-queue.js';
-import { createLlamaChatEngine, type LlamaChatEngine } from './chat/llama-chat-engine.js';
+import type { LlamaChatEngine } from './chat/llama-chat-engine.js';
 import { convertLocalChatRequest } from './convert-local-chat-request.js';
 import { abortSignalOf } from './abort-signal-of.js';
 import { JobLimiter } from './job-limiter.js';
@@ -20,7 +20,7 @@ interface LoadedModel {
  * requests at once as it has sequences, with a bounded queue behind them.
  */
 export class LocalChat {
-  private readonly models = new Map<string, LoadedModel>();
+  private readonly models = new Map<string, Promise<LoadedModel>>();
 
   constructor(
     private readonly files: ReadonlyMap<string, string>,
@@ -28,8 +28,8 @@ export class LocalChat {
   ) {}
 
   async complete(call: ChatCall): Promise<ChatCompletionResult> {
-    const { engine, limiter } = this.model(call.body.model);
     const request = convertOrThrow(call);
+    const { engine, limiter } = await this.model(call.body.model);
     const signal = abortSignalOf(call.cancellation);
     const outcome = await limiter.run(() => engine.complete(request, null, signal), signal).catch(rethrow);
     const payload = completionPayload(completionId(), call.body.model, Math.floor(Date.now() / 1000), outcome);
@@ -38,8 +38,8 @@ export class LocalChat {
 
   /** Resolves once generation has started, so a busy engine is still refused before the first byte. */
   async stream(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
-    const { engine, limiter } = this.model(call.body.model);
     const request = convertOrThrow(call);
+    const { engine, limiter } = await this.model(call.body.model);
     const signal = abortSignalOf(call.cancellation);
     const id = completionId();
     const model = call.body.model;
@@ -66,17 +66,21 @@ export class LocalChat {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.models.values()].map((model) => model.engine.close()));
+    const models = [...this.models.values()];
     this.models.clear();
+    await Promise.all(models.map(async (model) => (await model).engine.close()));
   }
 
-  private model(name: string): LoadedModel {
+  private model(name: string): Promise<LoadedModel> {
     let model = this.models.get(name);
     if (model !== undefined) return model;
     const path = this.files.get(name);
-    if (path === undefined) throw new GatewayError('upstream_bad_request', `The local provider has no chat model '${name}'.`);
-    const engine = createLlamaChatEngine({ modelPath: path });
-    model = { engine, limiter: new JobLimiter({ concurrency: engine.maxConcurrency, maxQueue: this.maxQueue, engineName: `local chat (${name})` }) };
+    if (path === undefined) return Promise.reject(new GatewayError('upstream_bad_request', `The local provider has no chat model '${name}'.`));
+    // node-llama-cpp and its native library load with the first chat request: a gateway that serves no GGUF model never pays for them.
+    model = import('./chat/llama-chat-engine.js').then(({ createLlamaChatEngine }) => {
+      const engine = createLlamaChatEngine({ modelPath: path });
+      return { engine, limiter: new JobLimiter({ concurrency: engine.maxConcurrency, maxQueue: this.maxQueue, engineName: `local chat (${name})` }) };
+    });
     this.models.set(name, model);
     return model;
   }

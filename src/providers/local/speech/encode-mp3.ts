@@ -1,6 +1,6 @@
 import { Mp3Encoder } from '@breezystack/lamejs';
-import { float32ToInt16, int16ToFloat32 } from './pcm-samples.js';
-import { resampleAudio } from './resample-audio.js';
+import { float32ToInt16, int16ToFloat32 } from '../audio/pcm-samples.js';
+import { resampleAudio } from '../audio/resample-audio.js';
 
 /** 64 kbps is transparent enough for 16 kHz mono speech and is valid for MPEG-1, 2 and 2.5. */
 const MP3_BITRATE_KBPS = 64;
@@ -15,14 +15,14 @@ export interface Mp3Audio {
 }
 
 /**
- * Mono MP3 at a constant bitrate. lamejs cannot resample, so a rate MP3 has no header value for is
- * first brought to the nearest rate that it has.
+ * Mono MP3 at a constant bitrate (64 kbps unless told otherwise). lamejs cannot resample, so a rate
+ * MP3 has no header value for is first brought to the nearest rate that it has.
  */
-export function encodeMp3(samples: Int16Array, sampleRate: number): Mp3Audio {
+export function encodeMp3(samples: Int16Array, sampleRate: number, kilobitsPerSecond = MP3_BITRATE_KBPS): Mp3Audio {
   const mp3Rate = nearestMp3SampleRate(sampleRate);
   const input =
     mp3Rate === sampleRate ? samples : float32ToInt16(resampleAudio(int16ToFloat32(samples), sampleRate, mp3Rate));
-  const encoder = new Mp3Encoder(1, mp3Rate, MP3_BITRATE_KBPS);
+  const encoder = new Mp3Encoder(1, mp3Rate, kilobitsPerSecond);
   const parts: Uint8Array[] = [];
   for (let offset = 0; offset < input.length; offset += ENCODE_BLOCK_SAMPLES) {
     parts.push(encoder.encodeBuffer(input.subarray(offset, offset + ENCODE_BLOCK_SAMPLES)));

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { decodeWavPcm16 } from '../audio/wav-file.js';
 import { LocalEngineError } from '../local-engine-error.js';
 import { runWasiCommand, type WasiCommandResult } from './in-memory-wasi.js';
 import type { FliteVoice } from './voices.js';
-import { decodeWavPcm16 } from './wav-file.js';
 import { webAssembly, type WebAssemblyModule } from './web-assembly.js';
 
 const OUTPUT_DIRECTORY = '/out';

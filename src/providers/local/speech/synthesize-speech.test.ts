@@ -1,8 +1,8 @@
 import decodeAudio from 'audio-decode';
 import { describe, expect, it } from 'vitest';
+import { decodeWavPcm16 } from '../audio/wav-file.js';
 import { LocalEngineError } from '../local-engine-error.js';
 import { synthesizeSpeech, type SpeechSynthesisRequest } from './synthesize-speech.js';
-import { decodeWavPcm16 } from './wav-file.js';
 
 const SENTENCE = 'The quick brown fox jumps over the lazy dog near the riverbank.';
 

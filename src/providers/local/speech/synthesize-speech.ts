@@ -1,12 +1,12 @@
+import { concatenateInt16, float32ToInt16, int16ToFloat32, int16ToLittleEndianBytes } from '../audio/pcm-samples.js';
+import { resampleAudio } from '../audio/resample-audio.js';
+import { encodeWavPcm16 } from '../audio/wav-file.js';
 import { LocalEngineError } from '../local-engine-error.js';
 import { encodeMp3 } from './encode-mp3.js';
 import { synthesizeWithFlite, type FliteAudio } from './flite-engine.js';
 import { normalizeSpeechText } from './normalize-speech-text.js';
-import { concatenateInt16, float32ToInt16, int16ToFloat32, int16ToLittleEndianBytes } from './pcm-samples.js';
-import { resampleAudio } from './resample-audio.js';
 import { splitSpeechText } from './split-speech-text.js';
 import { resolveFliteVoice } from './voices.js';
-import { encodeWavPcm16 } from './wav-file.js';
 
 export { LOCAL_DEFAULT_VOICE, LOCAL_VOICE_NAMES, OPENAI_VOICE_TO_FLITE } from './voices.js';
 

@@ -1,9 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { encodeFlac, encodeWave, splitMp3Frames } from '../../../../test/support/audio/test-audio-files.js';
+import { encodeM4aWithMp3, encodeOggFlac, encodeSilentOggOpus, encodeSilentWebmOpus, encodeWebmWithMp3 } from '../../../../test/support/audio/test-containers.js';
+import { synthesizeTestSpeech, type PcmAudio } from '../../../../test/support/audio/test-speech.js';
 import { LocalEngineError } from '../local-engine-error.js';
+import { encodeMp3 } from '../speech/encode-mp3.js';
 import { decodeAudio, type DecodedAudio } from './decode-audio.js';
-import { encodeFlac, encodeMp3, encodeWave, splitMp3Frames } from './test-audio-files.js';
-import { encodeM4aWithMp3, encodeOggFlac, encodeSilentOggOpus, encodeSilentWebmOpus, encodeWebmWithMp3 } from './test-containers.js';
-import { synthesizeTestSpeech, type PcmAudio } from './test-speech.js';
 
 let speech: PcmAudio;
 beforeAll(async () => {
@@ -70,7 +71,7 @@ describe('decodeAudio: MP3 in its own stream, in M4A and in WebM', () => {
     ['M4A (MP3 track)', (mp3: Uint8Array): Uint8Array => encodeM4aWithMp3(splitMp3Frames(mp3))],
     ['WebM (MP3 track)', (mp3: Uint8Array): Uint8Array => encodeWebmWithMp3(splitMp3Frames(mp3))],
   ])('%s', async (_name, wrap) => {
-    const decoded = await decodeAudio(wrap(encodeMp3(speech.samples, speech.sampleRate)));
+    const decoded = await decodeAudio(wrap(encodeMp3(speech.samples, speech.sampleRate).bytes));
     expect(decoded.sampleRate).toBe(16_000);
     // MP3 adds encoder delay and padding up to a frame or two.
     expect(durationOf(decoded)).toBeGreaterThanOrEqual(speech.samples.length / speech.sampleRate);
@@ -111,5 +112,10 @@ describe('decodeAudio: bytes that are not audio', () => {
 
   it('refuses a WAV header with no samples behind it', async () => {
     await expectUndecodable(encodeWave([new Int16Array(0)], 16_000));
+  });
+
+  it('refuses a WAV header that claims an impossible sample rate', async () => {
+    await expectUndecodable(encodeWave([new Int16Array(1600)], 2_000_000_000));
+    await expectUndecodable(encodeWave([new Int16Array(1600)], 10));
   });
 });

@@ -2,13 +2,15 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { encodeFlac, encodeWave, splitMp3Frames } from '../../../../test/support/audio/test-audio-files.js';
+import { encodeM4aWithMp3, encodeOggFlac, encodeWebmWithMp3 } from '../../../../test/support/audio/test-containers.js';
+import { silence, synthesizePaddedSpeech, synthesizeTestSpeech, type PcmAudio } from '../../../../test/support/audio/test-speech.js';
+import { concatenateInt16, float32ToInt16, int16ToFloat32 } from '../audio/pcm-samples.js';
+import { resampleAudio } from '../audio/resample-audio.js';
 import { LocalEngineError } from '../local-engine-error.js';
-import { resample, toSigned16 } from './resample-audio.js';
-import { encodeFlac, encodeMp3, encodeWave, splitMp3Frames } from './test-audio-files.js';
-import { encodeM4aWithMp3, encodeOggFlac, encodeWebmWithMp3 } from './test-containers.js';
-import { concatenate, silence, synthesizePaddedSpeech, synthesizeTestSpeech, type PcmAudio } from './test-speech.js';
+import { encodeMp3 } from '../speech/encode-mp3.js';
 import { findPocketsphinx, transcribeAudio, type TranscriptionOutcome } from './transcribe-audio.js';
-import { wordErrorRate } from './word-error-rate.js';
+import { wordErrorRate } from '../../../../test/support/word-error-rate.js';
 
 const installation = findPocketsphinx();
 if (installation === null) {
@@ -35,7 +37,7 @@ async function transcribeBytes(bytes: Uint8Array, name: string, signal?: AbortSi
 }
 
 function resampled(audio: PcmAudio, targetRate: number): Int16Array {
-  return toSigned16(resample(Float32Array.from(audio.samples, (sample) => sample / 32768), audio.sampleRate, targetRate));
+  return float32ToInt16(resampleAudio(int16ToFloat32(audio.samples), audio.sampleRate, targetRate));
 }
 
 describe('transcribeAudio: language', () => {
@@ -63,11 +65,11 @@ describe.skipIf(installation === null)('transcribeAudio with pocketsphinx', () =
       const left = resampled(audio, 48_000);
       return encodeWave([left, Int16Array.from(left, (sample) => sample >> 1)], 48_000);
     }],
-    ['MP3 44.1 kHz', (audio) => encodeMp3(resampled(audio, 44_100), 44_100, 96)],
+    ['MP3 44.1 kHz', (audio) => encodeMp3(resampled(audio, 44_100), 44_100, 96).bytes],
     ['FLAC 16 kHz', (audio) => encodeFlac(audio.samples, audio.sampleRate)],
     ['Ogg FLAC 48 kHz', (audio) => encodeOggFlac(resampled(audio, 48_000), 48_000)],
-    ['M4A (MP3 track) 16 kHz', (audio) => encodeM4aWithMp3(splitMp3Frames(encodeMp3(audio.samples, audio.sampleRate)))],
-    ['WebM (MP3 track) 16 kHz', (audio) => encodeWebmWithMp3(splitMp3Frames(encodeMp3(audio.samples, audio.sampleRate)))],
+    ['M4A (MP3 track) 16 kHz', (audio) => encodeM4aWithMp3(splitMp3Frames(encodeMp3(audio.samples, audio.sampleRate).bytes))],
+    ['WebM (MP3 track) 16 kHz', (audio) => encodeWebmWithMp3(splitMp3Frames(encodeMp3(audio.samples, audio.sampleRate).bytes))],
   ];
   // Plain 16 kHz WAV is covered by transcription-accuracy.test.ts.
   it.each(formats)('transcribes %s', async (_name, encode) => {
@@ -80,7 +82,7 @@ describe.skipIf(installation === null)('transcribeAudio with pocketsphinx', () =
     const first = await synthesizeTestSpeech('the weather will be sunny tomorrow', 'rms');
     const second = await synthesizeTestSpeech('we need to buy milk and bread', 'rms');
     const rate = first.sampleRate;
-    const samples = concatenate([silence(1, rate), first.samples, silence(2, rate), second.samples, silence(0.5, rate)]);
+    const samples = concatenateInt16([silence(1, rate), first.samples, silence(2, rate), second.samples, silence(0.5, rate)]);
     const outcome = await transcribeBytes(encodeWave([samples], rate), 'two-sentences.wav');
 
     expect(outcome.segments).toHaveLength(2);
@@ -115,7 +117,7 @@ describe.skipIf(installation === null)('transcribeAudio with pocketsphinx', () =
       'the quick brown fox jumps over the lazy dog and then we need to buy milk bread and eggs on the way home',
       'rms',
     );
-    const long = concatenate([speech.samples, speech.samples, speech.samples]);
+    const long = concatenateInt16([speech.samples, speech.samples, speech.samples]);
     const controller = new AbortController();
     const pending = transcribeBytes(encodeWave([long], speech.sampleRate), 'long.wav', controller.signal);
     // Abort once the recogniser process is running on this call's input.

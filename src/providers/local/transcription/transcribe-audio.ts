@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { float32ToInt16 } from '../audio/pcm-samples.js';
+import { downmixToMono, resampleAudio } from '../audio/resample-audio.js';
+import { encodeWavPcm16 } from '../audio/wav-file.js';
 import { LocalEngineError } from '../local-engine-error.js';
 import { decodeAudio } from './decode-audio.js';
 import { findPocketsphinx } from './find-pocketsphinx.js';
 import { groupIntoSegments, type TranscriptionSegment } from './group-segments.js';
 import { parsePocketsphinxOutput } from './pocketsphinx-output.js';
 import { requireEnglish } from './require-english.js';
-import { downmixToMono, resample, toSigned16 } from './resample-audio.js';
 import { RECOGNIZER_SAMPLE_RATE, runPocketsphinx } from './run-pocketsphinx.js';
-import { encodeMonoWave } from './wave-file.js';
 
 export { findPocketsphinx, type PocketsphinxInstallation } from './find-pocketsphinx.js';
 export type { TranscriptionSegment } from './group-segments.js';
@@ -46,12 +47,14 @@ export async function transcribeAudio(request: TranscriptionRequest, signal?: Ab
   signal?.throwIfAborted();
   const mono = downmixToMono(decoded.channels);
   const durationSeconds = mono.length / decoded.sampleRate;
-  const samples = toSigned16(resample(mono, decoded.sampleRate, RECOGNIZER_SAMPLE_RATE));
+  // AIFF and CAF store the rate as a float that may carry a fraction (old Macs' 22254.55 Hz); the
+  // resampler takes whole hertz, and rounding is off by 20 ppm at most, far under what a recogniser notices.
+  const samples = float32ToInt16(resampleAudio(mono, Math.round(decoded.sampleRate), RECOGNIZER_SAMPLE_RATE));
 
   // pocketsphinx only strips a WAV header when the name ends in ".wav".
   const wavePath = join(request.workDirectory, `transcription-${randomUUID()}.wav`);
   try {
-    await writeFile(wavePath, encodeMonoWave(samples, RECOGNIZER_SAMPLE_RATE)).catch(() => {
+    await writeFile(wavePath, encodeWavPcm16(samples, RECOGNIZER_SAMPLE_RATE)).catch(() => {
       throw new LocalEngineError('engine_failed', 'the temporary audio file for the speech recognizer could not be written');
     });
     const output = await runPocketsphinx(installation, wavePath, signal);

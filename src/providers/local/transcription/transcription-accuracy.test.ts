@@ -2,10 +2,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeWave } from './test-audio-files.js';
-import { concatenate, silence, synthesizeTestSpeech, type FliteVoice, type PcmAudio } from './test-speech.js';
+import { encodeWave } from '../../../../test/support/audio/test-audio-files.js';
+import { silence, synthesizeTestSpeech, type FliteVoice, type PcmAudio } from '../../../../test/support/audio/test-speech.js';
+import { concatenateInt16 } from '../audio/pcm-samples.js';
 import { findPocketsphinx, transcribeAudio } from './transcribe-audio.js';
-import { wordErrorRate } from './word-error-rate.js';
+import { wordErrorRate } from '../../../../test/support/word-error-rate.js';
 
 const installation = findPocketsphinx();
 if (installation === null) {
@@ -58,7 +59,7 @@ async function recordSentences(voice: FliteVoice): Promise<{ audio: PcmAudio; sp
     seconds += speech.samples.length / sampleRate;
   }
   parts.push(silence(GAP_SECONDS, sampleRate));
-  return { audio: { samples: concatenate(parts), sampleRate }, spans };
+  return { audio: { samples: concatenateInt16(parts), sampleRate }, spans };
 }
 
 describe.skipIf(installation === null)('transcription accuracy on clean synthetic speech', () => {

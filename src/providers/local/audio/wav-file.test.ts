@@ -17,6 +17,15 @@ describe('WAV files', () => {
     expect(decodeWavPcm16(withList).samples).toEqual(Int16Array.from([5, -5]));
   });
 
+  it('writes interleaved frames with the channel count, block align and byte rate of stereo', () => {
+    const bytes = encodeWavPcm16(Int16Array.from([1, -1, 2, -2]), 48_000, 2);
+    const view = new DataView(bytes.buffer);
+    expect([view.getUint16(22, true), view.getUint32(24, true), view.getUint32(28, true), view.getUint16(32, true)]).toEqual([2, 48_000, 192_000, 4]);
+    expect(view.getUint32(40, true)).toBe(8);
+    expect([44, 46, 48, 50].map((offset) => view.getInt16(offset, true))).toEqual([1, -1, 2, -2]);
+    expect(() => encodeWavPcm16(Int16Array.from([1, 2, 3]), 48_000, 2)).toThrow(RangeError);
+  });
+
   it('refuses files that are not 16-bit mono PCM WAVE', () => {
     expect(() => decodeWavPcm16(new TextEncoder().encode('ID3 not a wave file at all'))).toThrow(LocalEngineError);
     const stereo = encodeWavPcm16(Int16Array.from([1, 2]), 16_000);

@@ -1,8 +1,10 @@
 /**
- * Band-limited sample-rate conversion for mono audio: a polyphase Kaiser-windowed sinc. Linear
- * interpolation would be simpler, but going up it leaves mirror images of the speech above the old
- * Nyquist (hiss on 16 → 24 kHz) and going down it folds everything above the new Nyquist back into
- * the speech band, which hurts recognisers that bring 44.1/48 kHz uploads down to 16 kHz.
+ * Band-limited sample-rate conversion for mono audio: a polyphase Kaiser-windowed sinc, shared by
+ * speech (Flite's 16 kHz up to 24 kHz pcm, or to an MP3 rate) and transcription (uploads down to
+ * pocketsphinx's 16 kHz). Linear interpolation would be simpler, but going up it leaves mirror images
+ * of the speech above the old Nyquist (hiss on 16 → 24 kHz) and going down it folds everything above
+ * the new Nyquist back into the speech band, which hurts recognisers that bring 44.1/48 kHz uploads
+ * down to 16 kHz.
  */
 
 /** Kernel half-width in zero crossings of the sinc; 16 keeps the transition band narrow. */
@@ -17,12 +19,16 @@ const CUTOFF_FRACTION = 0.95;
  */
 const MAX_PHASES = 1024;
 
-/** Resamples `samples` from `sourceRate` to `targetRate` (whole numbers of hertz). */
+/**
+ * Resamples `samples` from `sourceRate` to `targetRate` (whole numbers of hertz). At equal rates, or
+ * for no samples, `samples` itself comes back: a long upload that is already at the target rate is
+ * not copied, so callers treat the result as read-only.
+ */
 export function resampleAudio(samples: Float32Array, sourceRate: number, targetRate: number): Float32Array {
   if (!Number.isInteger(sourceRate) || !Number.isInteger(targetRate) || sourceRate <= 0 || targetRate <= 0) {
     throw new RangeError('sample rates must be positive whole numbers');
   }
-  if (sourceRate === targetRate || samples.length === 0) return samples.slice();
+  if (sourceRate === targetRate || samples.length === 0) return samples;
 
   const divisor = greatestCommonDivisor(sourceRate, targetRate);
   const up = targetRate / divisor;
@@ -109,4 +115,19 @@ function greatestCommonDivisor(first: number, second: number): number {
   let b = second;
   while (b !== 0) [a, b] = [b, a % b];
   return a;
+}
+
+/** Average all channels into one; recognisers want a single voice track, not a stereo image. */
+export function downmixToMono(channels: readonly Float32Array[]): Float32Array {
+  const first = channels[0];
+  if (first === undefined) return new Float32Array(0);
+  if (channels.length === 1) return first;
+  const length = Math.min(...channels.map((channel) => channel.length));
+  const mono = new Float32Array(length);
+  for (const channel of channels) {
+    for (let index = 0; index < length; index += 1) mono[index] = (mono[index] ?? 0) + (channel[index] ?? 0);
+  }
+  const scale = 1 / channels.length;
+  for (let index = 0; index < length; index += 1) mono[index] = (mono[index] ?? 0) * scale;
+  return mono;
 }

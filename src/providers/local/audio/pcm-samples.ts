@@ -5,7 +5,10 @@ export function int16ToFloat32(samples: Int16Array): Float32Array {
   return output;
 }
 
-/** Floats in [-1, 1] to signed 16-bit, clipping anything louder (resampling can overshoot slightly). */
+/**
+ * Floats in [-1, 1] to signed 16-bit, clipping anything louder (resampling can overshoot slightly).
+ * One scale, 32768, both ways: every 16-bit sample survives int16ToFloat32 and back unchanged.
+ */
 export function float32ToInt16(samples: Float32Array): Int16Array {
   const output = new Int16Array(samples.length);
   for (let index = 0; index < samples.length; index += 1) {

@@ -2,8 +2,16 @@ import { LocalEngineError } from '../local-engine-error.js';
 
 const HEADER_BYTES = 44;
 
-/** A canonical 44-byte RIFF/WAVE header followed by 16-bit little-endian mono PCM. */
-export function encodeWavPcm16(samples: Int16Array, sampleRate: number): Uint8Array {
+/**
+ * A canonical 44-byte RIFF/WAVE header followed by 16-bit little-endian PCM, `samples` interleaved
+ * frame by frame when there is more than one channel. Nothing may stand between header and data:
+ * pocketsphinx_continuous skips exactly 44 bytes and checks the rate in them.
+ */
+export function encodeWavPcm16(samples: Int16Array, sampleRate: number, channelCount = 1): Uint8Array {
+  if (!Number.isInteger(channelCount) || channelCount < 1 || samples.length % channelCount !== 0) {
+    throw new RangeError('samples must hold whole frames of a positive number of channels');
+  }
+  const blockAlign = 2 * channelCount;
   const dataBytes = samples.length * 2;
   const bytes = new Uint8Array(HEADER_BYTES + dataBytes);
   const view = new DataView(bytes.buffer);
@@ -13,10 +21,10 @@ export function encodeWavPcm16(samples: Int16Array, sampleRate: number): Uint8Ar
   writeAscii(view, 12, 'fmt ');
   view.setUint32(16, 16, true); // fmt chunk size for plain PCM
   view.setUint16(20, 1, true); // format tag: PCM
-  view.setUint16(22, 1, true); // channels
+  view.setUint16(22, channelCount, true);
   view.setUint32(24, sampleRate, true);
-  view.setUint32(28, sampleRate * 2, true); // byte rate
-  view.setUint16(32, 2, true); // block align
+  view.setUint32(28, sampleRate * blockAlign, true); // byte rate
+  view.setUint16(32, blockAlign, true);
   view.setUint16(34, 16, true); // bits per sample
   writeAscii(view, 36, 'data');
   view.setUint32(40, dataBytes, true);
@@ -28,7 +36,8 @@ export function encodeWavPcm16(samples: Int16Array, sampleRate: number): Uint8Ar
 
 /**
  * Reads a mono 16-bit PCM WAVE file, walking the chunks rather than assuming 44 bytes so that files
- * with extra chunks (LIST, fact) still parse. Used for Flite's output and for checking our own.
+ * with extra chunks (LIST, fact) still parse. Used for Flite's output and for checking our own, so
+ * a file it cannot read is the engine's failure, not the caller's.
  */
 export function decodeWavPcm16(bytes: Uint8Array): { sampleRate: number; samples: Int16Array } {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

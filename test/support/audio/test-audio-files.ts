@@ -1,39 +1,15 @@
-// Test support only: write speech into real audio files without any external encoder binary.
-import { Mp3Encoder } from '@breezystack/lamejs';
+// Test support only: write speech into real audio files without any external encoder binary (MP3
+// comes from the speech engine's own encodeMp3).
+import { encodeWavPcm16 } from '../../../src/providers/local/audio/wav-file.js';
 
-/** PCM WAV, 16-bit, any number of channels (interleaved). */
+/** PCM WAV, 16-bit, any number of channels (cut to the shortest). */
 export function encodeWave(channels: readonly Int16Array[], sampleRate: number): Uint8Array {
   const frameCount = Math.min(...channels.map((channel) => channel.length));
-  const blockAlign = channels.length * 2;
-  const buffer = Buffer.alloc(44 + frameCount * blockAlign);
-  buffer.write('RIFF', 0, 'ascii');
-  buffer.writeUInt32LE(36 + frameCount * blockAlign, 4);
-  buffer.write('WAVEfmt ', 8, 'ascii');
-  buffer.writeUInt32LE(16, 16);
-  buffer.writeUInt16LE(1, 20);
-  buffer.writeUInt16LE(channels.length, 22);
-  buffer.writeUInt32LE(sampleRate, 24);
-  buffer.writeUInt32LE(sampleRate * blockAlign, 28);
-  buffer.writeUInt16LE(blockAlign, 32);
-  buffer.writeUInt16LE(16, 34);
-  buffer.write('data', 36, 'ascii');
-  buffer.writeUInt32LE(frameCount * blockAlign, 40);
-  for (let frame = 0; frame < frameCount; frame += 1) {
-    channels.forEach((channel, index) => buffer.writeInt16LE(channel[frame] ?? 0, 44 + frame * blockAlign + index * 2));
-  }
-  return buffer;
-}
-
-/** MP3 (LAME, constant bit rate) of a mono signal. */
-export function encodeMp3(samples: Int16Array, sampleRate: number, kilobitsPerSecond = 64): Uint8Array {
-  const encoder = new Mp3Encoder(1, sampleRate, kilobitsPerSecond);
-  const parts: Uint8Array[] = [];
-  const blockSize = 1152;
-  // lamejs hands back Int8Array views; copy them as plain bytes.
-  const keep = (chunk: ArrayBufferView): void => void parts.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-  for (let offset = 0; offset < samples.length; offset += blockSize) keep(encoder.encodeBuffer(samples.subarray(offset, offset + blockSize)));
-  keep(encoder.flush());
-  return Buffer.concat(parts);
+  const interleaved = new Int16Array(frameCount * channels.length);
+  channels.forEach((channel, channelIndex) => {
+    for (let frame = 0; frame < frameCount; frame += 1) interleaved[frame * channels.length + channelIndex] = channel[frame] ?? 0;
+  });
+  return encodeWavPcm16(interleaved, sampleRate, channels.length);
 }
 
 const MPEG1_BITRATES = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
