@@ -10,7 +10,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 const BIN = fileURLToPath(new URL('../../bin/switchyard.js', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'switchyard-first-start-'));
 
+// A failed assertion skips a test's own stop(); no gateway may outlive the suite.
+const started = new Set<ReturnType<typeof spawn>>();
+
 afterAll(() => {
+  for (const child of started) child.kill('SIGKILL');
   rmSync(directory, { recursive: true, force: true });
 });
 
@@ -18,7 +22,9 @@ afterAll(() => {
 async function serveFresh(): Promise<{ url: string; token: string | null; stderr: string[]; stop(): Promise<number | null> }> {
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('SWITCHYARD_')));
   const child = spawn(process.execPath, [BIN, 'serve'], { cwd: directory, env: { ...env, SWITCHYARD_PORT: '0' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  started.add(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  void exited.then(() => started.delete(child));
   const stderr: string[] = [];
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stderr as NodeJS.ReadableStream }).on('line', (line) => {
