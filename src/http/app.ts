@@ -48,8 +48,6 @@ export function buildApp(services: AppServices): FastifyInstance {
 
   // Only JSON is accepted; without this, text/plain bodies would reach the handlers as strings.
   app.removeContentTypeParser('text/plain');
-  // Multipart bodies are read part by part by the routes that take them (file uploads go to disk).
-  void app.register(fastifyMultipart, { throwFileSizeLimit: false });
   registerRequestLifecycle(app, services.authenticator, services.recorder);
   registerHealthRoute(app);
   registerModelsRoutes(app, services.catalog);
@@ -57,7 +55,13 @@ export function buildApp(services: AppServices): FastifyInstance {
   registerEmbeddingsRoute(app, services.embeddings);
   registerRerankRoute(app, services.reranker);
   registerSpeechRoute(app, services.speech);
-  registerTranscriptionsRoute(app, services.transcriptions);
+  // Multipart bodies are read part by part by the route that takes them (uploads go to disk). The
+  // plugin adds async hooks to every request of the scope it is registered in, so it gets a scope
+  // of its own: the JSON routes, chat above all, do not pay for them.
+  void app.register(async (uploads) => {
+    await uploads.register(fastifyMultipart, { throwFileSizeLimit: false });
+    registerTranscriptionsRoute(uploads, services.transcriptions);
+  });
 
   app.setNotFoundHandler((request, reply) => {
     const error = new GatewayError('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);
