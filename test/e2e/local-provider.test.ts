@@ -102,8 +102,9 @@ describe('the local provider through the gateway', () => {
     expect(base64.data[0]?.embedding).toHaveLength(100);
   });
 
-  it('refuses a dimensions value it cannot produce', async () => {
+  it('refuses a dimensions value it cannot produce, and token arrays it cannot read', async () => {
     await expect(test.client.embeddings.create({ model: 'local-embed', input: 'hello', dimensions: 64 })).rejects.toMatchObject({ status: 400, param: 'dimensions' });
+    await expect(test.client.embeddings.create({ model: 'local-embed', input: [[15339, 1917]] })).rejects.toMatchObject({ status: 400, code: 'upstream_bad_request', param: 'input' });
   });
 
   it('reranks the relevant document first, with the original indexes', async () => {
