@@ -25,7 +25,7 @@ export const UpstreamConfigSchema = Type.Object(
     headers: Type.Optional(Type.Record(Type.String(), Type.String())),
     auth_file: Type.Optional(Type.String({ minLength: 1 })),
     api_version: Type.Optional(Type.String({ minLength: 1, description: 'azure: the api-version query parameter' })),
-    max_connections: PositiveInteger(128, 'connections kept open to this upstream'),
+    max_connections: PositiveInteger(1024, 'connections open at once to this upstream; requests past it wait for one'),
     max_embedding_inputs: Type.Optional(Type.Integer({ minimum: 1, description: 'inputs per upstream embeddings call; larger requests are split' })),
     timeouts: UpstreamTimeouts,
     // Keys of the built-in `local` provider; its adapter applies the defaults named here.

@@ -1,4 +1,6 @@
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenAuthenticator, TokenService } from '../access/index.js';
 import { createLogger } from '../observability/logger.js';
@@ -21,7 +23,23 @@ const brokenAdapter: ProviderAdapter = {
   close: async () => undefined,
 };
 
+/** A provider that answers every chat request with the same completion, and counts the calls. */
+let echoCalls = 0;
+const echoAdapter: ProviderAdapter = {
+  upstreamId: 'echo',
+  capabilities: new Set(['chat']),
+  chatCompletion: async () => {
+    echoCalls++;
+    return { payload: Buffer.from('{"object":"chat.completion","choices":[]}'), usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, completionText: () => '' };
+  },
+  streamChatCompletion: async () => {
+    throw new TypeError('not used');
+  },
+  close: async () => undefined,
+};
+
 let stores: Stores;
+let url: string;
 let token: string;
 const logLines: Array<Record<string, unknown>> = [];
 let app: ReturnType<typeof buildApp>;
@@ -40,6 +58,7 @@ beforeAll(async () => {
   });
   const catalog = new ModelCatalog([
     { id: 'broken-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, routes: [{ upstreamId: 'broken', upstreamModel: 'm', weight: 1, adapter: brokenAdapter }] },
+    { id: 'echo-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, routes: [{ upstreamId: 'echo', upstreamModel: 'm', weight: 1, adapter: echoAdapter }] },
   ]);
   const queue = new RequestLogQueue(stores.requestLogs, { batchSize: 10, flushIntervalMs: 10, maxQueue: 100 });
   app = buildApp({
@@ -52,9 +71,9 @@ beforeAll(async () => {
     reranker: new RerankService(catalog),
     speech: new SpeechService(catalog),
     transcriptions: new TranscriptionService(catalog, undefined),
-    bodyLimitBytes: 1024 * 1024,
+    bodyLimitBytes: 1024,
   });
-  await app.ready();
+  url = await app.listen({ host: '127.0.0.1', port: 0 });
 });
 afterAll(async () => {
   await app.close();
@@ -64,27 +83,125 @@ afterAll(async () => {
 describe('a bug behind an endpoint', () => {
   for (const stream of [false, true]) {
     it(`answers 500 without internals and logs the error with the request id (stream: ${stream})`, async () => {
-      const response = await app.inject({
-        method: 'POST',
-        url: '/v1/chat/completions',
-        headers: { authorization: `Bearer ${token}`, 'x-request-id': `bug-${stream}` },
-        payload: { model: 'broken-chat', messages: [{ role: 'user', content: 'Hi' }], stream },
-      });
-      expect(response.statusCode).toBe(500);
+      const response = await postChat({ model: 'broken-chat', messages: [{ role: 'user', content: 'Hi' }], stream }, { 'x-request-id': `bug-${stream}` });
+      expect(response.status).toBe(500);
       expect(response.headers['x-request-id']).toBe(`bug-${stream}`);
-      const body = response.json() as { error: Record<string, unknown> };
+      const body = JSON.parse(response.text) as { error: Record<string, unknown> };
       expect(body.error).toEqual({
         message: 'The gateway failed to handle this request; quote the request id when reporting it.',
         type: 'server_error',
         code: 'internal_error',
         param: null,
       });
-      expect(response.body).not.toContain('internal detail');
-      const logged = logLines.find((line) => line['requestId'] === `bug-${stream}`);
+      expect(response.text).not.toContain('internal detail');
+      const logged = logLines.find((line) => line['clientRequestId'] === `bug-${stream}`);
       expect(logged).toMatchObject({ level: 50, msg: 'unhandled error' });
+      expect(logged?.['requestId']).toMatch(/^req_/);
       expect(JSON.stringify(logged)).toContain('internal detail');
     });
   }
+});
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+async function postChat(body: unknown, headers: Record<string, string> = {}, path = '/v1/chat/completions'): Promise<RawAnswer> {
+  const response = await request(`${url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
+}
+
+/** Raw bytes on a fresh connection, for what an HTTP client library would not send; resolves with what came back before the server closed or went quiet. */
+function rawExchange(bytes: string): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    let answer = '';
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(bytes));
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+    setTimeout(() => socket.destroy(), 500).unref();
+  });
+}
+
+const HELLO = { model: 'echo-chat', messages: [{ role: 'user', content: 'Hi' }] };
+
+describe('the chat route, served before Fastify', () => {
+  it('answers with the upstream payload and the gateway request id', async () => {
+    const response = await postChat(HELLO);
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json');
+    expect(response.text).toBe('{"object":"chat.completion","choices":[]}');
+    expect(response.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
+  });
+
+  it('routes by path whatever the query string, and nothing else', async () => {
+    expect((await postChat(HELLO, {}, '/v1/chat/completions?trace=1')).status).toBe(200);
+    expect((await postChat(HELLO, {}, '/v1/chat/completions/')).status).toBe(404);
+    const get = await request(`${url}/v1/chat/completions`, { headers: { authorization: `Bearer ${token}` } });
+    expect(get.statusCode).toBe(404);
+    expect(((await get.body.json()) as { error: { code: string } }).error.code).toBe('route_not_found');
+  });
+
+  it('reads a chunked body', async () => {
+    const body = JSON.stringify(HELLO);
+    const answer = await rawExchange(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n` +
+        `5\r\n${body.slice(0, 5)}\r\n${(body.length - 5).toString(16)}\r\n${body.slice(5)}\r\n0\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1.1 200 /);
+  });
+
+  it('refuses what the Fastify routes refuse, in the same words', async () => {
+    const cases: Array<[string, Record<string, string>, number, string]> = [
+      ['{"model":', {}, 400, 'invalid_json'],
+      ['', {}, 400, 'invalid_json'],
+      ['{"__proto__":{"admin":true},"model":"echo-chat"}', {}, 400, 'invalid_json'],
+      ['{"constructor":{"prototype":{"admin":true}}}', {}, 400, 'invalid_json'],
+      ['[]', {}, 400, 'invalid_body'],
+      [JSON.stringify(HELLO), { 'content-type': 'text/plain' }, 400, 'unsupported_media_type'],
+      [JSON.stringify(HELLO), { 'content-type': 'application/json; charset=utf-8' }, 200, ''],
+      [JSON.stringify(HELLO), { 'content-type': 'Application/JSON' }, 200, ''],
+      [JSON.stringify(HELLO), { authorization: 'Bearer svc_wrong' }, 401, 'invalid_api_key'],
+    ];
+    for (const [body, headers, status, code] of cases) {
+      const callsBefore = echoCalls;
+      const response = await postChat(body, headers);
+      expect([body, response.status]).toEqual([body, status]);
+      // A refused request never reaches the upstream; an accepted one does, once.
+      expect([body, echoCalls - callsBefore]).toEqual([body, status === 200 ? 1 : 0]);
+      if (code !== '') expect([body, (JSON.parse(response.text) as { error: { code: string } }).error.code]).toEqual([body, code]);
+    }
+  });
+
+  it('refuses a body over the cap with 413 and closes the connection, whether its length is declared or not', async () => {
+    const big = JSON.stringify({ ...HELLO, padding: 'x'.repeat(2048) });
+    const declared = await postChat(big);
+    expect(declared.status).toBe(413);
+    expect(declared.headers['connection']).toBe('close');
+    const callsBefore = echoCalls;
+    const streamed = await rawExchange(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n` +
+        `${big.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`,
+    );
+    expect(streamed).toMatch(/^HTTP\/1.1 413 /);
+    expect(streamed.toLowerCase()).toContain('connection: close');
+    expect(echoCalls).toBe(callsBefore);
+  });
+
+  it('checks the token before reading the body', async () => {
+    const answer = await rawExchange(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":`,
+    );
+    expect(answer).toMatch(/^HTTP\/1.1 401 /);
+    expect(answer).toContain('missing_api_key');
+  });
 });
 
 describe('logger', () => {

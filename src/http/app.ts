@@ -4,11 +4,13 @@ import type { TokenAuthenticator } from '../access/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { ChatCompletionService, EmbeddingService, ModelCatalog, RerankService, SpeechService, TranscriptionService } from '../routing/index.js';
 import type { RequestRecorder } from '../usage/index.js';
-import { errorBody, errorHeaders, toGatewayError } from './error-response.js';
+import { errorBody, errorHeaders, settleError } from './error-response.js';
 import './fastify-types.js';
-import { requestId } from './request-id.js';
+import { clientRequestId, generateRequestId } from './request-id.js';
 import { registerRequestLifecycle } from './request-lifecycle.js';
-import { registerChatCompletionsRoute } from './routes/chat-completions-route.js';
+import { directServer } from './direct/direct-server.js';
+import { RequestGate } from './request-gate.js';
+import { chatCompletionsRoute } from './routes/chat-completions-route.js';
 import { registerEmbeddingsRoute } from './routes/embeddings-route.js';
 import { registerRerankRoute } from './routes/rerank-route.js';
 import { registerSpeechRoute } from './routes/speech-route.js';
@@ -32,6 +34,8 @@ export interface AppServices {
 
 /** The HTTP edge: parse, authenticate, call a service, map the result. No business logic lives here. */
 export function buildApp(services: AppServices): FastifyInstance {
+  const gate = new RequestGate(services.authenticator, services.recorder);
+  const directRoutes = [chatCompletionsRoute(services.chat, services.logger)];
   const app = Fastify({
     loggerInstance: services.logger,
     // The request log table is the access log; per-request log lines would only cost CPU.
@@ -40,18 +44,19 @@ export function buildApp(services: AppServices): FastifyInstance {
     // the few lines logged per request carry `requestId` themselves.
     childLoggerFactory: (logger) => logger,
     bodyLimit: services.bodyLimitBytes,
-    genReqId: requestId,
+    genReqId: generateRequestId,
     requestIdHeader: false,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    // The hot routes are answered by the server before Fastify sees them (http/direct/).
+    serverFactory: directServer(directRoutes, { gate, logger: services.logger, bodyLimitBytes: services.bodyLimitBytes }),
   }) as unknown as FastifyInstance;
 
   // Only JSON is accepted; without this, text/plain bodies would reach the handlers as strings.
   app.removeContentTypeParser('text/plain');
-  registerRequestLifecycle(app, services.authenticator, services.recorder);
+  registerRequestLifecycle(app, gate);
   registerHealthRoute(app);
   registerModelsRoutes(app, services.catalog);
-  registerChatCompletionsRoute(app, services.chat);
   registerEmbeddingsRoute(app, services.embeddings);
   registerRerankRoute(app, services.reranker);
   registerSpeechRoute(app, services.speech);
@@ -69,12 +74,7 @@ export function buildApp(services: AppServices): FastifyInstance {
   });
 
   app.setErrorHandler((rawError, request, reply) => {
-    const error = toGatewayError(rawError);
-    if (error.code === 'internal_error') request.log.error({ err: rawError, requestId: request.id }, 'unhandled error');
-    if (request.record !== null) {
-      request.record.errorCode = error.code;
-      request.record.markFirstByte();
-    }
+    const error = settleError(rawError, request.record, request.log, request.id, clientRequestId(request.raw));
     reply.code(error.status).headers(errorHeaders(error)).send(errorBody(error));
   });
 

@@ -1,4 +1,5 @@
 import { GatewayError, isGatewayError } from '../errors/index.js';
+import type { RequestRecord } from '../usage/index.js';
 
 /** The body every error is sent with, in the shape the OpenAI SDKs parse; 422 adds `detail`. */
 export interface ErrorBody {
@@ -49,4 +50,23 @@ export function errorHeaders(error: GatewayError): Record<string, string> {
   if (error.retryAfterSeconds !== undefined) return { 'retry-after': String(error.retryAfterSeconds) };
   if (error.status === 429 || error.status === 503) return { 'retry-after': '1' };
   return {};
+}
+
+/** What settling an error needs of a logger: Fastify's request logger and pino's both fit. */
+export interface ErrorLogger {
+  error(object: object, message: string): void;
+}
+
+/**
+ * An error that ends a request, whichever server layer caught it: translated, logged when it is a
+ * bug, and noted on the request-log row. Returns what the client is told.
+ */
+export function settleError(rawError: unknown, record: RequestRecord | null, logger: ErrorLogger, requestId: string, clientRequestId: string | null): GatewayError {
+  const error = toGatewayError(rawError);
+  if (error.code === 'internal_error') logger.error({ err: rawError, requestId, ...(clientRequestId === null ? {} : { clientRequestId }) }, 'unhandled error');
+  if (record !== null) {
+    record.errorCode = error.code;
+    record.markFirstByte();
+  }
+  return error;
 }

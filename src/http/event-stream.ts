@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import type { FastifyReply } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import type { ChatStreamEvent } from '../providers/provider-adapter.js';
 import type { RequestRecord } from '../usage/index.js';
 import { errorBody, toGatewayError } from './error-response.js';
@@ -13,21 +13,24 @@ const DONE = 'data: [DONE]\n\n';
  * ends cleanly: the OpenAI SDKs raise it as an APIError.
  */
 export async function writeEventStream(
-  reply: FastifyReply,
+  response: ServerResponse,
+  headers: string[],
   events: AsyncIterable<ChatStreamEvent>,
   record: RequestRecord | null,
   onFailure: (error: unknown) => void,
 ): Promise<void> {
-  reply.hijack();
-  const response = reply.raw;
-  response.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
+  response.writeHead(200, [
+    ...headers,
+    'content-type',
+    'text/event-stream; charset=utf-8',
+    'cache-control',
+    'no-cache',
+    'connection',
+    'keep-alive',
     // Tells nginx-style proxies in front of the gateway not to buffer the stream.
-    'x-accel-buffering': 'no',
-  });
+    'x-accel-buffering',
+    'no',
+  ]);
   try {
     for await (const event of events) {
       if (response.destroyed) return;
@@ -44,7 +47,7 @@ export async function writeEventStream(
   }
 }
 
-async function drained(response: FastifyReply['raw']): Promise<void> {
+async function drained(response: ServerResponse): Promise<void> {
   // `close` as well as `drain`: a client that leaves while we wait must not leave us waiting forever.
   await Promise.race([once(response, 'drain'), once(response, 'close')]);
 }

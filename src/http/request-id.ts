@@ -3,11 +3,13 @@ import type { IncomingMessage } from 'node:http';
 
 const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Echoes a caller's `X-Request-Id` when it is safe to log and store; otherwise makes one. */
-export function requestId(request: IncomingMessage): string {
+/**
+ * A caller's own `X-Request-Id`, when it is safe to log, store and echo. It is not the request's
+ * key: callers may repeat theirs (a retry often does), the gateway's own id never repeats.
+ */
+export function clientRequestId(request: IncomingMessage): string | null {
   const incoming = request.headers['x-request-id'];
-  if (typeof incoming === 'string' && VALID_REQUEST_ID.test(incoming)) return incoming;
-  return generateRequestId();
+  return typeof incoming === 'string' && VALID_REQUEST_ID.test(incoming) ? incoming : null;
 }
 
 /** Random per process, so that two replicas never make the same id. */
@@ -22,5 +24,14 @@ let sequence = 0;
  */
 export function generateRequestId(): string {
   sequence = (sequence + 1) % 0x10000000000;
-  return `req_${Date.now().toString(16).padStart(12, '0')}${PROCESS_PART}${sequence.toString(16).padStart(10, '0')}`;
+  const now = Date.now();
+  // Requests within one millisecond share the front part: it is built once per millisecond.
+  if (now !== prefixMillis) {
+    prefixMillis = now;
+    prefix = `req_${now.toString(16).padStart(12, '0')}${PROCESS_PART}`;
+  }
+  return prefix + sequence.toString(16).padStart(10, '0');
 }
+
+let prefixMillis = -1;
+let prefix = '';

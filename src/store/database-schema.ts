@@ -33,6 +33,7 @@ export interface RequestLogsTable {
   completion_tokens: number | null;
   usage_source: string | null;
   error_code: string | null;
+  client_request_id: string | null;
 }
 
 export interface RevisionsTable {

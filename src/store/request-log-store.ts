@@ -5,7 +5,10 @@ import type { Database } from './open-database.js';
 export type UsageSource = 'upstream' | 'estimated' | 'none';
 
 export interface RequestLogEntry {
+  /** The gateway's request id: unique and time-ordered. */
   id: string;
+  /** The caller's own `X-Request-Id`, when it sent a valid one (echoed on the response; may repeat). */
+  clientRequestId: string | null;
   createdAt: number;
   tokenId: string | null;
   team: string | null;
@@ -24,6 +27,8 @@ export interface RequestLogEntry {
 }
 
 export interface RequestLogQuery {
+  /** Matches the gateway's id or the caller's own: whichever the `X-Request-Id` header showed. */
+  requestId?: string;
   sessionId?: string;
   tokenId?: string;
   limit?: number;
@@ -38,13 +43,14 @@ export interface RequestLogStore {
 
 const COLUMNS = [
   'id', 'created_at', 'token_id', 'team', 'project', 'endpoint', 'model', 'upstream', 'session_id',
-  'status', 'latency_ms', 'ttfb_ms', 'prompt_tokens', 'completion_tokens', 'usage_source', 'error_code',
+  'status', 'latency_ms', 'ttfb_ms', 'prompt_tokens', 'completion_tokens', 'usage_source', 'error_code', 'client_request_id',
 ] as const satisfies ReadonlyArray<keyof RequestLogsTable>;
 
 const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
   id: 'varchar', created_at: 'bigint', token_id: 'varchar', team: 'varchar', project: 'varchar', endpoint: 'varchar',
   model: 'varchar', upstream: 'varchar', session_id: 'varchar', status: 'integer', latency_ms: 'double precision',
   ttfb_ms: 'double precision', prompt_tokens: 'integer', completion_tokens: 'integer', usage_source: 'varchar', error_code: 'varchar',
+  client_request_id: 'varchar',
 };
 
 /**
@@ -67,10 +73,12 @@ export class KyselyRequestLogStore implements RequestLogStore {
 
   async query(filter: RequestLogQuery = {}): Promise<RequestLogEntry[]> {
     let query = this.db.selectFrom('request_logs').selectAll();
+    const { requestId } = filter;
+    if (requestId !== undefined) query = query.where((where) => where.or([where('id', '=', requestId), where('client_request_id', '=', requestId)]));
     if (filter.sessionId !== undefined) query = query.where('session_id', '=', filter.sessionId);
     if (filter.tokenId !== undefined) query = query.where('token_id', '=', filter.tokenId);
+    // Request ids are time-ordered, so the newest rows have the greatest ids.
     const rows = await query
-      .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(filter.limit ?? 100)
       .execute();
@@ -91,7 +99,7 @@ function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: r
       statement.run(
         entry.id, entry.createdAt, entry.tokenId, entry.team, entry.project, entry.endpoint, entry.model, entry.upstream,
         entry.sessionId, entry.status, entry.latencyMs, entry.ttfbMs, entry.promptTokens, entry.completionTokens,
-        entry.usageSource, entry.errorCode,
+        entry.usageSource, entry.errorCode, entry.clientRequestId,
       );
     }
   });
@@ -124,12 +132,14 @@ function toRow(entry: RequestLogEntry): RequestLogsTable {
     completion_tokens: entry.completionTokens,
     usage_source: entry.usageSource,
     error_code: entry.errorCode,
+    client_request_id: entry.clientRequestId,
   };
 }
 
 function fromRow(row: Selectable<RequestLogsTable>): RequestLogEntry {
   return {
     id: row.id,
+    clientRequestId: row.client_request_id,
     createdAt: Number(row.created_at),
     tokenId: row.token_id,
     team: row.team,

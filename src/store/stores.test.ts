@@ -22,6 +22,7 @@ function token(overrides: Partial<TokenRecord> = {}): TokenRecord {
 function logEntry(id: string, createdAt: number, overrides: Partial<RequestLogEntry> = {}): RequestLogEntry {
   return {
     id,
+    clientRequestId: null,
     createdAt,
     tokenId: 'tok_1',
     team: 'search',
@@ -95,6 +96,17 @@ for (const backend of DATABASE_BACKENDS) {
       const session = await stores.requestLogs.query({ sessionId: 'session-1', limit: 500 });
       expect(session).toHaveLength(125);
       expect(session.every((entry) => entry.sessionId === 'session-1')).toBe(true);
+    });
+
+    it('finds a row by the gateway id or by the caller id, which may repeat', async () => {
+      await stores.requestLogs.insertBatch([
+        logEntry('req_c1', 1, { clientRequestId: 'trace-1' }),
+        logEntry('req_c2', 2, { clientRequestId: 'trace-1' }),
+        logEntry('req_c3', 3),
+      ]);
+      expect((await stores.requestLogs.query({ requestId: 'trace-1' })).map((entry) => entry.id)).toEqual(['req_c2', 'req_c1']);
+      expect((await stores.requestLogs.query({ requestId: 'req_c3' })).map((entry) => entry.id)).toEqual(['req_c3']);
+      expect(await stores.requestLogs.query({ requestId: 'trace-2' })).toEqual([]);
     });
 
     it('keeps a batch atomic: a duplicate id writes none of the batch', async () => {

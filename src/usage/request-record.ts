@@ -21,9 +21,17 @@ export class RequestRecord {
   errorCode: string | null = null;
 
   constructor(
+    /** The gateway's own id: unique, time-ordered, the request log's key. */
     readonly id: string,
     readonly endpoint: string,
+    /** The caller's `X-Request-Id`, when valid: echoed on the response instead of `id`. */
+    readonly clientRequestId: string | null = null,
   ) {}
+
+  /** The id the response's `X-Request-Id` shows. */
+  get publicId(): string {
+    return this.clientRequestId ?? this.id;
+  }
 
   markFirstByte(): void {
     this.firstByteAt ??= performance.now();

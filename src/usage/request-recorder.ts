@@ -88,6 +88,7 @@ export class RequestRecorder {
 function toEntry(record: RequestRecord, status: number, latencyMs: number, promptTokens: number | null, completionTokens: number | null): RequestLogEntry {
   return {
     id: record.id,
+    clientRequestId: record.clientRequestId,
     createdAt: record.createdAt,
     tokenId: record.tokenId,
     team: record.team,

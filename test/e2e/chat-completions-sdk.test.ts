@@ -214,6 +214,24 @@ describe('sessions and request ids', () => {
     expect(replaced.headers.get('x-request-id')).toMatch(/^req_/);
   });
 
+  it('logs every request when a caller repeats its X-Request-Id, under ids of the gateway own', async () => {
+    const send = () =>
+      client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }, { headers: { 'X-Request-Id': 'retry-7' } }).withResponse();
+    const first = await send();
+    const second = await send();
+    expect(first.response.headers.get('x-request-id')).toBe('retry-7');
+    expect(second.response.headers.get('x-request-id')).toBe('retry-7');
+    const rows = async () => harness.gateway.stores.requestLogs.query({ requestId: 'retry-7' });
+    for (let attempt = 0; attempt < 100 && (await rows()).length < 2; attempt++) await new Promise((resolve) => setTimeout(resolve, 20));
+    const logged = await rows();
+    expect(logged).toHaveLength(2);
+    expect(logged.every((row) => row.clientRequestId === 'retry-7' && row.id.startsWith('req_'))).toBe(true);
+    expect(new Set(logged.map((row) => row.id)).size).toBe(2);
+    // A later request is still logged: the repeated id did not wedge the request log queue.
+    const later = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }).withResponse();
+    expect((await harness.logRow(later.response.headers.get('x-request-id'))).clientRequestId).toBeNull();
+  });
+
   it('takes the session id by precedence: header, then metadata.session_id, then metadata.sticky_key', async () => {
     const cases: Array<{ headers: Record<string, string>; metadata: Record<string, string>; id: string; source: string }> = [
       { headers: { 'X-Session-Id': 'from-header' }, metadata: { session_id: 'from-metadata', sticky_key: 'from-sticky' }, id: 'from-header', source: 'header' },

@@ -93,7 +93,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     async logRow(requestId) {
       for (let attempt = 0; attempt < 100; attempt++) {
-        const row = (await gateway.stores.requestLogs.query({ limit: 1000 })).find((entry) => entry.id === requestId);
+        const [row] = requestId === null ? [] : await gateway.stores.requestLogs.query({ requestId, limit: 1 });
         if (row !== undefined) return row;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }

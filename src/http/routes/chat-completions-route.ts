@@ -1,38 +1,36 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { Principal } from '../../access/index.js';
 import { parseChatCompletionRequest } from '../../api/chat-completion-request.js';
-import type { Cancellation } from '../../providers/provider-adapter.js';
 import type { ChatCompletionService, SessionIdentity } from '../../routing/index.js';
-import type { RequestRecord } from '../../usage/index.js';
+import type { DirectRoute } from '../direct/direct-route.js';
+import { sendBody, type HeaderList } from '../direct/send-response.js';
 import { writeEventStream } from '../event-stream.js';
 
-export function registerChatCompletionsRoute(app: FastifyInstance, chat: ChatCompletionService): void {
-  app.post('/v1/chat/completions', { config: { scope: 'chat', endpoint: 'chat.completions' } }, async (request, reply) => {
-    const chatRequest = parseChatCompletionRequest(request.body);
-    // The lifecycle hook made both for this route, which has an endpoint name.
-    const record = request.record as RequestRecord;
-    const input = {
-      principal: request.principal as Principal,
-      request: chatRequest,
-      sessionHeader: request.headers['x-session-id'],
-      record,
-      cancellation: request.cancellation as Cancellation,
-    };
-    if (chatRequest.stream === true) {
-      const outcome = await chat.stream(input);
-      setSessionHeaders(reply, outcome.session);
-      await writeEventStream(reply, outcome.events, record, (error) => request.log.warn({ err: error, requestId: request.id }, 'stream failed after the first byte'));
-      return reply;
-    }
-    const outcome = await chat.complete(input);
-    setSessionHeaders(reply, outcome.session);
-    record.markFirstByte();
-    return reply.type('application/json').send(outcome.payload);
-  });
+export interface StreamFailureLogger {
+  warn(object: object, message: string): void;
 }
 
-function setSessionHeaders(reply: FastifyReply, session: SessionIdentity | null): void {
-  if (session === null) return;
-  reply.header('x-session-id', session.id);
-  reply.header('x-session-source', session.source);
+/** The hottest route of the gateway, so it is served directly (see direct/direct-route.ts). */
+export function chatCompletionsRoute(chat: ChatCompletionService, logger: StreamFailureLogger): DirectRoute {
+  return {
+    path: '/v1/chat/completions',
+    scope: 'chat',
+    endpoint: 'chat.completions',
+    async handle({ raw, response, body, principal, record, cancellation }) {
+      const chatRequest = parseChatCompletionRequest(body);
+      const input = { principal, request: chatRequest, sessionHeader: raw.headers['x-session-id'], record, cancellation };
+      if (chatRequest.stream === true) {
+        const outcome = await chat.stream(input);
+        await writeEventStream(response, responseHeaders(record.publicId, outcome.session), outcome.events, record, (error) =>
+          logger.warn({ err: error, requestId: record.id, clientRequestId: record.clientRequestId }, 'stream failed after the first byte'),
+        );
+        return;
+      }
+      const outcome = await chat.complete(input);
+      record.markFirstByte();
+      sendBody(response, 200, 'application/json', outcome.payload, responseHeaders(record.publicId, outcome.session));
+    },
+  };
+}
+
+function responseHeaders(id: string, session: SessionIdentity | null): HeaderList {
+  return session === null ? ['x-request-id', id] : ['x-request-id', id, 'x-session-id', session.id, 'x-session-source', session.source];
 }

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Pool, type Dispatcher } from 'undici';
+import { Pool, util, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../../config/index.js';
 import type { Cancellation } from '../cancellation.js';
 import { ChunkQueue } from './chunk-queue.js';
@@ -17,9 +17,9 @@ export interface UpstreamRequest {
 }
 
 export interface BufferedResponse {
-  statusCode: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
+  readonly statusCode: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
 }
 
 /** A 2xx answer's body as it arrives; anything else is read whole, to be mapped to an error. */
@@ -31,6 +31,67 @@ class CancelledError extends Error {
   constructor() {
     super('the caller went away');
     this.name = 'AbortError';
+  }
+}
+
+/** Headers are parsed only if someone reads them: a successful JSON answer seldom needs them. */
+class BufferedUpstreamResponse implements BufferedResponse {
+  private parsedHeaders: IncomingHttpHeaders | null = null;
+
+  constructor(
+    readonly statusCode: number,
+    private readonly rawHeaders: Buffer[],
+    readonly body: Buffer,
+  ) {}
+
+  get headers(): IncomingHttpHeaders {
+    return (this.parsedHeaders ??= util.parseHeaders(this.rawHeaders) as IncomingHttpHeaders);
+  }
+}
+
+/**
+ * Collects one response. It implements undici's original handler methods, which its HTTP/1 client
+ * calls directly; a handler with the newer `onRequestStart`… methods is wrapped in an adapter that
+ * also parses every response's headers into an object, which measured at ~1.5 µs a request.
+ */
+class BufferingHandler implements Dispatcher.DispatchHandler {
+  private statusCode = 0;
+  private rawHeaders: Buffer[] = [];
+  private first: Buffer | null = null;
+  private rest: Buffer[] | null = null;
+
+  constructor(
+    private readonly cancellation: Cancellation,
+    private readonly upstreamId: string,
+    private readonly resolve: (response: BufferedResponse) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  onConnect(abort: (error?: Error) => void): void {
+    this.cancellation.onCancel(() => abort(new CancelledError()));
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    this.statusCode = statusCode;
+    this.rawHeaders = rawHeaders;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.first === null) this.first = chunk;
+    else (this.rest ??= [this.first]).push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    this.cancellation.clear();
+    const body = this.rest !== null ? Buffer.concat(this.rest) : (this.first ?? Buffer.alloc(0));
+    this.resolve(new BufferedUpstreamResponse(this.statusCode, this.rawHeaders, body));
+  }
+
+  onError(error: Error): void {
+    this.cancellation.clear();
+    this.reject(mapTransportError(error, this.upstreamId));
   }
 }
 
@@ -61,29 +122,7 @@ export class UpstreamClient {
 
   /** The whole response, for JSON answers. */
   requestBuffered(request: UpstreamRequest): Promise<BufferedResponse> {
-    return new Promise((resolve, reject) => {
-      let statusCode = 0;
-      let headers: IncomingHttpHeaders = {};
-      const chunks: Buffer[] = [];
-      this.dispatch(request, {
-        onRequestStart: (controller) => request.cancellation.onCancel(() => controller.abort(new CancelledError())),
-        onResponseStart: (_controller, status, responseHeaders) => {
-          statusCode = status;
-          headers = responseHeaders;
-        },
-        onResponseData: (_controller, chunk) => {
-          chunks.push(chunk);
-        },
-        onResponseEnd: () => {
-          request.cancellation.clear();
-          resolve({ statusCode, headers, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) });
-        },
-        onResponseError: (_controller, error) => {
-          request.cancellation.clear();
-          reject(mapTransportError(error, this.upstream.id));
-        },
-      });
-    });
+    return new Promise((resolve, reject) => this.dispatch(request, new BufferingHandler(request.cancellation, this.upstream.id, resolve, reject)));
   }
 
   /** Resolves when the response headers arrive; a 2xx body is then read chunk by chunk. */
