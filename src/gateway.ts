@@ -33,7 +33,17 @@ export interface StartOptions {
 export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logging.level);
   const adapters = await createAdapters(config);
-  const stores = await openStores(config.database.url);
+  const checkpointMs = config.database.sqlite_checkpoint_ms;
+  const stores = await openStores(config.database.url, {
+    ...(checkpointMs === 0
+      ? {}
+      : {
+          backgroundCheckpoints: {
+            intervalMs: checkpointMs,
+            onFailure: (error) => logger.error({ err: error }, 'WAL checkpoint worker failed; SQLite checkpoints inside commits again'),
+          },
+        }),
+  });
   let watcher: TokenChangeWatcher | null = null;
   let queue: RequestLogQueue | null = null;
   try {
