@@ -72,44 +72,55 @@ export function openLoopPool(target: Target): Pool {
 /**
  * Open-loop load: requests leave on a fixed schedule whatever the answers do, and latency is
  * counted from the scheduled time, so a stalled server shows as the queueing it causes
- * (no coordinated omission).
+ * (no coordinated omission). Because a stall of the generator itself would count too, it is kept
+ * lean: undici's dispatch callbacks (no stream or promise per request), latencies in one
+ * preallocated array, nothing retained per request once it is answered.
  */
-export async function openLoop(target: Target, rate: number, seconds: number, pool: Pool): Promise<OpenLoopResult> {
-  const body = chatBody(false);
+export function openLoop(target: Target, rate: number, seconds: number, pool: Pool): Promise<OpenLoopResult> {
+  const body = Buffer.from(chatBody(false));
   const headers = { 'content-type': 'application/json', ...target.headers };
   const total = Math.round(rate * seconds);
-  const latencies: number[] = [];
+  const latencies = new Float64Array(total);
+  let completed = 0;
   let failed = 0;
-  const inFlight: Promise<void>[] = [];
-  const start = performance.now();
   let sent = 0;
-  await new Promise<void>((resolve) => {
-    const tick = () => {
+  const start = performance.now();
+  return new Promise((resolve) => {
+    const answered = (): void => {
+      if (completed + failed < total) return;
+      const sorted = latencies.subarray(0, completed).sort();
+      resolve({ p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), completed, failed });
+    };
+    const send = (scheduled: number): void => {
+      let status = 0;
+      pool.dispatch(
+        { path: CHAT_PATH, method: 'POST', headers, body },
+        {
+          onConnect: () => undefined,
+          onHeaders: (statusCode: number) => {
+            status = statusCode;
+            return true;
+          },
+          onData: () => true,
+          onComplete: () => {
+            if (status === 200) latencies[completed++] = performance.now() - scheduled;
+            else failed++;
+            answered();
+          },
+          onError: () => {
+            failed++;
+            answered();
+          },
+        },
+      );
+    };
+    const tick = (): void => {
       const now = performance.now();
-      while (sent < total && start + (sent * 1000) / rate <= now) {
-        const scheduled = start + (sent * 1000) / rate;
-        sent++;
-        inFlight.push(
-          pool
-            .request({ path: CHAT_PATH, method: 'POST', headers, body })
-            .then(async (response) => {
-              await response.body.dump();
-              if (response.statusCode === 200) latencies.push(performance.now() - scheduled);
-              else failed++;
-            })
-            .catch(() => {
-              failed++;
-            }),
-        );
-      }
+      while (sent < total && start + (sent * 1000) / rate <= now) send(start + (sent++ * 1000) / rate);
       if (sent < total) setImmediate(tick);
-      else resolve();
     };
     tick();
   });
-  await Promise.all(inFlight);
-  latencies.sort((a, b) => a - b);
-  return { p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), completed: latencies.length, failed };
 }
 
 export interface StreamProbeResult {
@@ -177,7 +188,7 @@ export function median(values: number[]): number {
   return percentile([...values].sort((a, b) => a - b), 0.5);
 }
 
-function percentile(sorted: number[], fraction: number): number {
+function percentile(sorted: ArrayLike<number>, fraction: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] as number;
 }
