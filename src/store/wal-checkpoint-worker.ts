@@ -1,4 +1,3 @@
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
 
@@ -30,13 +29,6 @@ const { file, intervalMs } = workerData as CheckpointWorkerData;
 const port = parentPort;
 if (port === null) throw new Error('the WAL checkpoint worker runs only as a worker thread');
 const database = new SqliteDatabase(file, { fileMustExist: true });
-// Background work: when it shares a core with the event loop, requests go first. On Linux the nice
-// value is per thread, so this lowers only this thread; where it cannot be set, it stays as it is.
-try {
-  setPriority(19);
-} catch {
-  // Not permitted or not supported here: checkpoints still run, at normal priority.
-}
 
 const timer = setInterval(() => {
   const [row] = database.pragma('wal_checkpoint(PASSIVE)') as CheckpointRow[];
