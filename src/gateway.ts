@@ -33,17 +33,7 @@ export interface StartOptions {
 export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logging.level);
   const adapters = await createAdapters(config);
-  const checkpointMs = config.database.sqlite_checkpoint_ms;
-  const stores = await openStores(config.database.url, {
-    ...(checkpointMs === 0
-      ? {}
-      : {
-          backgroundCheckpoints: {
-            intervalMs: checkpointMs,
-            onFailure: (error) => logger.error({ err: error }, 'WAL checkpoint worker failed; SQLite checkpoints inside commits again'),
-          },
-        }),
-  });
+  const stores = await openStores(config.database.url);
   let watcher: TokenChangeWatcher | null = null;
   let queue: RequestLogQueue | null = null;
   try {

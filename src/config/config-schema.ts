@@ -71,14 +71,7 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     database: Type.Object(
-      {
-        url: Type.String({ pattern: '^(sqlite:|postgres://|postgresql://)', default: 'sqlite:./data/switchyard.db' }),
-        sqlite_checkpoint_ms: Type.Integer({
-          minimum: 0,
-          default: 1_000,
-          description: 'SQLite: how often a worker thread checkpoints the WAL; 0 leaves it to SQLite, inside commits on the event loop',
-        }),
-      },
+      { url: Type.String({ pattern: '^(sqlite:|postgres://|postgresql://)', default: 'sqlite:./data/switchyard.db' }) },
       { additionalProperties: false, default: {} },
     ),
     state: Type.Object(

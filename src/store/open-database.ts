@@ -5,7 +5,6 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseSchema } from './database-schema.js';
 import { migrationProvider } from './migrations/index.js';
-import { WalCheckpointer, type WalCheckpointerOptions } from './wal-checkpointer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -16,8 +15,6 @@ export interface Database {
   readonly sqlite: SqliteDatabase.Database | null;
   /** PostgreSQL: the driver and the pool's settings, for a dedicated LISTEN connection. */
   readonly postgres: { driver: typeof pg; config: pg.PoolConfig } | null;
-  /** SQLite files opened with `backgroundCheckpoints`: the worker that checkpoints the WAL. */
-  readonly walCheckpointer: WalCheckpointer | null;
   close(): Promise<void>;
 }
 
@@ -25,11 +22,6 @@ export interface OpenDatabaseOptions {
   /** PostgreSQL only: the schema to use (created if missing). Tests use one schema per run. */
   schema?: string;
   cwd?: string;
-  /**
-   * SQLite files: checkpoint the WAL from a worker thread instead of inside commits (see
-   * wal-checkpointer.ts). For the long-running server; short-lived CLI commands keep SQLite's default.
-   */
-  backgroundCheckpoints?: Omit<WalCheckpointerOptions, 'script'>;
 }
 
 const INT8_OID = 20;
@@ -37,12 +29,12 @@ const NUMERIC_OID = 1700;
 
 /** `sqlite:PATH`, `sqlite::memory:`, or `postgres://…`. Migrations run before this returns. */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
-  const database = url.startsWith('sqlite:') ? openSqlite(url.slice('sqlite:'.length), options) : await openPostgres(url, options.schema);
+  const database = url.startsWith('sqlite:') ? openSqlite(url.slice('sqlite:'.length), options.cwd) : await openPostgres(url, options.schema);
   await migrate(database.db);
   return database;
 }
 
-function openSqlite(path: string, { cwd = process.cwd(), backgroundCheckpoints }: OpenDatabaseOptions): Database {
+function openSqlite(path: string, cwd = process.cwd()): Database {
   const inMemory = path === ':memory:' || path === '';
   const file = inMemory ? ':memory:' : resolve(cwd, path);
   if (!inMemory) mkdirSync(dirname(file), { recursive: true });
@@ -52,12 +44,7 @@ function openSqlite(path: string, { cwd = process.cwd(), backgroundCheckpoints }
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
   const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
-  const walCheckpointer = inMemory || backgroundCheckpoints === undefined ? null : new WalCheckpointer(sqlite, file, backgroundCheckpoints);
-  const close = async (): Promise<void> => {
-    await walCheckpointer?.close();
-    await db.destroy();
-  };
-  return { db, dialect: 'sqlite', sqlite, postgres: null, walCheckpointer, close };
+  return { db, dialect: 'sqlite', sqlite, postgres: null, close: () => db.destroy() };
 }
 
 async function openPostgres(connectionString: string, schema: string | undefined): Promise<Database> {
@@ -81,7 +68,7 @@ async function openPostgres(connectionString: string, schema: string | undefined
   }
   const pool = new pg.Pool(poolConfig);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', sqlite: null, postgres: { driver: pg, config: poolConfig }, walCheckpointer: null, close: () => db.destroy() };
+  return { db, dialect: 'postgres', sqlite: null, postgres: { driver: pg, config: poolConfig }, close: () => db.destroy() };
 }
 
 async function migrate(db: Kysely<DatabaseSchema>): Promise<void> {
