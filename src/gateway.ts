@@ -33,7 +33,7 @@ export interface StartOptions {
 export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logging.level);
   const adapters = await createAdapters(config);
-  const stores = await openStores(config.database.url);
+  const stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
   let watcher: TokenChangeWatcher | null = null;
   let queue: RequestLogQueue | null = null;
   try {

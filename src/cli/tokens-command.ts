@@ -18,7 +18,7 @@ export interface CreateOptions extends ConfigOption {
 
 async function withTokens<T>(options: ConfigOption, action: (service: TokenService, stores: Stores) => Promise<T>): Promise<T> {
   const { config } = loadConfig({ configPath: options.config });
-  const stores = await openStores(config.database.url);
+  const stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
   try {
     return await action(new TokenService(stores.tokens, config.auth.token_prefix), stores);
   } finally {

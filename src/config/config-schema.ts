@@ -71,7 +71,14 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     database: Type.Object(
-      { url: Type.String({ pattern: '^(sqlite:|postgres://|postgresql://)', default: 'sqlite:./data/switchyard.db' }) },
+      {
+        url: Type.String({ pattern: '^(sqlite:|postgres://|postgresql://)', default: 'sqlite:./data/switchyard.db' }),
+        sqlite_checkpoint_pages: Type.Integer({
+          minimum: 10,
+          default: 300,
+          description: 'SQLite: WAL pages after which a commit also checkpoints; fewer pages, shorter and more frequent pauses',
+        }),
+      },
       { additionalProperties: false, default: {} },
     ),
     state: Type.Object(

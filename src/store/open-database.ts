@@ -22,19 +22,29 @@ export interface OpenDatabaseOptions {
   /** PostgreSQL only: the schema to use (created if missing). Tests use one schema per run. */
   schema?: string;
   cwd?: string;
+  /** SQLite: WAL pages after which a commit also checkpoints (see docs/request-log.md). */
+  sqliteCheckpointPages?: number;
 }
+
+/**
+ * SQLite checkpoints inside the commit that makes the WAL cross this many pages, on the thread
+ * that commits: for the gateway, the event loop. Its cost grows with the pages copied: at SQLite's
+ * default of 1000 one commit in fifty stalled 5–9 ms (measured, request-log batches of 100 rows);
+ * at 300, three in 1,500 went over 3 ms, the worst 3.8 ms, for 0.3 µs more a row.
+ */
+export const DEFAULT_SQLITE_CHECKPOINT_PAGES = 300;
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 
 /** `sqlite:PATH`, `sqlite::memory:`, or `postgres://…`. Migrations run before this returns. */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
-  const database = url.startsWith('sqlite:') ? openSqlite(url.slice('sqlite:'.length), options.cwd) : await openPostgres(url, options.schema);
+  const database = url.startsWith('sqlite:') ? openSqlite(url.slice('sqlite:'.length), options) : await openPostgres(url, options.schema);
   await migrate(database.db);
   return database;
 }
 
-function openSqlite(path: string, cwd = process.cwd()): Database {
+function openSqlite(path: string, { cwd = process.cwd(), sqliteCheckpointPages = DEFAULT_SQLITE_CHECKPOINT_PAGES }: OpenDatabaseOptions): Database {
   const inMemory = path === ':memory:' || path === '';
   const file = inMemory ? ':memory:' : resolve(cwd, path);
   if (!inMemory) mkdirSync(dirname(file), { recursive: true });
@@ -43,6 +53,7 @@ function openSqlite(path: string, cwd = process.cwd()): Database {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma(`wal_autocheckpoint = ${Math.trunc(sqliteCheckpointPages)}`);
   const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
   return { db, dialect: 'sqlite', sqlite, postgres: null, close: () => db.destroy() };
 }
