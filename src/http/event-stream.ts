@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ServerResponse } from 'node:http';
 import type { ChatStreamEvent } from '../providers/provider-adapter.js';
 import type { RequestRecord } from '../usage/index.js';
@@ -11,6 +12,11 @@ const DONE = 'data: [DONE]\n\n';
  * Headers go out with the first chunk, so a failure before it could still be answered with a
  * proper status. A failure after it is reported in-band as an `error` event, then the stream
  * ends cleanly: the OpenAI SDKs raise it as an APIError.
+ *
+ * The first event leaves at once: Node corks a response's socket until the next tick, and that
+ * tick waits until every event already received (an upstream often sends several in one read) has
+ * been parsed and written. One event-loop turn after the first write sends it; the rest follow
+ * together.
  */
 export async function writeEventStream(
   response: ServerResponse,
@@ -32,10 +38,13 @@ export async function writeEventStream(
     'no',
   ]);
   try {
+    let first = true;
     for await (const event of events) {
       if (response.destroyed) return;
       record?.markFirstByte();
       if (!response.write(`data: ${event.data}\n\n`)) await drained(response);
+      else if (first) await nextTurn();
+      first = false;
     }
     response.end(DONE);
   } catch (error) {
