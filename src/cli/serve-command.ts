@@ -10,7 +10,8 @@ export async function serveCommand(options: { config?: string }, io: CliIo): Pro
   const gateway = await startGateway(config);
   const bootstrap = await ensureBootstrapToken(gateway.stores.tokens, gateway.tokens);
   // The banner is for people and goes to stderr: stdout carries the JSON log lines machines read.
-  for (const line of banner({ url: gateway.url, configSource: source, models: [...gateway.catalog.all()], bootstrap })) io.stderr(line);
+  // One write, so that a reader never sees it in pieces (a pipe delivers a write of this size whole).
+  io.stderr(banner({ url: gateway.url, configSource: source, models: [...gateway.catalog.all()], bootstrap }).join('\n'));
   gateway.logger.info(
     { url: gateway.url, config: source ?? 'built-in defaults', database: redactUrl(config.database.url), models: [...gateway.catalog.all()].map((model) => model.id) },
     `Switchyard listening on ${gateway.url}`,
