@@ -1,3 +1,4 @@
+import type { CoreNoise } from './machine-noise.js';
 import type { TargetName } from './targets.js';
 
 export interface TargetFigures {
@@ -22,6 +23,7 @@ export interface Report {
   rates: number[];
   concurrentStreams: number;
   figures: Partial<Record<TargetName, TargetFigures>>;
+  machineNoise: { before: CoreNoise[]; after: CoreNoise[] };
   notes: string[];
 }
 

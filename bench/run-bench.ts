@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { concurrentStreams, median, openLoop, openLoopPool, streamProbe, wrk, LOAD_CORE } from './load.js';
 import { cpuSeconds, rssBytes } from './process-stats.js';
 import { renderReport, type Report, type TargetFigures } from './report.js';
+import { describeNoise, measureMachineNoise } from './machine-noise.js';
 import { direct, portkeyEntry, spawnPinned, startBareProxy, startNginx, startPortkey, startSwitchyard, type BenchContext, type Target, type TargetName } from './targets.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -81,6 +82,9 @@ async function main(): Promise<void> {
   ensureTools(notes);
   const portkey = ensurePortkey(notes);
   if (quick && !withPortkey) notes.push('Portkey is compared in the full run; add `--portkey` to a quick run to include it');
+  const noiseSeconds = quick ? 2 : 5;
+  say('measuring machine noise');
+  const noiseBefore = await measureMachineNoise(noiseSeconds);
   const workDirectory = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
   const upstream = await spawnPinned('node', [join(root, 'dist-bench', 'fast-upstream.js'), '0']);
   const context: BenchContext = { root, workDirectory, upstreamOrigin: `http://127.0.0.1:${String(upstream.first['port'])}`, upstreamPid: upstream.child.pid as number };
@@ -175,9 +179,11 @@ async function main(): Promise<void> {
       if (entry.failures > 0) notes.push(`${target.label}: ${entry.failures} failed responses under closed-loop load`);
       for (const rate of RATES) if (entry.openLoop[rate] === undefined) notes.push(`${target.label}: not run at ${rate} RPS open loop (saturates at ~${Math.round(rps)} RPS)`);
     }
+    const noiseAfter = await measureMachineNoise(noiseSeconds);
+    notes.push(describeNoise('before', noiseBefore), describeNoise('after', noiseAfter));
     notes.push('CPU per request is the proxy process alone (for direct: the upstream); `direct` has no proxy.');
     notes.push('Absolute figures swing up to 2× between runs on these machines; compare the ratios, all measured in this run.');
-    const report: Report = { date: new Date().toISOString(), mode: quick ? 'quick' : 'full', rounds: plan.rounds, rates: RATES, concurrentStreams: plan.concurrentStreams, figures, notes };
+    const report: Report = { date: new Date().toISOString(), mode: quick ? 'quick' : 'full', rounds: plan.rounds, rates: RATES, concurrentStreams: plan.concurrentStreams, figures, machineNoise: { before: noiseBefore, after: noiseAfter }, notes };
     const markdown = renderReport(report);
     process.stdout.write(`${markdown}\n`);
     mkdirSync(join(root, 'bench', 'results'), { recursive: true });
