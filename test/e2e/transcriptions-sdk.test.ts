@@ -143,8 +143,10 @@ describe('transcription limits and errors', () => {
     }).finally(() => clearInterval(sampler));
     expect(response.statusCode).toBe(422);
     await response.body.dump();
-    // The gateway (in this same process) never held the file: Buffer memory grew by far less than 26 MB.
-    expect(peak - before).toBeLessThan(8 * 1024 * 1024);
+    // The gateway (in this same process) never held the file: a gateway that did would hold at least
+    // 25 MB when the limit is crossed. What does show is the socket's read buffers, spooled to disk
+    // and not yet collected (measured up to ~10 MB on a loaded machine), hence the bound between.
+    expect(peak - before).toBeLessThan(16 * 1024 * 1024);
     expect(harness.upstream.requests).toHaveLength(0);
   });
 
