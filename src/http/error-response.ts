@@ -7,12 +7,22 @@ export interface ErrorBody {
   detail?: GatewayError['detail'];
 }
 
+/**
+ * Refusals of a request body, in the same words whichever layer read it: Fastify's JSON parser
+ * (translated below) or the direct routes' reader (direct/read-json-body.ts).
+ */
+export const bodyErrors = {
+  unsupportedMediaType: () => new GatewayError('unsupported_media_type', 'Unsupported Content-Type: send the body as application/json.'),
+  tooLarge: () => new GatewayError('payload_too_large', 'The request body is larger than the server accepts.'),
+  empty: () => new GatewayError('invalid_json', 'The request body is empty; send a JSON object.'),
+  notJson: (reason: string) => new GatewayError('invalid_json', `The request body is not valid JSON: ${reason}`),
+};
+
 const FASTIFY_ERRORS: Record<string, (error: Error) => GatewayError> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
-    new GatewayError('unsupported_media_type', 'Unsupported Content-Type: send the body as application/json.'),
-  FST_ERR_CTP_BODY_TOO_LARGE: () => new GatewayError('payload_too_large', 'The request body is larger than the server accepts.'),
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => new GatewayError('invalid_json', 'The request body is empty; send a JSON object.'),
-  FST_ERR_CTP_INVALID_JSON_BODY: (error) => new GatewayError('invalid_json', `The request body is not valid JSON: ${error.message}`),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: bodyErrors.unsupportedMediaType,
+  FST_ERR_CTP_BODY_TOO_LARGE: bodyErrors.tooLarge,
+  FST_ERR_CTP_EMPTY_JSON_BODY: bodyErrors.empty,
+  FST_ERR_CTP_INVALID_JSON_BODY: (error) => bodyErrors.notJson(error.message),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new GatewayError('invalid_body', 'Content-Length does not match the body.'),
 };
 
@@ -28,7 +38,7 @@ export function toGatewayError(error: unknown): GatewayError {
     if (translate !== undefined) return translate(error);
     // JSON.parse errors from the body parser carry status 400 and no fastify code.
     if (error instanceof SyntaxError && statusCode === 400) {
-      return new GatewayError('invalid_json', `The request body is not valid JSON: ${error.message}`);
+      return bodyErrors.notJson(error.message);
     }
     if (code?.startsWith('FST_') === true && statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
       return new GatewayError('invalid_body', error.message);

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import secureJson from 'secure-json-parse';
 import { GatewayError } from '../../errors/index.js';
+import { bodyErrors } from '../error-response.js';
 
 export type JsonBodyCallback = (error: GatewayError | null, body: unknown) => void;
 
@@ -17,10 +18,10 @@ export function readJsonBody(request: IncomingMessage, limitBytes: number, done:
   const declaredLength = headers['content-length'];
   if (contentType === undefined) {
     if (headers['transfer-encoding'] === undefined && (declaredLength === undefined || declaredLength === '0')) return done(null, undefined);
-    return done(unsupportedMediaType(), undefined);
+    return done(bodyErrors.unsupportedMediaType(), undefined);
   }
-  if (!isJsonMediaType(contentType)) return done(unsupportedMediaType(), undefined);
-  if (declaredLength !== undefined && Number(declaredLength) > limitBytes) return done(tooLarge(), undefined);
+  if (!isJsonMediaType(contentType)) return done(bodyErrors.unsupportedMediaType(), undefined);
+  if (declaredLength !== undefined && Number(declaredLength) > limitBytes) return done(bodyErrors.tooLarge(), undefined);
 
   let first: Buffer | null = null;
   let rest: Buffer[] | null = null;
@@ -37,7 +38,7 @@ export function readJsonBody(request: IncomingMessage, limitBytes: number, done:
     if (received > limitBytes) {
       first = null;
       rest = null;
-      return settle(tooLarge(), undefined);
+      return settle(bodyErrors.tooLarge(), undefined);
     }
     if (first === null) first = chunk;
     else (rest ??= [first]).push(chunk);
@@ -45,12 +46,12 @@ export function readJsonBody(request: IncomingMessage, limitBytes: number, done:
   request.on('end', () => {
     if (settled) return;
     const text = rest !== null ? Buffer.concat(rest).toString('utf8') : first === null ? '' : (first as Buffer).toString('utf8');
-    if (text.length === 0) return settle(new GatewayError('invalid_json', 'The request body is empty; send a JSON object.'), undefined);
+    if (text.length === 0) return settle(bodyErrors.empty(), undefined);
     let body: unknown;
     try {
       body = secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'error' });
     } catch (error) {
-      return settle(new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`), undefined);
+      return settle(bodyErrors.notJson((error as Error).message), undefined);
     }
     settle(null, body);
   });
@@ -62,12 +63,4 @@ function isJsonMediaType(contentType: string): boolean {
   if (contentType === 'application/json') return true;
   const semicolon = contentType.indexOf(';');
   return (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase() === 'application/json';
-}
-
-function unsupportedMediaType(): GatewayError {
-  return new GatewayError('unsupported_media_type', 'Unsupported Content-Type: send the body as application/json.');
-}
-
-function tooLarge(): GatewayError {
-  return new GatewayError('payload_too_large', 'The request body is larger than the server accepts.');
 }
