@@ -1,4 +1,5 @@
 import type { CoreNoise } from './machine-noise.js';
+import { median } from './load.js';
 import type { TargetName } from './targets.js';
 
 export interface TargetFigures {
@@ -16,11 +17,20 @@ export interface TargetFigures {
   failures: number;
 }
 
+/** Switchyard's figures taken within each round, against the target measured beside it. */
+export interface PairedRounds {
+  /** Switchyard's RPS ÷ the floor's, per throughput round. */
+  rpsVsFloor: number[];
+  /** Switchyard's p99 − direct's, per latency round, by open-loop rate. */
+  p99OverheadMs: Record<number, number[]>;
+}
+
 export interface Report {
   date: string;
   mode: string;
-  rounds: number;
+  rounds: { throughput: number; latency: number };
   rates: number[];
+  paired: PairedRounds | null;
   concurrentStreams: number;
   figures: Partial<Record<TargetName, TargetFigures>>;
   machineNoise: { before: CoreNoise[]; after: CoreNoise[] };
@@ -72,7 +82,7 @@ export function renderReport(report: Report): string {
   const lines = [
     `# Switchyard overhead benchmark`,
     '',
-    `${report.date} · mode ${report.mode} · ${report.rounds} interleaved round(s), medians · load generator on core 0, servers on core 1`,
+    `${report.date} · mode ${report.mode} · ${report.rounds.throughput} throughput and ${report.rounds.latency} latency round(s), targets taking turns, medians · load generator on core 0, servers on core 1`,
     '',
     `| metric | ${targets.map((name) => figure(name).label).join(' | ')} |`,
     `|---|${targets.map(() => '---:').join('|')}|`,
@@ -84,9 +94,11 @@ export function renderReport(report: Report): string {
     lines.push(
       '## Switchyard ratios',
       '',
+      'Against the floor: the median of the ratios within each round; the others from the medians above.',
+      '',
       '| | vs nginx | vs bare undici proxy (Node floor) | vs Portkey |',
       '|---|---:|---:|---:|',
-      `| RPS (higher is better) | ${ratio(switchyard.requestsPerSecond, report.figures.nginx?.requestsPerSecond)} | ${ratio(switchyard.requestsPerSecond, report.figures.bare?.requestsPerSecond)} | ${ratio(switchyard.requestsPerSecond, report.figures.portkey?.requestsPerSecond)} |`,
+      `| RPS (higher is better) | ${ratio(switchyard.requestsPerSecond, report.figures.nginx?.requestsPerSecond)} | ${report.paired !== null ? `${median(report.paired.rpsVsFloor).toFixed(2)}×` : ratio(switchyard.requestsPerSecond, report.figures.bare?.requestsPerSecond)} | ${ratio(switchyard.requestsPerSecond, report.figures.portkey?.requestsPerSecond)} |`,
       `| CPU per request (lower is better) | ${ratio(switchyard.cpuMicrosecondsPerRequest, report.figures.nginx?.cpuMicrosecondsPerRequest)} | ${ratio(switchyard.cpuMicrosecondsPerRequest, report.figures.bare?.cpuMicrosecondsPerRequest)} | ${ratio(switchyard.cpuMicrosecondsPerRequest, report.figures.portkey?.cpuMicrosecondsPerRequest)} |`,
       '',
       '## Targets (issue 3)',
@@ -106,10 +118,12 @@ function targetRows(report: Report): string[][] {
   if (switchyard === undefined) return [];
   const check = (measured: number, must: number, higherIsBetter: boolean) =>
     Number.isNaN(measured) ? 'n/a' : (higherIsBetter ? measured >= must : measured <= must) ? 'yes' : 'NO';
-  const rpsVsFloor = bare === undefined ? Number.NaN : switchyard.requestsPerSecond / bare.requestsPerSecond;
+  // Ratios within a round, then their median: see run-bench.ts on why.
+  const rpsVsFloor = report.paired !== null ? median(report.paired.rpsVsFloor) : bare === undefined ? Number.NaN : switchyard.requestsPerSecond / bare.requestsPerSecond;
   const rpsVsPortkey = portkey === undefined ? Number.NaN : switchyard.requestsPerSecond / portkey.requestsPerSecond;
   const p50 = direct === undefined ? Number.NaN : switchyard.p50Ms - direct.p50Ms;
-  const p99At3000 = direct?.openLoop[3000] === undefined || switchyard.openLoop[3000] === undefined ? Number.NaN : switchyard.openLoop[3000].p99Ms - direct.openLoop[3000].p99Ms;
+  const pairedP99 = report.paired?.p99OverheadMs[3000];
+  const p99At3000 = pairedP99 !== undefined ? median(pairedP99) : direct?.openLoop[3000] === undefined || switchyard.openLoop[3000] === undefined ? Number.NaN : switchyard.openLoop[3000].p99Ms - direct.openLoop[3000].p99Ms;
   const firstByte = direct === undefined ? Number.NaN : switchyard.streamFirstByteMs - direct.streamFirstByteMs;
   const perStreamKb = (switchyard.bytesPerStream ?? Number.NaN) / 1024;
   const idleMb = switchyard.idleRssBytes / 1_048_576;

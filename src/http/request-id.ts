@@ -23,7 +23,11 @@ let sequence = 0;
  * 14 µs and growing), and cheaper than drawing randomness per request. Request ids are not secrets.
  */
 export function generateRequestId(): string {
-  sequence = (sequence + 1) % 0x10000000000;
+  // Kept below 2^30 so it stays a small integer: V8 formats those in hex directly, where the
+  // remainder of a division by 2^40 is a double, formatted through a floating-point modulo per digit
+  // (~1,800 instructions a request, measured with callgrind). Wrapping every 2^30 ids cannot repeat
+  // an id: the millisecond in front has moved on long before.
+  sequence = (sequence + 1) & 0x3fffffff;
   const now = Date.now();
   // Requests within one millisecond share the front part: it is built once per millisecond.
   if (now !== prefixMillis) {
