@@ -121,7 +121,7 @@ async function main(): Promise<void> {
 
   const samples = new Map<TargetName, Samples>();
   for (const target of targets) samples.set(target.name, { rps: [], cpu: [], p50: [], openLoop: {}, firstByte: [], total: [], failures: 0, peak: 0, idle: 0 });
-  const sample = (target: Pick<Target, 'name'>) => samples.get(target.name) ?? { rps: [], cpu: [], p50: [], openLoop: {}, firstByte: [], total: [], failures: 0, peak: 0, idle: 0 };
+  const sample = (target: Target) => samples.get(target.name) as Samples;
   const notePeak = (target: Target) => {
     sample(target).peak = Math.max(sample(target).peak, rssBytes(target.pid));
   };
@@ -213,7 +213,7 @@ async function main(): Promise<void> {
       if (entry.failures > 0) notes.push(`${target.label}: ${entry.failures} failed responses under closed-loop load`);
       for (const rate of RATES) if (entry.openLoop[rate] === undefined) notes.push(`${target.label}: not run at ${rate} RPS open loop (saturates at ~${Math.round(rps)} RPS)`);
     }
-    const paired = pairedRounds(sample);
+    const paired = pairedRounds(samples);
     if (paired !== null) {
       notes.push(`Switchyard ÷ floor RPS, round by round: ${paired.rpsVsFloor.map((value) => value.toFixed(2)).join(', ')} (median ${median(paired.rpsVsFloor).toFixed(2)})`);
       for (const [rate, values] of Object.entries(paired.p99OverheadMs)) {
@@ -252,11 +252,11 @@ async function main(): Promise<void> {
 type Samples = { rps: number[]; cpu: number[]; p50: number[]; openLoop: Record<number, { p99: number[]; failed: number }>; firstByte: number[]; total: number[]; failures: number; peak: number; idle: number };
 
 /** Switchyard against the floor (throughput) and against direct (p99), within each round. */
-function pairedRounds(sample: (target: Pick<Target, 'name'>) => Samples): PairedRounds | null {
-  const switchyard = sample({ name: 'switchyard' });
-  const floor = sample({ name: 'bare' });
-  const direct = sample({ name: 'direct' });
-  if (switchyard.rps.length === 0 || floor.rps.length !== switchyard.rps.length) return null;
+function pairedRounds(samples: ReadonlyMap<TargetName, Samples>): PairedRounds | null {
+  const switchyard = samples.get('switchyard');
+  const floor = samples.get('bare');
+  const direct = samples.get('direct');
+  if (switchyard === undefined || floor === undefined || direct === undefined || floor.rps.length !== switchyard.rps.length) return null;
   const p99OverheadMs: Record<number, number[]> = {};
   for (const rate of RATES) {
     const ours = switchyard.openLoop[rate]?.p99;
