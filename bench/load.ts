@@ -62,6 +62,22 @@ export interface OpenLoopResult {
   p99Ms: number;
   completed: number;
   failed: number;
+  /** Every answered request's latency, sorted, so that slices can be pooled. */
+  latencies: Float64Array;
+}
+
+/** Several open-loop slices of one target as one sample: percentiles over all their requests. */
+export function pooledOpenLoop(slices: readonly OpenLoopResult[]): OpenLoopResult {
+  const completed = slices.reduce((sum, slice) => sum + slice.completed, 0);
+  const latencies = new Float64Array(completed);
+  let offset = 0;
+  for (const slice of slices) {
+    latencies.set(slice.latencies, offset);
+    offset += slice.latencies.length;
+  }
+  latencies.sort();
+  const failed = slices.reduce((sum, slice) => sum + slice.failed, 0);
+  return { p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), completed, failed, latencies };
 }
 
 /** One keep-alive pool per target for every open-loop run, as a real client keeps its connections. */
@@ -89,7 +105,7 @@ export function openLoop(target: Target, rate: number, seconds: number, pool: Po
     const answered = (): void => {
       if (completed + failed < total) return;
       const sorted = latencies.subarray(0, completed).sort();
-      resolve({ p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), completed, failed });
+      resolve({ p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), completed, failed, latencies: sorted });
     };
     const send = (scheduled: number): void => {
       let status = 0;

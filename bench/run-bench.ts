@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { concurrentStreams, median, openLoop, openLoopPool, streamProbe, wrk, LOAD_CORE } from './load.js';
+import { concurrentStreams, median, openLoop, openLoopPool, pooledOpenLoop, streamProbe, wrk, LOAD_CORE, type OpenLoopResult } from './load.js';
 import { cpuSeconds, rssBytes } from './process-stats.js';
 import { renderReport, type PairedRounds, type Report, type TargetFigures } from './report.js';
 import { describeNoise, measureMachineNoise } from './machine-noise.js';
@@ -24,9 +24,16 @@ const PORTKEY_VERSION = '1.15.2';
 // and 1.15–1.6× the floor's throughput ten minutes apart, and back-to-back 3-s windows differed by
 // 20 %). So throughput is measured in many short windows, the targets taking turns, and Switchyard's
 // ratios are taken within each round, where the drift is shared, then the median of those.
+//
+// The same holds for tail latency, more so: the host's speed changes within seconds (the same
+// 15,000 requests through Switchyard took 1.7 s of CPU in one window and 4.3 s in the next, with no
+// steal time reported), and at a fixed 3,000 RPS a slow second pushes a proxy towards saturation,
+// where its queue and its p99 explode. So the open-loop load is also cut into 1-s slices, the
+// targets taking turns slice by slice, and each target's p99 is taken over all its slices of a round.
 const plan = quick
-  ? { warmupSeconds: 3, maxSteadySlices: 2, throughputRounds: 3, rpsSeconds: 1, latencyRounds: 1, p50Seconds: 1, openLoopSeconds: 1, streamProbes: 30, concurrentStreams: 1_000, streamsFor: ['switchyard'] as TargetName[] }
-  : { warmupSeconds: 6, maxSteadySlices: 8, throughputRounds: 7, rpsSeconds: 3, latencyRounds: 5, p50Seconds: 2, openLoopSeconds: 3, streamProbes: 100, concurrentStreams: 1_000, streamsFor: ['nginx', 'bare', 'switchyard', 'portkey'] as TargetName[] };
+  ? { warmupSeconds: 3, maxSteadySlices: 2, throughputRounds: 3, rpsSeconds: 1, latencyRounds: 1, p50Seconds: 1, openLoopSlices: 1, streamProbes: 30, concurrentStreams: 1_000, streamsFor: ['switchyard'] as TargetName[] }
+  : { warmupSeconds: 6, maxSteadySlices: 8, throughputRounds: 7, rpsSeconds: 3, latencyRounds: 7, p50Seconds: 2, openLoopSlices: 3, streamProbes: 100, concurrentStreams: 1_000, streamsFor: ['nginx', 'bare', 'switchyard', 'portkey'] as TargetName[] };
+const OPEN_LOOP_SLICE_SECONDS = 1;
 const WARM_AFTER_ONE_SECOND: readonly TargetName[] = ['direct', 'nginx'];
 // How long a Node proxy takes to settle depends on the host: on a slow one Switchyard was still
 // getting faster after 10–15 s (measured: 5,300 → 6,400 → 7,900 RPS in three 3-s slices after 6 s
@@ -153,21 +160,33 @@ async function main(): Promise<void> {
     for (let round = 1; round <= plan.latencyRounds; round++) {
       say(`latency round ${round}/${plan.latencyRounds}`);
       for (const target of targets) {
-        const entry = sample(target);
         const single = await wrk(target, 1, plan.p50Seconds, workDirectory);
-        entry.p50.push(single.p50Ms);
-        entry.failures += single.failures;
-        for (const rate of RATES) {
-          // A target that cannot sustain the rate would only queue: report it as saturated instead.
-          if (rate > median(entry.rps) * 0.9) continue;
-          const result = await openLoop(target, rate, plan.openLoopSeconds, pools.get(target.name) as ReturnType<typeof openLoopPool>);
-          const slot = (entry.openLoop[rate] ??= { p99: [], failed: 0 });
-          slot.p99.push(result.p99Ms);
-          slot.failed += result.failed;
+        sample(target).p50.push(single.p50Ms);
+        sample(target).failures += single.failures;
+      }
+      for (const rate of RATES) {
+        // A target that cannot sustain the rate would only queue: report it as saturated instead.
+        const able = targets.filter((target) => rate <= median(sample(target).rps) * 0.9);
+        const runs = able.map((target) => ({ target, slices: [] as OpenLoopResult[], cpu: 0 }));
+        for (let slice = 0; slice < plan.openLoopSlices; slice++) {
+          for (const run of runs) {
+            const cpuBefore = cpuSeconds(run.target.pid);
+            run.slices.push(await openLoop(run.target, rate, OPEN_LOOP_SLICE_SECONDS, pools.get(run.target.name) as ReturnType<typeof openLoopPool>));
+            run.cpu += cpuSeconds(run.target.pid) - cpuBefore;
+          }
         }
+        for (const { target, slices, cpu } of runs) {
+          const pooled = pooledOpenLoop(slices);
+          const slot = (sample(target).openLoop[rate] ??= { p99: [], cpu: [], failed: 0 });
+          slot.p99.push(pooled.p99Ms);
+          slot.cpu.push((cpu * 1_000_000) / Math.max(1, pooled.completed + pooled.failed));
+          slot.failed += pooled.failed;
+        }
+      }
+      for (const target of targets) {
         const streamed = await streamProbe(target, plan.streamProbes);
-        entry.firstByte.push(streamed.firstByteMs);
-        entry.total.push(streamed.totalMs);
+        sample(target).firstByte.push(streamed.firstByteMs);
+        sample(target).total.push(streamed.totalMs);
         notePeak(target);
       }
     }
@@ -220,6 +239,14 @@ async function main(): Promise<void> {
         notes.push(`Switchyard p99 overhead @${rate} RPS, round by round: ${values.map((value) => value.toFixed(2)).join(', ')} ms (median ${median(values).toFixed(2)})`);
       }
     }
+    // The host's speed in each round, as the CPU each proxy spent per request at the highest rate:
+    // a round in which every proxy needed far more CPU than usual was a slow host, not a slow proxy.
+    const topRate = RATES[RATES.length - 1] as number;
+    for (const name of ['bare', 'switchyard'] as const) {
+      const values = samples.get(name)?.openLoop[topRate]?.cpu;
+      const label = targets.find((target) => target.name === name)?.label;
+      if (values !== undefined && label !== undefined) notes.push(`${label}: CPU µs per request @${topRate} RPS, round by round: ${values.map((value) => value.toFixed(0)).join(', ')}`);
+    }
     const direct = figures.direct;
     if (direct !== undefined) {
       // No proxy makes the upstream faster, yet some runs measured direct slower than a proxied path
@@ -249,7 +276,7 @@ async function main(): Promise<void> {
   }
 }
 
-type Samples = { rps: number[]; cpu: number[]; p50: number[]; openLoop: Record<number, { p99: number[]; failed: number }>; firstByte: number[]; total: number[]; failures: number; peak: number; idle: number };
+type Samples = { rps: number[]; cpu: number[]; p50: number[]; openLoop: Record<number, { p99: number[]; cpu: number[]; failed: number }>; firstByte: number[]; total: number[]; failures: number; peak: number; idle: number };
 
 /** Switchyard against the floor (throughput) and against direct (p99), within each round. */
 function pairedRounds(samples: ReadonlyMap<TargetName, Samples>): PairedRounds | null {
