@@ -102,6 +102,16 @@ describe('LlamaChatEngine on a tiny random GGUF', () => {
     expect(outcome.text.length).toBeGreaterThanOrEqual(5);
   });
 
+  it('counts a last token that was held back as the possible start of a stop string', async () => {
+    // With this seed the fourth token is "<" (the next would be "/"): node-llama-cpp holds it back as
+    // a possible "<|im_end|>" and drops it at the limit, but it was generated and is billed.
+    const { outcome, chunks } = await completeCollecting(engine, { ...hello, seed: 142, maxTokens: 4 });
+    const longer = await completeCollecting(engine, { ...hello, seed: 142, maxTokens: 5 });
+    expect(longer.outcome.text.startsWith(`${outcome.text}<`)).toBe(true);
+    expect(chunks.join('')).toBe(outcome.text);
+    expect(outcome).toMatchObject({ finishReason: 'length', completionTokens: 4 });
+  });
+
   it('fills the rest of the context when max_tokens is left out', async () => {
     const { outcome } = await completeCollecting(engine, hello);
     const promptTokens = referenceModel.tokenize(helloRendered, true).length;

@@ -232,11 +232,15 @@ async function generate(
         if (chunk.type === undefined && chunk.text.length > 0) handlers?.onText(chunk.text);
       },
     });
+    const reachedLimit = response.metadata.stopReason === 'maxTokens';
     return {
       text: response.response,
-      finishReason: response.metadata.stopReason === 'maxTokens' ? 'length' : 'stop',
+      finishReason: reachedLimit ? 'length' : 'stop',
       promptTokens,
-      completionTokens,
+      // node-llama-cpp stops at exactly maxTokens generated, but a last token it was holding back
+      // (a possible start of a stop string, e.g. "<" before "<|im_end|>") never reaches a chunk.
+      // It was generated all the same, so it counts.
+      completionTokens: reachedLimit ? maxTokens : completionTokens,
     };
   } catch (error) {
     if (signal.aborted) throw signal.reason;
