@@ -1,6 +1,7 @@
 import { GatewayError, isGatewayError } from '../../errors/index.js';
 
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+// First-byte and idle timeouts are the upstream client's own GatewayErrors; these are the socket's.
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
 
 /**
  * A failure below HTTP (refused, reset, timed out) as a GatewayError. All are retryable on
