@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UpstreamConfig } from '../../config/index.js';
@@ -12,6 +13,11 @@ const IDLE_MS = 100;
 type Behaviour = (request: IncomingMessage, response: ServerResponse) => void;
 const behaviours: Record<string, Behaviour> = {
   '/v1/silent': () => undefined,
+  '/v1/upload': (request, response) => {
+    let bytes = 0;
+    request.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    request.on('end', () => response.end(String(bytes)));
+  },
   '/v1/stalls': (_request, response) => {
     response.writeHead(200, { 'content-type': 'text/event-stream' });
     response.write('data: one\n\n');
@@ -45,7 +51,7 @@ let client: UpstreamClient;
 
 beforeAll(async () => {
   server = createServer((request, response) => {
-    request.resume();
+    if (request.url !== '/v1/upload') request.resume();
     behaviours[request.url ?? '']?.(request, response);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -86,6 +92,19 @@ describe('UpstreamClient timeouts', () => {
     expect(error.retryable).toBe(true);
     expect(error.message).toMatch(/no response headers within 150 ms/);
     expect(performance.now() - started).toBeGreaterThanOrEqual(FIRST_BYTE_MS - 1);
+  });
+
+  it('does not count a slow upload against first_byte_ms', async () => {
+    async function* slowly(): AsyncGenerator<Buffer> {
+      for (let part = 0; part < 4; part++) {
+        yield Buffer.alloc(1_000, 1);
+        await sleep(FIRST_BYTE_MS / 2);
+      }
+    }
+    const response = await client.requestBuffered({
+      path: '/upload', method: 'POST', headers: { 'content-length': '4000' }, body: Readable.from(slowly()), cancellation: new Cancellation(),
+    });
+    expect(response.body.toString()).toBe('4000');
   });
 
   it('gives up on a body that goes silent for idle_ms, buffered or streamed', async () => {

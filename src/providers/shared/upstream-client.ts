@@ -61,7 +61,8 @@ interface CallTimeouts {
 
 /**
  * The first-byte and idle timeouts of one call. The first-byte clock starts when the request is
- * written to a connection (as undici's own did: waiting for a free connection is not counted), the
+ * written to a connection and restarts with each chunk of a streamed upload (as undici's own did:
+ * waiting for a free connection, or a slow upload, is not counted), the
  * idle clock restarts on every chunk, and while the gateway itself has paused the body (a slow
  * reader) no clock runs: that silence is ours, not the upstream's.
  */
@@ -121,6 +122,11 @@ class BufferingHandler extends TimedCall implements Dispatcher.DispatchHandler {
   onConnect(abort: (error?: Error) => void): void {
     this.abort = abort;
     this.cancellation.onCancel(() => abort(new CancelledError()));
+    this.sent();
+  }
+
+  /** A streamed upload (a transcription's audio) keeps the first-byte clock at bay while it moves. */
+  onBodySent(): void {
     this.sent();
   }
 
