@@ -124,6 +124,7 @@ describe('UpstreamClient timeouts', () => {
     const stream = await client.openStream(get('/trickle'));
     if (!stream.ok) throw new Error('expected a 2xx stream');
     expect(await readAll(stream.body)).toBe('0,1,2,3,4,5,6,7,');
+    expect(client.timedCalls).toBe(0);
   });
 
   it('does not count the time a slow reader keeps the body paused', async () => {
@@ -132,5 +133,6 @@ describe('UpstreamClient timeouts', () => {
     await sleep(IDLE_MS * 4);
     const text = await readAll(stream.body);
     expect(text.split(',').filter(Boolean)).toHaveLength(200);
+    expect(client.timedCalls).toBe(0);
   });
 });

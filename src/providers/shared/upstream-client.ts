@@ -204,11 +204,11 @@ class StreamingHandler extends TimedCall implements Dispatcher.DispatchHandler {
     this.resolve({ ok: true, statusCode, headers, body: this.queue });
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.queue !== null) this.queue.push(chunk);
     else this.errorChunks.push(chunk);
     // A push past the queue's high-water mark pauses the body, and the clock with it.
-    if (this.controller?.paused !== true) this.received();
+    if (!controller.paused) this.received();
   }
 
   onResponseEnd(): void {
@@ -265,6 +265,11 @@ export class UpstreamClient {
   /** Resolves when the response headers arrive; a 2xx body is then read chunk by chunk. */
   openStream(request: UpstreamRequest): Promise<StreamingResponse> {
     return new Promise((resolve, reject) => this.dispatch(request, new StreamingHandler(request.cancellation, this.timeouts, resolve, reject)));
+  }
+
+  /** Calls whose timeouts are running, for tests and diagnostics. */
+  get timedCalls(): number {
+    return this.timeouts.watch.size;
   }
 
   close(): Promise<void> {
