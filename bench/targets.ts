@@ -26,19 +26,25 @@ export interface BenchContext {
   upstreamPid: number;
 }
 
-/** Starts a command pinned to the server core; resolves with the JSON object it prints first on stdout. */
-export function spawnPinned(command: string, args: string[], options: { cwd?: string; waitForJson?: boolean } = {}): Promise<{ child: ChildProcess; first: Record<string, unknown> }> {
+/** Starts a command pinned to the server core; resolves with the first JSON object it prints on stdout (that `waitFor` accepts). */
+export function spawnPinned(
+  command: string,
+  args: string[],
+  options: { cwd?: string; waitForJson?: boolean; waitFor?: (line: Record<string, unknown>) => boolean } = {},
+): Promise<{ child: ChildProcess; first: Record<string, unknown> }> {
   const child = spawn('taskset', ['-c', SERVER_CORE, command, ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const errors: string[] = [];
   child.stderr?.on('data', (part: Buffer) => errors.push(part.toString()));
   if (options.waitForJson === false) return Promise.resolve({ child, first: {} });
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      let parsed: Record<string, unknown>;
       try {
-        resolve({ child, first: JSON.parse(line) as Record<string, unknown> });
+        parsed = JSON.parse(line) as Record<string, unknown>;
       } catch {
-        // Not JSON: a banner line.
+        return; // Not JSON: a banner line.
       }
+      if (options.waitFor === undefined || options.waitFor(parsed)) resolve({ child, first: parsed });
     });
     child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${code}: ${errors.join('').slice(-500)}`)));
   });
@@ -154,16 +160,9 @@ models:
   );
   const bin = join(context.root, 'bin', 'switchyard.js');
   const token = execFileSync('node', [bin, 'tokens', 'create', '--team', 'bench', '--config', configPath], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n').at(-1) as string;
-  const { child, first } = await spawnPinned('node', [bin, 'serve', '--config', configPath]);
-  let url = first['url'];
-  if (url === undefined) {
-    url = await new Promise<unknown>((resolve) => {
-      createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-        const entry = JSON.parse(line) as Record<string, unknown>;
-        if (entry['url'] !== undefined) resolve(entry['url']);
-      });
-    });
-  }
+  // Its first JSON line on stdout is not always the one with the URL (a log line may come first): wait for that one.
+  const { child, first } = await spawnPinned('node', [bin, 'serve', '--config', configPath], { waitFor: (line) => line['url'] !== undefined });
+  const url = first['url'];
   return { name: 'switchyard', label: 'Switchyard', origin: String(url), headers: { authorization: `Bearer ${token}` }, pid: pidOf(child), stop: stopper(child) };
 }
 

@@ -1,7 +1,7 @@
 import { GatewayError, isGatewayError } from '../../errors/index.js';
 
 // First-byte and idle timeouts are the upstream client's own GatewayErrors; these are the socket's.
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
+const TIMEOUT_CODES = new Set(['HTTP1_CONNECT_TIMEOUT', 'ETIMEDOUT']);
 
 /**
  * A failure below HTTP (refused, reset, timed out) as a GatewayError. All are retryable on
@@ -12,6 +12,9 @@ export function mapTransportError(error: unknown, upstreamId: string): GatewayEr
   const code = errorCode(error);
   if (code !== undefined && TIMEOUT_CODES.has(code)) {
     return new GatewayError('upstream_timeout', `Upstream ${upstreamId} timed out (${code}).`, { cause: error });
+  }
+  if (code === 'HTTP1_PROTOCOL') {
+    return new GatewayError('upstream_invalid_response', `Upstream ${upstreamId} sent an invalid HTTP response (${(error as Error).message}).`, { cause: error });
   }
   if (isAbort(error)) {
     return new GatewayError('upstream_error', `Request to upstream ${upstreamId} was aborted.`, { cause: error, retryable: false });
@@ -27,5 +30,5 @@ function errorCode(error: unknown): string | undefined {
 }
 
 function isAbort(error: unknown): boolean {
-  return error instanceof Error && (error.name === 'AbortError' || (error as { code?: unknown }).code === 'UND_ERR_ABORTED');
+  return error instanceof Error && error.name === 'AbortError';
 }

@@ -1,12 +1,17 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Pool, util, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type { Cancellation } from '../cancellation.js';
 import { ChunkQueue } from './chunk-queue.js';
 import { DeadlineWatch, deadlineResolution, type WatchedCall } from './deadline-watch.js';
 import { mapTransportError } from './map-transport-error.js';
+import type { Http1Call, Http1Handler } from './http1/http1-call.js';
+import { Http1Pool } from './http1/http1-pool.js';
+import type { ResponseHead } from './http1/response-parser.js';
+
+/** Idle upstream connections are closed after this (sooner if the upstream's `Keep-Alive` says so). */
+const KEEP_ALIVE_MS = 30_000;
 
 export interface UpstreamRequest {
   /** Appended to the base URL's path, e.g. `/chat/completions`. */
@@ -38,16 +43,14 @@ class CancelledError extends Error {
 
 /** Headers are parsed only if someone reads them: a successful JSON answer seldom needs them. */
 class BufferedUpstreamResponse implements BufferedResponse {
-  private parsedHeaders: IncomingHttpHeaders | null = null;
-
   constructor(
     readonly statusCode: number,
-    private readonly rawHeaders: Buffer[],
+    private readonly head: ResponseHead,
     readonly body: Buffer,
   ) {}
 
   get headers(): IncomingHttpHeaders {
-    return (this.parsedHeaders ??= util.parseHeaders(this.rawHeaders) as IncomingHttpHeaders);
+    return this.head.headers;
   }
 }
 
@@ -98,17 +101,13 @@ abstract class TimedCall implements WatchedCall {
   }
 }
 
-/**
- * Collects one response. It implements undici's original handler methods, which its HTTP/1 client
- * calls directly; a handler with the newer `onRequestStart`… methods is wrapped in an adapter that
- * also parses every response's headers into an object, which measured at ~1.5 µs a request.
- */
-class BufferingHandler extends TimedCall implements Dispatcher.DispatchHandler {
+/** Collects one response whole. */
+class BufferingHandler extends TimedCall implements Http1Handler {
   private statusCode = 0;
-  private rawHeaders: Buffer[] = [];
+  private head: ResponseHead | null = null;
   private first: Buffer | null = null;
   private rest: Buffer[] | null = null;
-  private abort: ((error?: Error) => void) | null = null;
+  call: Http1Call | null = null;
 
   constructor(
     private readonly cancellation: Cancellation,
@@ -119,56 +118,48 @@ class BufferingHandler extends TimedCall implements Dispatcher.DispatchHandler {
     super(timeouts);
   }
 
-  onConnect(abort: (error?: Error) => void): void {
-    this.abort = abort;
-    this.cancellation.onCancel(() => abort(new CancelledError()));
+  /** Sent: the first-byte clock starts (a streamed upload restarts it with each chunk). */
+  onRequestSent(): void {
     this.sent();
   }
 
-  /** A streamed upload (a transcription's audio) keeps the first-byte clock at bay while it moves. */
-  onBodySent(): void {
-    this.sent();
-  }
-
-  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+  onResponseStart(statusCode: number, head: ResponseHead): void {
     this.statusCode = statusCode;
-    this.rawHeaders = rawHeaders;
+    this.head = head;
     this.received();
-    return true;
   }
 
-  onData(chunk: Buffer): boolean {
+  onResponseData(chunk: Buffer): void {
     if (this.first === null) this.first = chunk;
     else (this.rest ??= [this.first]).push(chunk);
     this.received();
-    return true;
   }
 
-  onComplete(): void {
+  onResponseEnd(): void {
     this.stopWatching();
     this.cancellation.clear();
     const body = this.rest !== null ? Buffer.concat(this.rest) : (this.first ?? Buffer.alloc(0));
-    this.resolve(new BufferedUpstreamResponse(this.statusCode, this.rawHeaders, body));
+    this.resolve(new BufferedUpstreamResponse(this.statusCode, this.head as ResponseHead, body));
   }
 
-  onError(error: Error): void {
+  onResponseError(error: Error): void {
     this.stopWatching();
     this.cancellation.clear();
     this.reject(mapTransportError(error, this.timeouts.upstreamId));
   }
 
   protected abortWith(error: Error): void {
-    this.abort?.(error);
+    this.call?.abort(error);
   }
 }
 
 /** Hands a 2xx body to a ChunkQueue as it arrives; any other answer is read whole. */
-class StreamingHandler extends TimedCall implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | null = null;
+class StreamingHandler extends TimedCall implements Http1Handler {
   private queue: ChunkQueue | null = null;
   private statusCode = 0;
-  private headers: IncomingHttpHeaders = {};
+  private head: ResponseHead | null = null;
   private readonly errorChunks: Buffer[] = [];
+  call: Http1Call | null = null;
 
   constructor(
     private readonly cancellation: Cancellation,
@@ -179,46 +170,45 @@ class StreamingHandler extends TimedCall implements Dispatcher.DispatchHandler {
     super(timeouts);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    this.cancellation.onCancel(() => controller.abort(new CancelledError()));
+  onRequestSent(): void {
     this.sent();
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+  onResponseStart(statusCode: number, head: ResponseHead): void {
     this.statusCode = statusCode;
-    this.headers = headers;
+    this.head = head;
     this.received();
     if (statusCode < 200 || statusCode >= 300) return;
+    const call = this.call as Http1Call;
     this.queue = new ChunkQueue({
       pause: () => {
         this.stopWatching();
-        controller.pause();
+        call.pause();
       },
       resume: () => {
         this.received();
-        controller.resume();
+        call.resume();
       },
-      abort: () => controller.abort(new CancelledError()),
+      abort: () => call.abort(new CancelledError()),
     });
-    this.resolve({ ok: true, statusCode, headers, body: this.queue });
+    this.resolve({ ok: true, statusCode, headers: head.headers, body: this.queue });
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(chunk: Buffer): void {
     if (this.queue !== null) this.queue.push(chunk);
     else this.errorChunks.push(chunk);
     // A push past the queue's high-water mark pauses the body, and the clock with it.
-    if (!controller.paused) this.received();
+    if (this.call?.paused !== true) this.received();
   }
 
   onResponseEnd(): void {
     this.stopWatching();
     this.cancellation.clear();
     if (this.queue !== null) this.queue.end();
-    else this.resolve({ ok: false, statusCode: this.statusCode, headers: this.headers, body: Buffer.concat(this.errorChunks) });
+    else this.resolve({ ok: false, statusCode: this.statusCode, headers: (this.head as ResponseHead).headers, body: Buffer.concat(this.errorChunks) });
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+  onResponseError(error: Error): void {
     this.stopWatching();
     this.cancellation.clear();
     const mapped = mapTransportError(error, this.timeouts.upstreamId);
@@ -227,18 +217,18 @@ class StreamingHandler extends TimedCall implements Dispatcher.DispatchHandler {
   }
 
   protected abortWith(error: Error): void {
-    this.controller?.abort(error);
+    this.call?.abort(error);
   }
 }
 
 /**
  * One keep-alive connection pool per upstream credential, with the three timeouts a streaming
- * upstream needs: connect (undici's), first byte and idle gaps between body chunks (ours, see
- * DeadlineWatch). Requests go through undici's `dispatch` callbacks rather than `request()`: no
- * Node stream is made per response, which measured at about half the client's CPU per request.
+ * upstream needs: connect (the pool's), first byte and idle gaps between body chunks (ours, see
+ * DeadlineWatch). The pool is the gateway's own HTTP/1.1 client (see http1/ and
+ * docs/upstream-http.md): no Node stream, header object or timer is made per call.
  */
 export class UpstreamClient {
-  private readonly pool: Pool;
+  private readonly pool: Http1Pool;
   private readonly pathPrefix: string;
   private readonly timeouts: CallTimeouts;
 
@@ -246,14 +236,7 @@ export class UpstreamClient {
     const url = new URL(baseUrl);
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
     const { connect_ms: connectMs, first_byte_ms: firstByteMs, idle_ms: idleMs } = upstream.timeouts;
-    this.pool = new Pool(url.origin, {
-      connections: upstream.max_connections,
-      connectTimeout: connectMs,
-      keepAliveTimeout: 30_000,
-      // 0 turns undici's per-request timers off; TimedCall enforces both.
-      headersTimeout: 0,
-      bodyTimeout: 0,
-    });
+    this.pool = new Http1Pool(url, { maxConnections: upstream.max_connections, connectTimeoutMs: connectMs, keepAliveMs: KEEP_ALIVE_MS });
     this.timeouts = { upstreamId: upstream.id, watch: new DeadlineWatch(deadlineResolution(firstByteMs, idleMs)), firstByteMs, idleMs };
   }
 
@@ -272,15 +255,19 @@ export class UpstreamClient {
     return this.timeouts.watch.size;
   }
 
+  /** Connections open to the upstream, for tests and diagnostics. */
+  get connections(): number {
+    return this.pool.size;
+  }
+
   close(): Promise<void> {
     return this.pool.close();
   }
 
-  private dispatch(request: UpstreamRequest, handler: Dispatcher.DispatchHandler): void {
-    this.pool.dispatch(
-      { path: this.pathPrefix + request.path, method: request.method, headers: request.headers, body: request.body ?? null },
-      handler,
-    );
+  private dispatch(request: UpstreamRequest, handler: BufferingHandler | StreamingHandler): void {
+    const call = this.pool.dispatch({ path: this.pathPrefix + request.path, method: request.method, headers: request.headers, body: request.body ?? null }, handler);
+    handler.call = call;
+    request.cancellation.onCancel(() => call.abort(new CancelledError()));
   }
 }
 
