@@ -82,15 +82,21 @@ export class PendingCall implements Http1Call {
 
   fail(error: Error): void {
     if (this.settled) return;
-    this.settled = true;
-    this.socket = null;
+    this.settle();
     this.handler.onResponseError(error);
   }
 
   succeed(): void {
     if (this.settled) return;
+    this.settle();
+    this.handler.onResponseEnd();
+  }
+
+  private settle(): void {
     this.settled = true;
     this.socket = null;
-    this.handler.onResponseEnd();
+    // A streamed body the upstream did not read to its end (it answered early, or the call failed) is closed: its file with it.
+    const { body } = this.request;
+    if (body !== null && typeof body !== 'string' && !Buffer.isBuffer(body) && !body.readableEnded) body.destroy();
   }
 }

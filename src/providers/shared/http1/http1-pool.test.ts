@@ -429,6 +429,33 @@ describe('Http1Pool requests and responses', () => {
     await waitFor(() => pool.size === 0, 'the connection to close');
   });
 
+  it('delivers an answer sent before the streamed body was read, closes that body and does not reuse the connection', async () => {
+    // Answers 413 as soon as the head arrives, without reading the body.
+    const upstream = await startRawServer((socket, _index, data) => {
+      if (data.includes('\r\n\r\n')) socket.write('HTTP/1.1 413 Payload Too Large\r\nContent-Length: 8\r\n\r\ntoo big!');
+    });
+    const pool = newPool(upstream.origin);
+    let produced = 0;
+    async function* endless(): AsyncGenerator<Buffer> {
+      for (;;) {
+        produced++;
+        yield Buffer.alloc(64 * 1024, 'x');
+        await sleep(1);
+      }
+    }
+    const body = Readable.from(endless());
+    const handler = await send(pool, { method: 'POST', headers: { 'content-length': String(1024 * 1024 * 1024) }, body });
+    expect(handler.statusCode).toBe(413);
+    expect(handler.body).toBe('too big!');
+    await waitFor(() => body.destroyed, 'the request body to be closed');
+    // A generator paused in its own await takes one more step before it sees the close.
+    await sleep(20);
+    const producedAtEnd = produced;
+    await sleep(30);
+    expect(produced).toBe(producedAtEnd);
+    await waitFor(() => pool.size === 0, 'the connection to close');
+  });
+
   it('decodes a chunked response body written in several parts', async () => {
     const upstream = await startHttpServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -116,7 +116,8 @@ export class Http1Pool implements ConnectionOwner {
   private takeIdle(): Http1Connection | undefined {
     const now = performance.now();
     for (let connection = this.idle.pop(); connection !== undefined; connection = this.idle.pop()) {
-      if (now - connection.idleSince < this.idleLimit(connection)) return connection;
+      // One the upstream has already half-closed is dropped here rather than written to.
+      if (now - connection.idleSince < this.idleLimit(connection) && !connection.socket.readableEnded) return connection;
       connection.socket.destroy();
     }
     return undefined;

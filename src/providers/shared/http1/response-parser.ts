@@ -178,9 +178,8 @@ export class ResponseParser {
     const lineEnd = text.indexOf('\n');
     let statusLine = lineEnd === -1 ? text : text.slice(0, lineEnd);
     if (statusLine.charCodeAt(statusLine.length - 1) === CR) statusLine = statusLine.slice(0, -1);
-    const match = STATUS_LINE.exec(statusLine);
-    if (match === null) throw new Http1ProtocolError(`malformed status line "${statusLine.slice(0, 64)}"`);
-    const statusCode = Number(match[2]);
+    const statusCode = statusCodeOf(statusLine);
+    if (statusCode === -1) throw new Http1ProtocolError(`malformed status line "${statusLine.slice(0, 64)}"`);
     const headerText = lineEnd === -1 ? '' : text.slice(lineEnd + 1);
     if (statusCode < 200) {
       // 100 Continue, 103 Early Hints…: interim, the real response follows on the same connection.
@@ -188,7 +187,8 @@ export class ResponseParser {
       return;
     }
     const framing = readFraming(headerText);
-    this.keepAlive = match[1] === '1' ? !framing.close : framing.keepAlive;
+    // HTTP/1.1 keeps the connection unless told to close; HTTP/1.0 closes unless told to keep it.
+    this.keepAlive = statusLine.charCodeAt(7) === 0x31 ? !framing.close : framing.keepAlive;
     this.keepAliveHintMs = framing.keepAliveHintMs;
     const head = new ResponseHead(headerText);
     if (statusCode === 204 || statusCode === 304) {
@@ -254,7 +254,25 @@ export class ResponseParser {
   }
 }
 
-const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: .*)?$/;
+/**
+ * `HTTP/1.x NNN[ reason]` → NNN, or -1. By hand: a regular expression here cost as much as the
+ * rest of the head's parsing.
+ */
+function statusCodeOf(line: string): number {
+  if (!line.startsWith('HTTP/1.') || (line.length > 12 && line.charCodeAt(12) !== 0x20)) return -1;
+  const minor = line.charCodeAt(7);
+  if ((minor !== 0x30 && minor !== 0x31) || line.charCodeAt(8) !== 0x20) return -1;
+  const first = line.charCodeAt(9) - 0x30;
+  const second = line.charCodeAt(10) - 0x30;
+  const third = line.charCodeAt(11) - 0x30;
+  if (!(first >= 1 && first <= 9 && second >= 0 && second <= 9 && third >= 0 && third <= 9)) return -1;
+  // The reason phrase may hold any visible text, but no control characters.
+  for (let index = 13; index < line.length; index++) {
+    const code = line.charCodeAt(index);
+    if (code < 0x20 && code !== 0x09) return -1;
+  }
+  return first * 100 + second * 10 + third;
+}
 
 /** Where the blank line that ends the head starts (`\r\n\r\n`, or a bare `\n\n`), or -1. */
 function findHeadEnd(buffer: Buffer, from: number): number {
@@ -316,10 +334,16 @@ function readFraming(text: string): Framing {
           const timeout = /(?:^|[,;\s])timeout\s*=\s*(\d{1,9})/i.exec(value);
           if (timeout !== null) framing.keepAliveHintMs = Number(timeout[1]) * 1000;
         } else if (name === 'connection') {
-          for (const option of value.toLowerCase().split(',')) {
-            const trimmed = option.trim();
-            if (trimmed === 'close') framing.close = true;
-            else if (trimmed === 'keep-alive') framing.keepAlive = true;
+          const options = value.toLowerCase();
+          // One option is the common case; a list (`keep-alive, Upgrade`) is split.
+          if (options === 'keep-alive') framing.keepAlive = true;
+          else if (options === 'close') framing.close = true;
+          else {
+            for (const option of options.split(',')) {
+              const trimmed = option.trim();
+              if (trimmed === 'close') framing.close = true;
+              else if (trimmed === 'keep-alive') framing.keepAlive = true;
+            }
           }
         }
       }
