@@ -68,7 +68,8 @@ export class Http1Connection implements ResponseSink, CallSocket {
       call.handler.onRequestSent();
     } else {
       this.socket.write(head);
-      this.streamBody(call, body, request.headers['content-length'] === undefined);
+      const declared = request.headers['content-length'];
+      this.streamBody(call, body, declared === undefined ? null : Number(declared));
     }
   }
 
@@ -96,9 +97,17 @@ export class Http1Connection implements ResponseSink, CallSocket {
     this.responseEnded = true;
   }
 
-  /** An upstream that answers before reading the whole body is done with it: the rest is not sent. */
-  private streamBody(call: PendingCall, body: Readable, chunked: boolean): void {
+  /**
+   * Sends a Readable body: exactly `length` bytes, or chunked when the length is not known. A body
+   * longer or shorter than it declared fails the call: sent on, the upstream would read the rest as
+   * another request, or wait for bytes that never come. An upstream that answers before reading the
+   * whole body is done with it: the rest is not sent.
+   */
+  private streamBody(call: PendingCall, body: Readable, length: number | null): void {
     const socket = this.socket;
+    const chunked = length === null;
+    let sent = 0;
+    const mismatch = () => call.abort(new Http1Error('HTTP1_BODY', `the request body is not the ${length} bytes its content-length says (${sent} so far)`));
     const onDrain = () => body.resume();
     const cleanUp = () => {
       body.off('data', onData);
@@ -106,8 +115,16 @@ export class Http1Connection implements ResponseSink, CallSocket {
       body.off('error', onError);
       socket.off('drain', onDrain);
     };
-    const onData = (chunk: Buffer) => {
+    const onData = (data: Buffer | string) => {
       if (this.call !== call) return cleanUp();
+      const chunk = typeof data === 'string' ? Buffer.from(data) : data;
+      // An empty chunk would read as the end of a chunked body.
+      if (chunk.length === 0) return;
+      sent += chunk.length;
+      if (length !== null && sent > length) {
+        cleanUp();
+        return mismatch();
+      }
       let written: boolean;
       if (chunked) {
         socket.cork();
@@ -122,6 +139,7 @@ export class Http1Connection implements ResponseSink, CallSocket {
     const onEnd = () => {
       cleanUp();
       if (this.call !== call) return;
+      if (length !== null && sent !== length) return mismatch();
       if (chunked) socket.write('0\r\n\r\n');
       this.requestWritten = true;
       this.finishIfEnded();

@@ -429,6 +429,28 @@ describe('Http1Pool requests and responses', () => {
     await waitFor(() => pool.size === 0, 'the connection to close');
   });
 
+  it('fails a Readable body longer or shorter than its content-length with HTTP1_BODY, and sends no extra byte', async () => {
+    const upstream = await startHttpServer((_request, response) => ok(response));
+    const pool = newPool(upstream.origin);
+    const tooLong = await send(pool, { method: 'POST', headers: { 'content-length': '5' }, body: Readable.from([Buffer.from('hello'), Buffer.from(' world')]) });
+    expect(tooLong.errorCode).toBe('HTTP1_BODY');
+    expect(tooLong.error?.message).toMatch(/not the 5 bytes/);
+    const tooShort = await send(pool, { method: 'POST', headers: { 'content-length': '50' }, body: Readable.from([Buffer.from('hello')]) });
+    expect(tooShort.errorCode).toBe('HTTP1_BODY');
+    // Neither reached the upstream's handler as a request of its own.
+    expect(upstream.requests.map((request) => request.body.toString())).not.toContain(' world');
+    await waitFor(() => pool.size === 0, 'both connections to close');
+  });
+
+  it('sends a chunked body made of strings and empty chunks byte for byte', async () => {
+    const upstream = await startHttpServer((_request, response, received) => ok(response, received.body.toString('utf8')));
+    const pool = newPool(upstream.origin);
+    const parts = ['héllo ', '', 'wörld ', Buffer.alloc(0), '✓'];
+    const handler = await succeeded(pool, { method: 'POST', body: Readable.from(parts, { objectMode: true }) });
+    expect(handler.body).toBe('héllo wörld ✓');
+    expect(upstream.requests[0]?.headers['transfer-encoding']).toBe('chunked');
+  });
+
   it('delivers an answer sent before the streamed body was read, closes that body and does not reuse the connection', async () => {
     // Answers 413 as soon as the head arrives, without reading the body.
     const upstream = await startRawServer((socket, _index, data) => {
