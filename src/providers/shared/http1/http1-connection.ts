@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Http1Error } from './http1-errors.js';
 import type { CallSocket, PendingCall } from './http1-call.js';
+import { writeAtEndOfTurn, type BatchedWrite } from './write-batch.js';
 import { ResponseParser, type ResponseHead, type ResponseSink } from './response-parser.js';
 
 /** What a connection reports to its pool. */
@@ -17,8 +18,10 @@ export interface ConnectionOwner {
  * the request, feeds the socket's bytes to a response parser, and hands the pool back a connection
  * only when its last response ended cleanly.
  */
-export class Http1Connection implements ResponseSink, CallSocket {
+export class Http1Connection implements ResponseSink, CallSocket, BatchedWrite {
   private call: PendingCall | null = null;
+  /** A call bound here whose request waits for the end of the turn. */
+  private unwritten: PendingCall | null = null;
   private readonly parser = new ResponseParser(this);
   private responseEnded = false;
   private requestWritten = false;
@@ -43,7 +46,7 @@ export class Http1Connection implements ResponseSink, CallSocket {
     socket.on('close', () => this.onClose());
   }
 
-  /** Serves `call`: binds it and writes its request. */
+  /** Serves `call`: binds it, and writes its request at the end of this event-loop turn. */
   assign(call: PendingCall): void {
     this.call = call;
     call.socket = this;
@@ -53,6 +56,15 @@ export class Http1Connection implements ResponseSink, CallSocket {
     // resume() on a flowing socket still schedules a tick: only when it is paused.
     if (call.paused) this.socket.pause();
     else if (this.socket.isPaused()) this.socket.resume();
+    this.unwritten = call;
+    writeAtEndOfTurn(this);
+  }
+
+  flushWrite(): void {
+    const call = this.unwritten;
+    this.unwritten = null;
+    // Aborted, or the connection lost, before its turn came.
+    if (call === null || this.call !== call || this.socket.destroyed) return;
     const { request, head } = call;
     const { body } = request;
     if (body === null || typeof body === 'string') {

@@ -500,6 +500,23 @@ describe('Http1Pool requests and responses', () => {
 });
 
 describe('Http1Pool connection reuse', () => {
+  it('writes the requests dispatched in one turn at the end of that turn, and none of a call aborted before then', async () => {
+    const upstream = await startHttpServer((_request, response) => ok(response));
+    const pool = newPool(upstream.origin, { maxConnections: 3 });
+    // Three idle connections, so that all three calls below are bound at once.
+    await Promise.all([send(pool), send(pool), send(pool)]);
+    expect(pool.size).toBe(3);
+    const calls = [start(pool, { path: '/one' }), start(pool, { path: '/two' }), start(pool, { path: '/three' })];
+    expect(calls.map(({ handler }) => handler.requestSentCount)).toEqual([0, 0, 0]);
+    calls[1]?.call.abort(new Error('changed my mind'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls.map(({ handler }) => handler.requestSentCount)).toEqual([1, 0, 1]);
+    await Promise.all(calls.map(({ handler }) => handler.settled));
+    expect(calls[1]?.handler.error?.message).toBe('changed my mind');
+    // Two connections: the order the server sees them in is its own.
+    expect(upstream.requests.map((request) => request.url).sort()).toEqual(['/', '/', '/', '/one', '/three']);
+  });
+
   it('serves 20 sequential calls on one keep-alive connection', async () => {
     const upstream = await startHttpServer((request, response) => ok(response, request.url ?? ''));
     const pool = newPool(upstream.origin);
