@@ -255,11 +255,6 @@ export class UpstreamClient {
     return this.timeouts.watch.size;
   }
 
-  /** Connections open to the upstream, for tests and diagnostics. */
-  get connections(): number {
-    return this.pool.size;
-  }
-
   close(): Promise<void> {
     return this.pool.close();
   }
