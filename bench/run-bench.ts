@@ -167,19 +167,26 @@ async function main(): Promise<void> {
       for (const rate of RATES) {
         // A target that cannot sustain the rate would only queue: report it as saturated instead.
         const able = targets.filter((target) => rate <= median(sample(target).rps) * 0.9);
-        const runs = able.map((target) => ({ target, slices: [] as OpenLoopResult[], cpu: 0 }));
+        const runs = able.map((target) => ({ target, slices: [] as OpenLoopResult[], cpu: 0, upstreamCpu: 0, seconds: 0 }));
         for (let slice = 0; slice < plan.openLoopSlices; slice++) {
           for (const run of runs) {
             const cpuBefore = cpuSeconds(run.target.pid);
+            const upstreamBefore = cpuSeconds(context.upstreamPid);
+            const startedAt = performance.now();
             run.slices.push(await openLoop(run.target, rate, OPEN_LOOP_SLICE_SECONDS, pools.get(run.target.name) as ReturnType<typeof openLoopPool>));
+            run.seconds += (performance.now() - startedAt) / 1_000;
             run.cpu += cpuSeconds(run.target.pid) - cpuBefore;
+            run.upstreamCpu += cpuSeconds(context.upstreamPid) - upstreamBefore;
           }
         }
-        for (const { target, slices, cpu } of runs) {
+        for (const { target, slices, cpu, upstreamCpu, seconds } of runs) {
           const pooled = pooledOpenLoop(slices);
-          const slot = (sample(target).openLoop[rate] ??= { p99: [], cpu: [], failed: 0 });
+          const slot = (sample(target).openLoop[rate] ??= { p99: [], cpu: [], busy: [], failed: 0 });
           slot.p99.push(pooled.p99Ms);
           slot.cpu.push((cpu * 1_000_000) / Math.max(1, pooled.completed + pooled.failed));
+          // The server core is shared by the proxy and the fake upstream: how much of it they kept
+          // busy tells how near saturation a rate was, which is where a p99 climbs.
+          slot.busy.push((target.name === 'direct' ? cpu : cpu + upstreamCpu) / Math.max(seconds, 1e-9));
           slot.failed += pooled.failed;
         }
       }
@@ -247,6 +254,13 @@ async function main(): Promise<void> {
       const label = targets.find((target) => target.name === name)?.label;
       if (values !== undefined && label !== undefined) notes.push(`${label}: CPU µs per request @${topRate} RPS, round by round: ${values.map((value) => value.toFixed(0)).join(', ')}`);
     }
+    for (const name of ['direct', 'bare', 'switchyard'] as const) {
+      const busy = samples.get(name)?.openLoop[topRate]?.busy;
+      const label = targets.find((target) => target.name === name)?.label;
+      if (busy !== undefined && label !== undefined) {
+        notes.push(`${label}: server core busy @${topRate} RPS (${name === 'direct' ? 'the upstream' : 'proxy + upstream'}), round by round: ${busy.map((value) => `${Math.round(value * 100)} %`).join(', ')}`);
+      }
+    }
     const direct = figures.direct;
     if (direct !== undefined) {
       // No proxy makes the upstream faster, yet some runs measured direct slower than a proxied path
@@ -276,7 +290,7 @@ async function main(): Promise<void> {
   }
 }
 
-type Samples = { rps: number[]; cpu: number[]; p50: number[]; openLoop: Record<number, { p99: number[]; cpu: number[]; failed: number }>; firstByte: number[]; total: number[]; failures: number; peak: number; idle: number };
+type Samples = { rps: number[]; cpu: number[]; p50: number[]; openLoop: Record<number, { p99: number[]; cpu: number[]; busy: number[]; failed: number }>; firstByte: number[]; total: number[]; failures: number; peak: number; idle: number };
 
 /** Switchyard against the floor (throughput) and against direct (p99), within each round. */
 function pairedRounds(samples: ReadonlyMap<TargetName, Samples>): PairedRounds | null {
