@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { TokenAuthenticator, TokenService } from './access/index.js';
 import { ConfigError, type SwitchyardConfig } from './config/index.js';
 import { buildApp } from './http/app.js';
+import { PausedStreams } from './http/paused-streams.js';
+import { RequestGate } from './http/request-gate.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { ProviderAdapter } from './providers/provider-adapter.js';
 import { PROVIDER_LOADERS } from './providers/registry.js';
@@ -53,6 +55,9 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         logger.error({ err: error, pendingRows, droppedRows }, 'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue'),
     });
     const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'));
+    const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'));
+    const poolSizes = new Map(config.upstreams.map((upstream) => [upstream.id, upstream.max_connections]));
+    const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (upstreamId) => poolSizes.get(upstreamId) ?? 1, logger);
     const catalog = buildCatalog(withPublishedModels(config.models, config.upstreams, adapters), config.upstreams, adapters);
     const app = buildApp({
       logger,
@@ -64,7 +69,13 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       reranker: new RerankService(catalog),
       speech: new SpeechService(catalog),
       transcriptions: new TranscriptionService(catalog, config.defaults.transcription_model),
-      bodyLimitBytes: config.server.body_limit_bytes,
+      gate,
+      pausedStreams,
+      limits: {
+        bodyLimitBytes: config.server.body_limit_bytes,
+        bodyTimeoutMs: config.server.body_timeout_ms,
+        maxConnections: config.server.max_connections,
+      },
     });
     await app.listen({ host: config.server.host, port: config.server.port });
     const address = app.server.address();
@@ -79,7 +90,10 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       tokens,
       url: `http://${host}:${port}`,
       shutdown: async () => {
-        await closeServer(app, config.server.shutdown_timeout_ms, logger, () => recorder.markShutdownDeadline());
+        await closeServer(app, config.server.shutdown_timeout_ms, logger, () => {
+          recorder.markShutdownDeadline();
+          gate.answerPending();
+        });
         await recorder.close();
         if (queue !== null && queue.size > 0) logger.error({ lostRows: queue.size }, 'request log rows could not be written at shutdown');
         await Promise.all([...adapters.values()].map((adapter) => adapter.close()));
@@ -128,6 +142,8 @@ async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Log
   if (outcome === 'deadline') {
     logger.warn({ deadlineMs }, 'shutdown deadline reached; closing the connections still open');
     onDeadline();
+    // Lets the answers onDeadline wrote leave their (corked) sockets before those are cut.
+    await new Promise((resolve) => setImmediate(resolve));
     app.server.closeAllConnections();
     await app.close();
   }

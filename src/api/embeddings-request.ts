@@ -1,13 +1,19 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { GatewayError, type ValidationIssue } from '../errors/index.js';
-import { loadTokenizer } from '../usage/index.js';
+import { countTokens } from '../usage/index.js';
 import { toIssue, validationError } from './validation-issues.js';
 
 /** Per the spec, for every input; OpenAI's own limit for its embedding models is the same. */
 export const MAX_TOKENS_PER_INPUT = 2048;
 /** OpenAI accepts at most 2048 inputs in one request; so do we, whatever batching happens behind. */
 export const MAX_INPUTS = 2048;
+/**
+ * The most UTF-8 bytes one o200k_base token covers (128 spaces). A string can have no more
+ * UTF-16 code units than bytes, so one longer than MAX_TOKENS_PER_INPUT × this cannot fit in the
+ * limit, and is refused without tokenizing. Checked against the vocabulary in tokenizer.test.ts.
+ */
+export const MAX_BYTES_PER_TOKEN = 128;
 
 const TokenArray = Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1 });
 
@@ -39,7 +45,12 @@ export interface ParsedEmbeddingsRequest {
 
 const checker = TypeCompiler.Compile(EmbeddingsRequestSchema);
 
-export async function parseEmbeddingsRequest(body: unknown): Promise<ParsedEmbeddingsRequest> {
+/**
+ * The request's shape, checked without tokenizing: the model is looked up before any input is
+ * counted (checkEmbeddingTokenLimits), so that a request that fails cheaper checks never costs a
+ * tokenizer pass.
+ */
+export function parseEmbeddingsRequest(body: unknown): ParsedEmbeddingsRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new GatewayError('invalid_body', 'The request body must be a JSON object.');
   }
@@ -47,9 +58,33 @@ export async function parseEmbeddingsRequest(body: unknown): Promise<ParsedEmbed
   const { input } = body;
   const single = typeof input === 'string' || (input.length > 0 && input.every((item) => typeof item === 'number'));
   const inputs = (single ? [input] : input) as Array<string | number[]>;
-  const issues = await tokenLimitIssues(inputs, single);
+  const issues = inputs.flatMap((item, index) => (tooLongToCount(item) ? [tooManyTokens(single, index)] : []));
   if (issues.length > 0) throw validationError(issues);
   return { request: body, inputs, single };
+}
+
+/** Refuses, with every offending input named, inputs over MAX_TOKENS_PER_INPUT tokens; counting stops at the limit. */
+export async function checkEmbeddingTokenLimits({ inputs, single }: ParsedEmbeddingsRequest): Promise<void> {
+  const issues: ValidationIssue[] = [];
+  for (const [index, input] of inputs.entries()) {
+    if (typeof input !== 'string') continue;
+    // Every byte-level BPE token covers at least one byte: at most 2048 bytes is within the limit.
+    if (Buffer.byteLength(input) <= MAX_TOKENS_PER_INPUT) continue;
+    if ((await countTokens(input, MAX_TOKENS_PER_INPUT)) > MAX_TOKENS_PER_INPUT) issues.push(tooManyTokens(single, index));
+  }
+  if (issues.length > 0) throw validationError(issues);
+}
+
+function tooLongToCount(input: string | number[]): boolean {
+  return typeof input === 'string' ? input.length > MAX_TOKENS_PER_INPUT * MAX_BYTES_PER_TOKEN : input.length > MAX_TOKENS_PER_INPUT;
+}
+
+function tooManyTokens(single: boolean, index: number): ValidationIssue {
+  return {
+    loc: single ? ['body', 'input'] : ['body', 'input', index],
+    msg: `Input has more than ${MAX_TOKENS_PER_INPUT} tokens; at most ${MAX_TOKENS_PER_INPUT} are allowed per input`,
+    type: 'too_long',
+  };
 }
 
 /**
@@ -72,27 +107,3 @@ function isToken(value: unknown): boolean {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }
 
-/**
- * Every byte-level BPE token covers at least one byte, so a string of at most 2048 UTF-8 bytes is
- * within the limit without tokenizing; only longer ones are counted.
- */
-async function tokenLimitIssues(inputs: ReadonlyArray<string | number[]>, single: boolean): Promise<ValidationIssue[]> {
-  const issues: ValidationIssue[] = [];
-  for (const [index, input] of inputs.entries()) {
-    let tokens: number;
-    if (typeof input === 'string') {
-      if (Buffer.byteLength(input) <= MAX_TOKENS_PER_INPUT) continue;
-      tokens = (await loadTokenizer())(input);
-    } else {
-      tokens = input.length;
-    }
-    if (tokens > MAX_TOKENS_PER_INPUT) {
-      issues.push({
-        loc: single ? ['body', 'input'] : ['body', 'input', index],
-        msg: `Input has ${tokens} tokens; at most ${MAX_TOKENS_PER_INPUT} are allowed per input`,
-        type: 'too_long',
-      });
-    }
-  }
-  return issues;
-}

@@ -1,5 +1,6 @@
 import { loadConfig } from '../config/index.js';
 import { startGateway } from '../gateway.js';
+import { guardProcess } from '../observability/process-guard.js';
 import { banner } from './banner.js';
 import { ensureBootstrapToken } from './bootstrap-token.js';
 import type { CliIo } from './cli-io.js';
@@ -8,6 +9,7 @@ import type { CliIo } from './cli-io.js';
 export async function serveCommand(options: { config?: string }, io: CliIo): Promise<number> {
   const { config, source } = loadConfig({ configPath: options.config });
   const gateway = await startGateway(config);
+  guardProcess(gateway.logger);
   const bootstrap = await ensureBootstrapToken(gateway.stores.tokens, gateway.tokens);
   // The banner is for people and goes to stderr: stdout carries the JSON log lines machines read.
   // One write, so that a reader never sees it in pieces (a pipe delivers a write of this size whole).

@@ -26,6 +26,8 @@ export const UpstreamConfigSchema = Type.Object(
     auth_file: Type.Optional(Type.String({ minLength: 1 })),
     api_version: Type.Optional(Type.String({ minLength: 1, description: 'azure: the api-version query parameter' })),
     max_connections: PositiveInteger(1024, 'connections open at once to this upstream; requests past it wait for one'),
+    max_response_bytes: PositiveInteger(128 * 1024 * 1024, 'largest upstream answer read whole (non-streamed answers); past it the call fails as upstream_invalid_response'),
+    max_event_bytes: PositiveInteger(16 * 1024 * 1024, 'largest single event of an upstream stream; past it the stream fails as upstream_invalid_response'),
     max_embedding_inputs: Type.Optional(Type.Integer({ minimum: 1, description: 'inputs per upstream embeddings call; larger requests are split' })),
     timeouts: UpstreamTimeouts,
     // Keys of the built-in `local` provider; its adapter applies the defaults named here.
@@ -67,6 +69,9 @@ export const ConfigSchema = Type.Object(
         port: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080 }),
         body_limit_bytes: PositiveInteger(16 * 1024 * 1024, 'largest JSON body accepted'),
         shutdown_timeout_ms: PositiveInteger(30_000, 'how long in-flight requests may run after SIGTERM'),
+        body_timeout_ms: PositiveInteger(30_000, 'longest silence while a request body arrives; then 408 and the connection is closed'),
+        max_connections: PositiveInteger(10_000, 'client connections open at once; past it new ones are closed as they arrive'),
+        paused_stream_timeout_ms: PositiveInteger(60_000, 'longest a streamed response may wait for a client that stopped reading; then it is ended'),
       },
       { additionalProperties: false, default: {} },
     ),

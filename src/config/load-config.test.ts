@@ -45,7 +45,15 @@ describe('where the config comes from', () => {
   it('uses built-in defaults when there is no file', () => {
     const { config, source } = loadConfig({ cwd: directory, env: {} });
     expect(source).toBeNull();
-    expect(config.server).toEqual({ host: '127.0.0.1', port: 8080, body_limit_bytes: 16 * 1024 * 1024, shutdown_timeout_ms: 30_000 });
+    expect(config.server).toEqual({
+      host: '127.0.0.1',
+      port: 8080,
+      body_limit_bytes: 16 * 1024 * 1024,
+      shutdown_timeout_ms: 30_000,
+      body_timeout_ms: 30_000,
+      max_connections: 10_000,
+      paused_stream_timeout_ms: 60_000,
+    });
     expect(config.database.url).toBe('sqlite:./data/switchyard.db');
     expect(config.state.url).toBe('memory');
     expect(config.auth.token_prefix).toBe('svc_');

@@ -6,6 +6,8 @@
 export const ERROR_CODES = {
   invalid_json: { status: 400, type: 'invalid_request_error', retryable: false },
   invalid_body: { status: 400, type: 'invalid_request_error', retryable: false },
+  /** The HTTP message itself could not be parsed (bad chunked framing, Content-Length with Transfer-Encoding…). */
+  malformed_request: { status: 400, type: 'invalid_request_error', retryable: false },
   unsupported_media_type: { status: 400, type: 'invalid_request_error', retryable: false },
   model_type_mismatch: { status: 400, type: 'invalid_request_error', retryable: false },
   upstream_bad_request: { status: 400, type: 'invalid_request_error', retryable: false },
@@ -21,9 +23,14 @@ export const ERROR_CODES = {
   model_not_found: { status: 404, type: 'not_found_error', retryable: false },
   route_not_found: { status: 404, type: 'not_found_error', retryable: false },
 
+  /** The request body stopped arriving for `server.body_timeout_ms`, or the headers took too long. */
+  request_timeout: { status: 408, type: 'invalid_request_error', retryable: false },
+
   payload_too_large: { status: 413, type: 'invalid_request_error', retryable: false },
 
   validation_error: { status: 422, type: 'invalid_request_error', retryable: false },
+
+  request_headers_too_large: { status: 431, type: 'invalid_request_error', retryable: false },
 
   upstream_rate_limited: { status: 429, type: 'rate_limit_error', retryable: true },
 

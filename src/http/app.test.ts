@@ -9,6 +9,8 @@ import { ChatCompletionService, EmbeddingService, ModelCatalog, RerankService, S
 import { openStores, watchTokenChanges, type Stores } from '../store/index.js';
 import { RequestLogQueue, RequestRecorder } from '../usage/index.js';
 import { buildApp } from './app.js';
+import { PausedStreams } from './paused-streams.js';
+import { RequestGate } from './request-gate.js';
 
 /** A provider with a bug: it throws something that is not a GatewayError. */
 const brokenAdapter: ProviderAdapter = {
@@ -61,17 +63,21 @@ beforeAll(async () => {
     { id: 'echo-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, routes: [{ upstreamId: 'echo', upstreamModel: 'm', weight: 1, adapter: echoAdapter }] },
   ]);
   const queue = new RequestLogQueue(stores.requestLogs, { batchSize: 10, flushIntervalMs: 10, maxQueue: 100 });
+  const recorder = new RequestRecorder(queue);
+  const logger = createLogger('info', sink);
   app = buildApp({
-    logger: createLogger('info', sink),
+    logger,
     authenticator,
-    recorder: new RequestRecorder(queue),
+    recorder,
     catalog,
     chat: new ChatCompletionService(catalog),
     embeddings: new EmbeddingService(catalog),
     reranker: new RerankService(catalog),
     speech: new SpeechService(catalog),
     transcriptions: new TranscriptionService(catalog, undefined),
-    bodyLimitBytes: 1024,
+    gate: new RequestGate(authenticator, recorder),
+    pausedStreams: new PausedStreams(60_000, () => 8, logger),
+    limits: { bodyLimitBytes: 1024, bodyTimeoutMs: 30_000, maxConnections: 100 },
   });
   url = await app.listen({ host: '127.0.0.1', port: 0 });
 });

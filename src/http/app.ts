@@ -9,7 +9,10 @@ import './fastify-types.js';
 import { clientRequestId, generateRequestId } from './request-id.js';
 import { registerRequestLifecycle } from './request-lifecycle.js';
 import { directServer } from './direct/direct-server.js';
-import { RequestGate } from './request-gate.js';
+import type { RequestGate } from './request-gate.js';
+import { handleClientError } from './client-error.js';
+import { parseJsonBody } from './json-body.js';
+import type { PausedStreams } from './paused-streams.js';
 import { chatCompletionsRoute } from './routes/chat-completions-route.js';
 import { registerEmbeddingsRoute } from './routes/embeddings-route.js';
 import { registerRerankRoute } from './routes/rerank-route.js';
@@ -17,7 +20,7 @@ import { registerSpeechRoute } from './routes/speech-route.js';
 import { registerTranscriptionsRoute } from './routes/transcriptions-route.js';
 import { registerHealthRoute } from './routes/health-route.js';
 import { registerModelsRoutes } from './routes/models-route.js';
-import { GatewayError } from '../errors/index.js';
+import { echo, GatewayError } from '../errors/index.js';
 
 export interface AppServices {
   logger: Logger;
@@ -29,13 +32,24 @@ export interface AppServices {
   reranker: RerankService;
   speech: SpeechService;
   transcriptions: TranscriptionService;
+  /** Made by the composition root, which also answers what is pending at the shutdown deadline. */
+  gate: RequestGate;
+  /** Bounds on streams whose clients stopped reading. */
+  pausedStreams: PausedStreams;
+  /** Bounds on how long and how much a client may hold, per docs/reliability.md. */
+  limits: EdgeLimits;
+}
+
+export interface EdgeLimits {
   bodyLimitBytes: number;
+  bodyTimeoutMs: number;
+  maxConnections: number;
 }
 
 /** The HTTP edge: parse, authenticate, call a service, map the result. No business logic lives here. */
 export function buildApp(services: AppServices): FastifyInstance {
-  const gate = new RequestGate(services.authenticator, services.recorder);
-  const directRoutes = [chatCompletionsRoute(services.chat, services.logger)];
+  const { gate, limits } = services;
+  const directRoutes = [chatCompletionsRoute(services.chat, services.pausedStreams, services.logger)];
   const app = Fastify({
     loggerInstance: services.logger,
     // The request log table is the access log; per-request log lines would only cost CPU.
@@ -43,23 +57,35 @@ export function buildApp(services: AppServices): FastifyInstance {
     // Fastify would make a child logger per request, and pino's redaction makes each one costly;
     // the few lines logged per request carry `requestId` themselves.
     childLoggerFactory: (logger) => logger,
-    bodyLimit: services.bodyLimitBytes,
+    bodyLimit: limits.bodyLimitBytes,
     genReqId: generateRequestId,
     requestIdHeader: false,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     // The hot routes are answered by the server before Fastify sees them (http/direct/).
-    serverFactory: directServer(directRoutes, { gate, logger: services.logger, bodyLimitBytes: services.bodyLimitBytes }),
+    serverFactory: directServer(directRoutes, { gate, logger: services.logger, ...limits }),
+    clientErrorHandler: handleClientError,
   }) as unknown as FastifyInstance;
 
   // Only JSON is accepted; without this, text/plain bodies would reach the handlers as strings.
   app.removeContentTypeParser('text/plain');
+  // The same parser as the direct routes' (nesting depth, prototype keys).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    let parsed: unknown;
+    try {
+      parsed = parseJsonBody(body as Buffer);
+    } catch (error) {
+      return done(error as Error, undefined);
+    }
+    done(null, parsed);
+  });
   registerRequestLifecycle(app, gate);
   registerHealthRoute(app);
   registerModelsRoutes(app, services.catalog);
   registerEmbeddingsRoute(app, services.embeddings);
   registerRerankRoute(app, services.reranker);
-  registerSpeechRoute(app, services.speech);
+  registerSpeechRoute(app, services.speech, services.pausedStreams);
   // Multipart bodies are read part by part by the route that takes them (uploads go to disk). The
   // plugin adds async hooks to every request of the scope it is registered in, so it gets a scope
   // of its own: the JSON routes, chat above all, do not pay for them.
@@ -69,11 +95,14 @@ export function buildApp(services: AppServices): FastifyInstance {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const error = new GatewayError('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);
+    const error = new GatewayError('route_not_found', `No route for ${request.method} ${echo(request.url.split('?')[0] ?? '')}.`);
     reply.code(error.status).send(errorBody(error));
   });
 
   app.setErrorHandler((rawError, request, reply) => {
+    // Answered already from outside the route (a body timeout, the shutdown deadline): what
+    // failed now is the route noticing its connection went away.
+    if (reply.raw.headersSent) return;
     const error = settleError(rawError, request.record, request.log, request.id, clientRequestId(request.raw));
     reply.code(error.status).headers(errorHeaders(error)).send(errorBody(error));
   });

@@ -16,6 +16,7 @@ export const bodyErrors = {
   tooLarge: () => new GatewayError('payload_too_large', 'The request body is larger than the server accepts.'),
   empty: () => new GatewayError('invalid_json', 'The request body is empty; send a JSON object.'),
   notJson: (reason: string) => new GatewayError('invalid_json', `The request body is not valid JSON: ${reason}`),
+  tooDeep: (limit: number) => new GatewayError('invalid_body', `The request body nests objects and arrays more than ${limit} levels deep.`),
 };
 
 const FASTIFY_ERRORS: Record<string, (error: Error) => GatewayError> = {
@@ -49,8 +50,12 @@ export function toGatewayError(error: unknown): GatewayError {
   });
 }
 
+/** Longest message an error body carries: an upstream's or a parser's message can quote anything. */
+export const MAX_ERROR_MESSAGE_LENGTH = 1024;
+
 export function errorBody(error: GatewayError): ErrorBody {
-  const body: ErrorBody = { error: { message: error.message, type: error.type, code: error.code, param: error.param } };
+  const message = error.message.length <= MAX_ERROR_MESSAGE_LENGTH ? error.message : `${error.message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}…`;
+  const body: ErrorBody = { error: { message, type: error.type, code: error.code, param: error.param } };
   if (error.detail !== undefined) body.detail = error.detail;
   return body;
 }
@@ -75,7 +80,9 @@ export function settleError(rawError: unknown, record: RequestRecord | null, log
   const error = toGatewayError(rawError);
   if (error.code === 'internal_error') logger.error({ err: rawError, requestId, ...(clientRequestId === null ? {} : { clientRequestId }) }, 'unhandled error');
   if (record !== null) {
-    record.errorCode = error.code;
+    // The first error is the cause: one that follows it (the route failing after a body timeout or
+    // a shutdown answered it) must not rename it.
+    record.errorCode ??= error.code;
     record.markFirstByte();
   }
   return error;

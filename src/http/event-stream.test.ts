@@ -1,7 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { ChatStreamEvent } from '../providers/provider-adapter.js';
+import { RequestRecord } from '../usage/index.js';
 import { writeEventStream } from './event-stream.js';
+import { PausedStreams } from './paused-streams.js';
 
 /** Enough of a ServerResponse to see what was written, and in what order with the event loop's turns. */
 function recordingResponse(log: string[]): ServerResponse {
@@ -28,7 +30,8 @@ describe('writeEventStream', () => {
     const log: string[] = [];
     // A turn of the event loop: Node sends what a response wrote when its socket is uncorked, a tick later.
     setImmediate(() => log.push('turn'));
-    await writeEventStream(recordingResponse(log), [], arrivedTogether(3), null, () => undefined);
+    const pausedStreams = new PausedStreams(1_000, () => 8, { warn: () => undefined });
+    await writeEventStream(recordingResponse(log), [], arrivedTogether(3), new RequestRecord('req_test', 'chat.completions'), pausedStreams, () => undefined);
     expect(log).toEqual(['data: {"n":1}', 'turn', 'data: {"n":2}', 'data: {"n":3}', 'data: [DONE]']);
   });
 });

@@ -3,6 +3,7 @@ import { requireScope, type Principal, type Scope, type TokenAuthenticator } fro
 import { GatewayError } from '../errors/index.js';
 import { Cancellation } from '../providers/provider-adapter.js';
 import { RequestRecord, type RequestRecorder } from '../usage/index.js';
+import { sendError } from './direct/send-response.js';
 
 export interface TrackedRequest {
   record: RequestRecord;
@@ -16,10 +17,14 @@ export interface TrackedRequest {
  */
 export class RequestGate {
   private closing = false;
+  /** Requests whose response has not closed yet, for the answers given from outside their route (body timeout, shutdown). */
+  private readonly open = new Map<ServerResponse, TrackedRequest>();
 
   constructor(
     private readonly authenticator: TokenAuthenticator,
     private readonly recorder: RequestRecorder,
+    /** Logs what failed inside a response's `close` listener, which must never throw. */
+    private readonly onListenerError: (error: unknown) => void = () => undefined,
   ) {}
 
   /** From now on requests are refused with 503 `shutting_down` (the connection is closed after the answer). */
@@ -29,22 +34,49 @@ export class RequestGate {
 
   /** A request that arrives on a kept-alive connection during shutdown: refuse it and let the client reconnect elsewhere. */
   refusal(): GatewayError | null {
-    return this.closing ? new GatewayError('shutting_down', 'The gateway is shutting down; retry on another instance.', { retryAfterSeconds: 1 }) : null;
+    return this.closing ? shuttingDown() : null;
   }
 
   /** Starts the request-log row; it is written when the response closes, complete or not. */
   track(response: ServerResponse, id: string, endpoint: string, clientRequestId: string | null): TrackedRequest {
     const record = new RequestRecord(id, endpoint, clientRequestId);
     const cancellation = new Cancellation();
-    const recorder = this.recorder;
+    const tracked = { record, cancellation };
+    const { recorder, open } = this;
     recorder.begin();
+    open.set(response, tracked);
     // One listener per request does both jobs: stop the upstream call if the client left, and log.
+    // It runs outside any request's promise chain: an exception here would reach the process.
     response.on('close', () => {
-      if (response.writableFinished) return recorder.finish(record, response.statusCode);
-      cancellation.cancel();
-      recorder.finishIncomplete(record);
+      open.delete(response);
+      try {
+        if (response.writableFinished) return recorder.finish(record, response.statusCode);
+        cancellation.cancel();
+        recorder.finishIncomplete(record);
+      } catch (error) {
+        this.onListenerError(error);
+      }
     });
-    return { record, cancellation };
+    return tracked;
+  }
+
+  /** The request a response belongs to, while it is open. */
+  find(response: ServerResponse): TrackedRequest | undefined {
+    return this.open.get(response);
+  }
+
+  /**
+   * At the shutdown deadline: every request still waiting for its upstream is answered 503
+   * `shutting_down` (instead of an empty reply when its connection is cut) and its upstream call
+   * stopped. Streams already under way are left for the caller to cut.
+   */
+  answerPending(): void {
+    for (const [response, { record, cancellation }] of this.open) {
+      if (response.headersSent) continue;
+      record.errorCode = 'shutting_down';
+      sendError(response, shuttingDown(), ['x-request-id', record.publicId, 'connection', 'close']);
+      cancellation.cancel();
+    }
   }
 
   /**
@@ -56,6 +88,10 @@ export class RequestGate {
     if (principal instanceof Promise) return principal.then((resolved) => checked(resolved, scope, record));
     return checked(principal, scope, record);
   }
+}
+
+function shuttingDown(): GatewayError {
+  return new GatewayError('shutting_down', 'The gateway is shutting down; retry on another instance.', { retryAfterSeconds: 1 });
 }
 
 function checked(principal: Principal, scope: Scope, record: RequestRecord | null): Principal {

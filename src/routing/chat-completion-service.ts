@@ -55,7 +55,10 @@ export class ChatCompletionService {
       async (route) => {
         const events = await chatAdapter(route).streamChatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation });
         const iterator = events[Symbol.asyncIterator]();
-        return { iterator, first: await iterator.next() };
+        const first = await iterator.next();
+        // A stream that ends before its first chunk (`data: [DONE]` alone, or nothing) answered nothing.
+        if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${route.upstreamId} ended the stream without sending a chunk.`);
+        return { iterator, first };
       },
       (route) => (record.upstream = route.upstreamId),
     );

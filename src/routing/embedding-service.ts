@@ -1,5 +1,5 @@
 import type { Principal } from '../access/index.js';
-import type { ParsedEmbeddingsRequest } from '../api/embeddings-request.js';
+import { checkEmbeddingTokenLimits, type ParsedEmbeddingsRequest } from '../api/embeddings-request.js';
 import { GatewayError } from '../errors/index.js';
 import type { Cancellation, EmbeddingLimits, EncodingFormat } from '../providers/provider-adapter.js';
 import { estimateEmbeddingTokens, type RequestRecord } from '../usage/index.js';
@@ -38,6 +38,7 @@ export class EmbeddingService {
     const { request, inputs } = parsed;
     const model = resolveModel(this.catalog, principal, request.model, 'embedding');
     record.model = model.id;
+    await checkEmbeddingTokenLimits(parsed);
     const routes = routeOrder(model);
     const format: EncodingFormat = request.encoding_format ?? 'float';
     const batches = splitBatches(inputs, tightestLimits(routes));

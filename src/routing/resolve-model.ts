@@ -1,6 +1,6 @@
 import { canUseModel, type Principal } from '../access/index.js';
 import type { ModelType } from '../config/index.js';
-import { GatewayError } from '../errors/index.js';
+import { echo, GatewayError } from '../errors/index.js';
 import type { CatalogModel, ModelCatalog } from './model-catalog.js';
 
 const ENDPOINT_OF_TYPE: Record<ModelType, string> = {
@@ -15,15 +15,15 @@ const ENDPOINT_OF_TYPE: Record<ModelType, string> = {
 export function resolveModel(catalog: ModelCatalog, principal: Principal, modelId: string, expected: ModelType): CatalogModel {
   const model = catalog.get(modelId);
   if (model === undefined) {
-    throw new GatewayError('model_not_found', `The model '${modelId}' does not exist.`, { param: 'model' });
+    throw new GatewayError('model_not_found', `The model ${echo(modelId)} does not exist.`, { param: 'model' });
   }
   if (!canUseModel(principal, modelId)) {
-    throw new GatewayError('model_not_allowed', `This API key may not use the model '${modelId}'.`, { param: 'model' });
+    throw new GatewayError('model_not_allowed', `This API key may not use the model ${echo(modelId)}.`, { param: 'model' });
   }
   if (model.type !== expected) {
     throw new GatewayError(
       'model_type_mismatch',
-      `The model '${modelId}' is a ${model.type} model; call ${ENDPOINT_OF_TYPE[model.type]} with it.`,
+      `The model ${echo(modelId)} is a ${model.type} model; call ${ENDPOINT_OF_TYPE[model.type]} with it.`,
       { param: 'model' },
     );
   }

@@ -2,4 +2,4 @@ export { RequestLogQueue, type RequestLogQueueOptions } from './request-log-queu
 export { RequestRecord } from './request-record.js';
 export { RequestRecorder } from './request-recorder.js';
 export { estimateChatUsage, estimateEmbeddingTokens } from './token-estimator.js';
-export { loadTokenizer, type CountTokens } from './tokenizer.js';
+export { countTokens, type CountTokens } from './tokenizer.js';

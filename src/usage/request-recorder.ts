@@ -1,3 +1,4 @@
+import type { Usage } from '../providers/provider-adapter.js';
 import type { RequestLogEntry } from '../store/index.js';
 import type { RequestLogQueue } from './request-log-queue.js';
 import type { RequestRecord } from './request-record.js';
@@ -42,11 +43,21 @@ export class RequestRecorder {
     this.open++;
   }
 
+  /**
+   * Queues the request's row. Runs from a response's `close` listener, outside any request's
+   * promise chain, so nothing in it may throw: an estimate that fails (synchronously or not) is
+   * logged and the row is written without usage.
+   */
   finish(record: RequestRecord, status: number): void {
     const latencyMs = round(performance.now() - record.startedAt);
     if (record.usage === null && record.estimateUsage !== null) {
-      record
-        .estimateUsage()
+      let estimate: Promise<Usage>;
+      try {
+        estimate = record.estimateUsage();
+      } catch (error) {
+        estimate = Promise.reject(error);
+      }
+      estimate
         .then((usage) => this.queue.push(toEntry(record, status, latencyMs, usage.promptTokens, usage.completionTokens)))
         .catch((error: unknown) => {
           this.onError(error);

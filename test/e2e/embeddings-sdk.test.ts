@@ -115,7 +115,7 @@ describe('embeddings limits and errors', () => {
     const refused = await post({ model: 'text-embedding-3-small', input: ['short', overLimit] });
     expect(refused.status).toBe(422);
     expect(refused.body.error).toMatchObject({ code: 'validation_error', param: 'input[1]' });
-    expect(refused.body.detail).toEqual([{ loc: ['body', 'input', 1], msg: 'Input has 2049 tokens; at most 2048 are allowed per input', type: 'too_long' }]);
+    expect(refused.body.detail).toEqual([{ loc: ['body', 'input', 1], msg: 'Input has more than 2048 tokens; at most 2048 are allowed per input', type: 'too_long' }]);
     const single = await post({ model: 'text-embedding-3-small', input: overLimit });
     expect(single.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'input'], type: 'too_long' })]);
     const tokens = await post({ model: 'text-embedding-3-small', input: [Array.from({ length: 2049 }, () => 1)] });

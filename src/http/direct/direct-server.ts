@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Principal } from '../../access/index.js';
+import { GatewayError } from '../../errors/index.js';
+import { announcesBody, watchRequestBody } from '../body-timeout.js';
 import { settleError, type ErrorLogger } from '../error-response.js';
 import type { RequestGate } from '../request-gate.js';
 import { clientRequestId, generateRequestId } from '../request-id.js';
@@ -11,6 +13,10 @@ export interface DirectServerOptions {
   gate: RequestGate;
   logger: ErrorLogger;
   bodyLimitBytes: number;
+  /** Longest silence while a request body arrives; 0 turns the watch off. */
+  bodyTimeoutMs: number;
+  /** Connections open at once; past it new ones are closed as they arrive. */
+  maxConnections: number;
 }
 
 /** Fastify's defaults, which its own server would have had. */
@@ -22,8 +28,10 @@ const KEEP_ALIVE_TIMEOUT_MS = 72_000;
  */
 export function directServer(routes: readonly DirectRoute[], options: DirectServerOptions): (fastifyHandler: RequestListener) => Server {
   const byPath = new Map(routes.map((route) => [route.path, route]));
+  const onBodyTimeout = bodyTimedOut(options.gate);
   return (fastifyHandler) => {
     const server = createServer((request, response) => {
+      if (options.bodyTimeoutMs > 0 && announcesBody(request)) watchRequestBody(request, response, options.bodyTimeoutMs, onBodyTimeout);
       if (request.method === 'POST') {
         const url = request.url as string;
         const query = url.indexOf('?');
@@ -33,9 +41,30 @@ export function directServer(routes: readonly DirectRoute[], options: DirectServ
       fastifyHandler(request, response);
     });
     server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    // Bodies are timed by silence (watchRequestBody), not by how long the whole upload takes.
     server.requestTimeout = 0;
     server.setTimeout(0);
+    server.maxConnections = options.maxConnections;
+    // A socket timer armed for a body that has since arrived may still fire; without a listener
+    // here Node would destroy the socket, and with it whatever response it is carrying by then.
+    server.on('timeout', ignoreStaleTimeout);
     return server;
+  };
+}
+
+function ignoreStaleTimeout(): void {}
+
+/** Answers 408 `request_timeout` when nothing was sent yet, then closes the connection: the rest of the body can never be trusted to arrive. */
+function bodyTimedOut(gate: RequestGate): (request: IncomingMessage, response: ServerResponse) => void {
+  return (request, response) => {
+    const tracked = gate.find(response);
+    if (response.headersSent) {
+      response.destroy();
+      return;
+    }
+    const error = new GatewayError('request_timeout', 'The request body stopped arriving; send it again.');
+    if (tracked !== undefined) tracked.record.errorCode ??= error.code;
+    sendError(response, error, ['x-request-id', tracked?.record.publicId ?? clientRequestId(request) ?? generateRequestId(), 'connection', 'close']);
   };
 }
 

@@ -1,14 +1,16 @@
 import type { IncomingMessage } from 'node:http';
-import secureJson from 'secure-json-parse';
-import { GatewayError } from '../../errors/index.js';
+import { GatewayError, isGatewayError } from '../../errors/index.js';
 import { bodyErrors } from '../error-response.js';
+import { parseJsonBody } from '../json-body.js';
+
+const EMPTY = Buffer.alloc(0);
 
 export type JsonBodyCallback = (error: GatewayError | null, body: unknown) => void;
 
 /**
  * Reads a request body as JSON, with the rules the Fastify routes follow (their parser is
- * configured alike): only `application/json`, at most `limitBytes`, `__proto__` and
- * `constructor.prototype` keys refused. A bodiless request without a content type gives
+ * configured alike, and parse with the same parseJsonBody): only `application/json`, at most
+ * `limitBytes`, nesting and prototype keys checked. A bodiless request without a content type gives
  * `undefined`, for the route's validation to name. Callback-based: on the hot path a promise
  * per request is measurable.
  */
@@ -45,13 +47,11 @@ export function readJsonBody(request: IncomingMessage, limitBytes: number, done:
   });
   request.on('end', () => {
     if (settled) return;
-    const text = rest !== null ? Buffer.concat(rest).toString('utf8') : first === null ? '' : (first as Buffer).toString('utf8');
-    if (text.length === 0) return settle(bodyErrors.empty(), undefined);
     let body: unknown;
     try {
-      body = secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'error' });
+      body = parseJsonBody(rest !== null ? Buffer.concat(rest) : (first ?? EMPTY));
     } catch (error) {
-      return settle(bodyErrors.notJson((error as Error).message), undefined);
+      return settle(isGatewayError(error) ? error : bodyErrors.notJson(String(error)), undefined);
     }
     settle(null, body);
   });

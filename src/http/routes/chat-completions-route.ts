@@ -3,13 +3,14 @@ import type { ChatCompletionService, SessionIdentity } from '../../routing/index
 import type { DirectRoute } from '../direct/direct-route.js';
 import { sendBody, type HeaderList } from '../direct/send-response.js';
 import { writeEventStream } from '../event-stream.js';
+import type { PausedStreams } from '../paused-streams.js';
 
 export interface StreamFailureLogger {
   warn(object: object, message: string): void;
 }
 
 /** The hottest route of the gateway, so it is served directly (see direct/direct-route.ts). */
-export function chatCompletionsRoute(chat: ChatCompletionService, logger: StreamFailureLogger): DirectRoute {
+export function chatCompletionsRoute(chat: ChatCompletionService, pausedStreams: PausedStreams, logger: StreamFailureLogger): DirectRoute {
   return {
     path: '/v1/chat/completions',
     scope: 'chat',
@@ -19,7 +20,7 @@ export function chatCompletionsRoute(chat: ChatCompletionService, logger: Stream
       const input = { principal, request: chatRequest, sessionHeader: raw.headers['x-session-id'], record, cancellation };
       if (chatRequest.stream === true) {
         const outcome = await chat.stream(input);
-        await writeEventStream(response, responseHeaders(record.publicId, outcome.session), outcome.events, record, (error) =>
+        await writeEventStream(response, responseHeaders(record.publicId, outcome.session), outcome.events, record, pausedStreams, (error) =>
           logger.warn({ err: error, requestId: record.id, clientRequestId: record.clientRequestId }, 'stream failed after the first byte'),
         );
         return;

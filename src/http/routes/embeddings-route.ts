@@ -7,7 +7,7 @@ import type { RequestRecord } from '../../usage/index.js';
 
 export function registerEmbeddingsRoute(app: FastifyInstance, embeddings: EmbeddingService): void {
   app.post('/v1/embeddings', { config: { scope: 'embeddings', endpoint: 'embeddings' } }, async (request, reply) => {
-    const parsed = await parseEmbeddingsRequest(request.body);
+    const parsed = parseEmbeddingsRequest(request.body);
     const record = request.record as RequestRecord;
     const list = await embeddings.embed({
       principal: request.principal as Principal,

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { canUseModel, type Principal } from '../../access/index.js';
-import { GatewayError } from '../../errors/index.js';
+import { echo, GatewayError } from '../../errors/index.js';
 import type { CatalogModel, ModelCatalog } from '../../routing/index.js';
 
 function toModelObject(model: CatalogModel) {
@@ -23,7 +23,7 @@ export function registerModelsRoutes(app: FastifyInstance, catalog: ModelCatalog
       const id = (request.params as Record<string, string>)['*'] ?? '';
       const model = catalog.get(id);
       if (model === undefined || !canUseModel(request.principal as Principal, id)) {
-        throw new GatewayError('model_not_found', `The model '${id}' does not exist.`, { param: 'model' });
+        throw new GatewayError('model_not_found', `The model ${echo(id)} does not exist.`, { param: 'model' });
       }
       if (request.record !== null) request.record.model = id;
       reply.send(toModelObject(model));

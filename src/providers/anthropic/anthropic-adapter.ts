@@ -45,9 +45,9 @@ export class AnthropicAdapter implements ProviderAdapter {
 
   async streamChatCompletion(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
     const request = convertToAnthropicRequest(call.body, { stream: true });
-    const response = await this.client.openStream(this.post(JSON.stringify(request), call.cancellation));
+    const response = await this.client.openEventStream(this.post(JSON.stringify(request), call.cancellation));
     if (!response.ok) throw this.error(response);
-    return readAnthropicChatStream(response.body, this.upstreamId);
+    return readAnthropicChatStream(response.body, this.upstreamId, undefined, this.client.maxEventBytes);
   }
 
   close(): Promise<void> {
@@ -58,19 +58,25 @@ export class AnthropicAdapter implements ProviderAdapter {
     return { path: '/v1/messages', method: 'POST', headers: this.headers, body, cancellation };
   }
 
+  /** A Messages API answer: an object whose `content` is a list of blocks. Anything else is the upstream failing. */
   private parseMessage(body: Buffer): AnthropicMessageResponse {
+    let message: unknown;
     try {
-      const message = JSON.parse(body.toString('utf8')) as unknown;
-      if (typeof message === 'object' && message !== null) return message as AnthropicMessageResponse;
+      message = JSON.parse(body.toString('utf8'));
     } catch {
       // Reported below.
     }
-    throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not a JSON object.`);
+    if (isObject(message) && Array.isArray(message['content']) && message['content'].every(isObject)) return message as AnthropicMessageResponse;
+    throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not a message.`);
   }
 
   private error(response: BufferedResponse): GatewayError {
     return mapAnthropicError(response.statusCode, response.body.subarray(0, 64 * 1024).toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstreamId);
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export const createAnthropicAdapter: ProviderFactory = (upstream) => new AnthropicAdapter(upstream);

@@ -22,9 +22,10 @@ export async function* readAnthropicChatStream(
   body: AsyncIterableIterator<Buffer>,
   upstreamId: string,
   nowSeconds: number = Math.floor(Date.now() / 1000),
+  maxEventBytes?: number,
 ): AsyncGenerator<ChatStreamEvent> {
   const converter = new StreamConverter(upstreamId, nowSeconds);
-  const decoder = new ServerSentEventDecoder();
+  const decoder = new ServerSentEventDecoder(maxEventBytes);
   try {
     for await (const chunk of body) {
       for (const event of decoder.push(chunk)) {

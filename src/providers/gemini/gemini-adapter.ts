@@ -19,8 +19,8 @@ import {
   GEMINI_EMBEDDING_LIMITS,
   type GeminiBatchEmbedContentsResponse,
   type GeminiEmbedContentRequest,
-  type GeminiGenerateContentResponse,
 } from './gemini-api.js';
+import { isGenerateContentResponse } from './check-gemini-response.js';
 import { readGeminiChatStream } from './gemini-chat-stream.js';
 import { mapGeminiError } from './map-gemini-error.js';
 import { toUsage } from './map-gemini-usage.js';
@@ -52,7 +52,8 @@ export class GeminiAdapter implements ProviderAdapter {
 
   async chatCompletion(call: ChatCall): Promise<ChatCompletionResult> {
     const body = JSON.stringify(convertToGeminiRequest(call.body));
-    const response = await this.postJson<GeminiGenerateContentResponse>(`${modelPath(call.body.model)}:generateContent`, body, call.cancellation);
+    const response = await this.postJson<unknown>(`${modelPath(call.body.model)}:generateContent`, body, call.cancellation);
+    if (!isGenerateContentResponse(response)) throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not a GenerateContentResponse.`);
     const { completion, outputs } = convertGeminiResponse(response, call.body.model);
     return {
       payload: Buffer.from(JSON.stringify(completion)),
@@ -63,7 +64,7 @@ export class GeminiAdapter implements ProviderAdapter {
 
   async streamChatCompletion(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
     const body = JSON.stringify(convertToGeminiRequest(call.body));
-    const response = await this.client.openStream({
+    const response = await this.client.openEventStream({
       path: `${modelPath(call.body.model)}:streamGenerateContent?alt=sse`,
       method: 'POST',
       headers: this.headers,
@@ -71,7 +72,7 @@ export class GeminiAdapter implements ProviderAdapter {
       cancellation: call.cancellation,
     });
     if (!response.ok) throw this.error(response);
-    return readGeminiChatStream(response.body, this.upstreamId, call.body.model);
+    return readGeminiChatStream(response.body, this.upstreamId, call.body.model, this.client.maxEventBytes);
   }
 
   async embed(call: EmbeddingCall): Promise<EmbeddingResult> {

@@ -1,9 +1,10 @@
 import { GatewayError } from '../../errors/index.js';
 import type { ChatStreamEvent } from '../provider-adapter.js';
 import { mapTransportError } from '../shared/map-transport-error.js';
+import { isGenerateContentResponse } from './check-gemini-response.js';
 import { ServerSentEventDecoder } from '../shared/server-sent-events.js';
 import { completionId } from './convert-gemini-response.js';
-import type { GeminiErrorObject, GeminiGenerateContentResponse } from './gemini-api.js';
+import type { GeminiErrorObject } from './gemini-api.js';
 import { mapGeminiStreamError, parseGeminiError } from './map-gemini-error.js';
 import { mapGeminiFinishReason } from './map-gemini-finish-reason.js';
 import { mapGeminiUsage, toUsage, type OpenAIUsageObject } from './map-gemini-usage.js';
@@ -31,9 +32,9 @@ interface ChoiceDelta {
  * in a chunk that more text follows (older models put it on every chunk), and a function call and
  * the STOP after it arrive in different events. Usage comes last, from the last `usageMetadata`.
  */
-export async function* readGeminiChatStream(body: AsyncIterableIterator<Buffer>, upstreamId: string, requestedModel: string): AsyncGenerator<ChatStreamEvent> {
+export async function* readGeminiChatStream(body: AsyncIterableIterator<Buffer>, upstreamId: string, requestedModel: string, maxEventBytes?: number): AsyncGenerator<ChatStreamEvent> {
   const stream = new GeminiStreamState(upstreamId, requestedModel);
-  const decoder = new ServerSentEventDecoder();
+  const decoder = new ServerSentEventDecoder(maxEventBytes);
   const utf8 = new TextDecoder();
   let tail = '';
   try {
@@ -74,12 +75,14 @@ class GeminiStreamState {
 
   /** One Gemini event as a chunk, or null when it carries nothing to show (only usage or a finish). */
   convert(data: string): ChatStreamEvent | null {
-    let response: GeminiGenerateContentResponse;
+    let parsed: unknown;
     try {
-      response = JSON.parse(data) as GeminiGenerateContentResponse;
+      parsed = JSON.parse(data);
     } catch {
       throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} sent a stream event that is not JSON.`);
     }
+    if (!isGenerateContentResponse(parsed)) throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} sent a stream event that is not a GenerateContentResponse.`);
+    const response = parsed;
     if (typeof response.error === 'object' && response.error !== null) throw mapGeminiStreamError(response.error, this.upstreamId);
     this.id ??= completionId(response.responseId);
     if (typeof response.modelVersion === 'string') this.model = response.modelVersion;

@@ -8,7 +8,7 @@ import type { OpenAIErrorBody, OpenAIErrorObject } from './openai-api.js';
  */
 export function mapOpenAIError(status: number, bodyText: string, retryAfterHeader: string | undefined, upstreamId: string): GatewayError {
   const upstreamError = parseError(bodyText);
-  const message = upstreamError?.message ?? (bodyText.trim().slice(0, 200) || `status ${status}`);
+  const message = typeof upstreamError?.message === 'string' ? upstreamError.message : bodyText.trim().slice(0, 200) || `status ${status}`;
   const param = typeof upstreamError?.param === 'string' ? upstreamError.param : null;
   if (status === 400 || status === 422 || status === 413) {
     return new GatewayError('upstream_bad_request', message, { param });
@@ -32,7 +32,7 @@ export function mapOpenAIError(status: number, bodyText: string, retryAfterHeade
 
 /** An `error` object sent inside a stream after it started. */
 export function mapOpenAIStreamError(error: OpenAIErrorObject | string, upstreamId: string): GatewayError {
-  const message = typeof error === 'string' ? error : (error.message ?? 'unknown error');
+  const message = typeof error === 'string' ? error : typeof error === 'object' && error !== null && typeof error.message === 'string' ? error.message : 'unknown error';
   return new GatewayError('upstream_error', `Upstream ${upstreamId} failed mid-stream: ${message}`);
 }
 

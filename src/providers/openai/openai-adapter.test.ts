@@ -21,7 +21,7 @@ beforeAll(async () => {
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   adapter = new OpenAIAdapter({
-    id: 'test', provider: 'openai', base_url: `http://127.0.0.1:${port}/v1`, max_connections: 2,
+    id: 'test', provider: 'openai', base_url: `http://127.0.0.1:${port}/v1`, max_connections: 2, max_response_bytes: 1 << 20, max_event_bytes: 1 << 20,
     timeouts: { connect_ms: 1_000, first_byte_ms: 5_000, idle_ms: 5_000 },
   } as UpstreamConfig);
 });

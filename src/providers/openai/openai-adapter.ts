@@ -23,7 +23,7 @@ import { OPENAI_EMBEDDING_LIMITS, type OpenAIChatCompletion, type OpenAICompatib
 import { mapOpenAIError } from './map-openai-error.js';
 import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
 import { readOpenAIChatStream } from './openai-chat-stream.js';
-import { extractUsage } from './extract-usage.js';
+import { parseChatCompletion } from './parse-chat-completion.js';
 import { openAIEndpoints, type OpenAIEndpoints, type OpenAIOperation } from './openai-endpoints.js';
 
 /**
@@ -51,13 +51,11 @@ export class OpenAIAdapter implements ProviderAdapter {
   async chatCompletion(call: ChatCall): Promise<ChatCompletionResult> {
     const response = await this.client.requestBuffered(this.post('chat/completions', call.body.model, JSON.stringify(call.body), call.cancellation));
     if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
+    // The body passes through as bytes, but only once it is known to be a chat completion: a 2xx
+    // with anything else (an HTML page, `null`, `{"choices":"x"}`) is the upstream failing.
     const payload = response.body;
-    // The body passes through as bytes; only its usage is read, and the rest parsed only if needed.
-    const usage = extractUsage(payload);
-    if (usage !== undefined) {
-      return { payload, usage: mapOpenAIUsage(usage), completionText: () => completionText(this.parseCompletion(payload)) };
-    }
-    const completion = this.parseCompletion(payload);
+    const completion = parseChatCompletion(payload);
+    if (completion === null) throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not a chat completion.`);
     return { payload, usage: mapOpenAIUsage(completion.usage), completionText: () => completionText(completion) };
   }
 
@@ -65,9 +63,9 @@ export class OpenAIAdapter implements ProviderAdapter {
     // Usage is always requested so it can be recorded; the gateway drops the usage chunk for clients that did not ask.
     const streamOptions = typeof call.body['stream_options'] === 'object' && call.body['stream_options'] !== null ? call.body['stream_options'] : {};
     const body = { ...call.body, stream: true, stream_options: { ...streamOptions, include_usage: true } };
-    const response = await this.client.openStream(this.post('chat/completions', call.body.model, JSON.stringify(body), call.cancellation));
+    const response = await this.client.openEventStream(this.post('chat/completions', call.body.model, JSON.stringify(body), call.cancellation));
     if (!response.ok) throw this.error(response);
-    return readOpenAIChatStream(response.body, this.upstreamId);
+    return readOpenAIChatStream(response.body, this.upstreamId, this.client.maxEventBytes);
   }
 
   async embed(call: EmbeddingCall): Promise<EmbeddingResult> {
@@ -157,14 +155,6 @@ export class OpenAIAdapter implements ProviderAdapter {
     if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
     try {
       return JSON.parse(response.body.toString('utf8')) as T;
-    } catch {
-      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not JSON.`);
-    }
-  }
-
-  private parseCompletion(payload: Buffer): OpenAIChatCompletion {
-    try {
-      return JSON.parse(payload.toString('utf8')) as OpenAIChatCompletion;
     } catch {
       throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not JSON.`);
     }

@@ -58,7 +58,7 @@ beforeAll(async () => {
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   client = new UpstreamClient(`http://127.0.0.1:${port}/v1`, {
-    id: 'timing', provider: 'openai', max_connections: 8,
+    id: 'timing', provider: 'openai', max_connections: 8, max_response_bytes: 1 << 20, max_event_bytes: 1 << 20,
     timeouts: { connect_ms: 1_000, first_byte_ms: FIRST_BYTE_MS, idle_ms: IDLE_MS },
   } as UpstreamConfig);
 });

@@ -12,6 +12,8 @@ import type { ResponseHead } from './http1/response-parser.js';
 
 /** Idle upstream connections are closed after this (sooner if the upstream's `Keep-Alive` says so). */
 const KEEP_ALIVE_MS = 30_000;
+/** What is kept of an error answer: enough for any provider's message; the rest is not read. */
+export const ERROR_BODY_BYTES = 64 * 1024;
 
 export interface UpstreamRequest {
   /** Appended to the base URL's path, e.g. `/chat/completions`. */
@@ -60,6 +62,8 @@ interface CallTimeouts {
   readonly watch: DeadlineWatch;
   readonly firstByteMs: number;
   readonly idleMs: number;
+  /** Largest successful answer read whole. */
+  readonly maxResponseBytes: number;
 }
 
 /**
@@ -101,12 +105,14 @@ abstract class TimedCall implements WatchedCall {
   }
 }
 
-/** Collects one response whole. */
+/**
+ * Collects one response whole, within caps: a successful answer past `maxResponseBytes` fails the
+ * call; of an error answer the first ERROR_BODY_BYTES are kept and the rest is not read.
+ */
 class BufferingHandler extends TimedCall implements Http1Handler {
   private statusCode = 0;
   private head: ResponseHead | null = null;
-  private first: Buffer | null = null;
-  private rest: Buffer[] | null = null;
+  private readonly chunks = new BodyChunks();
   call: Http1Call | null = null;
 
   constructor(
@@ -130,16 +136,23 @@ class BufferingHandler extends TimedCall implements Http1Handler {
   }
 
   onResponseData(chunk: Buffer): void {
-    if (this.first === null) this.first = chunk;
-    else (this.rest ??= [this.first]).push(chunk);
     this.received();
+    const successful = this.statusCode >= 200 && this.statusCode < 300;
+    const limit = successful ? this.timeouts.maxResponseBytes : ERROR_BODY_BYTES;
+    if (this.chunks.add(chunk, limit)) return;
+    if (successful) {
+      this.call?.abort(new GatewayError('upstream_invalid_response', `The upstream answer is larger than ${limit} bytes.`));
+      return;
+    }
+    // Enough of the error to map it: answer now and drop the connection instead of reading on.
+    this.onResponseEnd();
+    this.call?.abort(new CancelledError());
   }
 
   onResponseEnd(): void {
     this.stopWatching();
     this.cancellation.clear();
-    const body = this.rest !== null ? Buffer.concat(this.rest) : (this.first ?? Buffer.alloc(0));
-    this.resolve(new BufferedUpstreamResponse(this.statusCode, this.head as ResponseHead, body));
+    this.resolve(new BufferedUpstreamResponse(this.statusCode, this.head as ResponseHead, this.chunks.concat()));
   }
 
   onResponseError(error: Error): void {
@@ -153,12 +166,35 @@ class BufferingHandler extends TimedCall implements Http1Handler {
   }
 }
 
+/** Body chunks gathered up to a cap, without copying until the end. */
+class BodyChunks {
+  private first: Buffer | null = null;
+  private rest: Buffer[] | null = null;
+  private size = 0;
+
+  /** Adds what fits under `limit`; false when the chunk went past it (what fitted is kept). */
+  add(chunk: Buffer, limit: number): boolean {
+    const room = limit - this.size;
+    const kept = chunk.length <= room ? chunk : chunk.subarray(0, Math.max(room, 0));
+    if (kept.length > 0) {
+      if (this.first === null) this.first = kept;
+      else (this.rest ??= [this.first]).push(kept);
+      this.size += kept.length;
+    }
+    return kept.length === chunk.length;
+  }
+
+  concat(): Buffer {
+    return this.rest !== null ? Buffer.concat(this.rest) : (this.first ?? Buffer.alloc(0));
+  }
+}
+
 /** Hands a 2xx body to a ChunkQueue as it arrives; any other answer is read whole. */
 class StreamingHandler extends TimedCall implements Http1Handler {
   private queue: ChunkQueue | null = null;
   private statusCode = 0;
   private head: ResponseHead | null = null;
-  private readonly errorChunks: Buffer[] = [];
+  private readonly errorChunks = new BodyChunks();
   call: Http1Call | null = null;
 
   constructor(
@@ -195,8 +231,15 @@ class StreamingHandler extends TimedCall implements Http1Handler {
   }
 
   onResponseData(chunk: Buffer): void {
-    if (this.queue !== null) this.queue.push(chunk);
-    else this.errorChunks.push(chunk);
+    if (this.queue === null) {
+      this.received();
+      if (this.errorChunks.add(chunk, ERROR_BODY_BYTES)) return;
+      // Enough of the error to map it: answer now and drop the connection instead of reading on.
+      this.onResponseEnd();
+      this.call?.abort(new CancelledError());
+      return;
+    }
+    this.queue.push(chunk);
     // A push past the queue's high-water mark pauses the body, and the clock with it.
     if (this.call?.paused !== true) this.received();
   }
@@ -205,7 +248,7 @@ class StreamingHandler extends TimedCall implements Http1Handler {
     this.stopWatching();
     this.cancellation.clear();
     if (this.queue !== null) this.queue.end();
-    else this.resolve({ ok: false, statusCode: this.statusCode, headers: (this.head as ResponseHead).headers, body: Buffer.concat(this.errorChunks) });
+    else this.resolve({ ok: false, statusCode: this.statusCode, headers: (this.head as ResponseHead).headers, body: this.errorChunks.concat() });
   }
 
   onResponseError(error: Error): void {
@@ -228,6 +271,8 @@ class StreamingHandler extends TimedCall implements Http1Handler {
  * docs/upstream-http.md): no Node stream, header object or timer is made per call.
  */
 export class UpstreamClient {
+  /** Largest single event of a stream from this upstream, for the SSE decoder. */
+  readonly maxEventBytes: number;
   private readonly pool: Http1Pool;
   private readonly pathPrefix: string;
   private readonly timeouts: CallTimeouts;
@@ -237,7 +282,14 @@ export class UpstreamClient {
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
     const { connect_ms: connectMs, first_byte_ms: firstByteMs, idle_ms: idleMs } = upstream.timeouts;
     this.pool = new Http1Pool(url, { maxConnections: upstream.max_connections, connectTimeoutMs: connectMs, keepAliveMs: KEEP_ALIVE_MS });
-    this.timeouts = { upstreamId: upstream.id, watch: new DeadlineWatch(deadlineResolution(firstByteMs, idleMs)), firstByteMs, idleMs };
+    this.timeouts = {
+      upstreamId: upstream.id,
+      watch: new DeadlineWatch(deadlineResolution(firstByteMs, idleMs)),
+      firstByteMs,
+      idleMs,
+      maxResponseBytes: upstream.max_response_bytes,
+    };
+    this.maxEventBytes = upstream.max_event_bytes;
   }
 
   /** The whole response, for JSON answers. */
@@ -248,6 +300,18 @@ export class UpstreamClient {
   /** Resolves when the response headers arrive; a 2xx body is then read chunk by chunk. */
   openStream(request: UpstreamRequest): Promise<StreamingResponse> {
     return new Promise((resolve, reject) => this.dispatch(request, new StreamingHandler(request.cancellation, this.timeouts, resolve, reject)));
+  }
+
+  /**
+   * A stream of Server-Sent Events: a 2xx answer of another media type (an HTML error page, a JSON
+   * body, nothing) is not what the protocol promises, and fails as `upstream_invalid_response`
+   * while another credential can still be tried.
+   */
+  async openEventStream(request: UpstreamRequest): Promise<StreamingResponse> {
+    const response = await this.openStream(request);
+    if (!response.ok || isEventStream(headerValue(response.headers, 'content-type'))) return response;
+    await response.body.return?.();
+    throw new GatewayError('upstream_invalid_response', `Upstream ${this.timeouts.upstreamId} answered a stream request with ${describeMediaType(headerValue(response.headers, 'content-type'))} instead of an event stream.`);
   }
 
   /** Calls whose timeouts are running, for tests and diagnostics. */
@@ -264,6 +328,16 @@ export class UpstreamClient {
     handler.call = call;
     request.cancellation.onCancel(() => call.abort(new CancelledError()));
   }
+}
+
+function isEventStream(contentType: string | undefined): boolean {
+  return contentType !== undefined && contentType.trimStart().toLowerCase().startsWith('text/event-stream');
+}
+
+function describeMediaType(contentType: string | undefined): string {
+  if (contentType === undefined) return 'no content type';
+  const mediaType = contentType.split(';', 1)[0]?.trim().slice(0, 64) ?? '';
+  return mediaType === '' ? 'no content type' : mediaType;
 }
 
 export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {

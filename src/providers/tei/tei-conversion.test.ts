@@ -71,7 +71,7 @@ describe('TEI error mapping, from recorded error bodies', () => {
 
 describe('TEI adapter configuration', () => {
   it('refuses to start without base_url (the config check reports it first, with its key)', () => {
-    const upstream = { id: 'tei-a', provider: 'tei' as const, max_connections: 1, timeouts: { connect_ms: 1, first_byte_ms: 1, idle_ms: 1 } };
+    const upstream = { id: 'tei-a', provider: 'tei' as const, max_connections: 1, max_response_bytes: 1 << 20, max_event_bytes: 1 << 20, timeouts: { connect_ms: 1, first_byte_ms: 1, idle_ms: 1 } };
     expect(() => createTeiAdapter(upstream)).toThrow(/tei-a.*base_url/);
   });
 });

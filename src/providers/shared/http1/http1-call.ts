@@ -57,10 +57,14 @@ export class PendingCall implements Http1Call {
     return this.pausedFlag;
   }
 
-  /** A request whose body can be written again, should a reused connection turn out to be dead. */
+  /**
+   * A request that may be sent again after a reused connection closed without answering: only a
+   * GET. A connection that dies after the write cannot tell whether the upstream read the request,
+   * and a POST it did read (a chat completion, billed) must not run twice; the caller's failover
+   * decides what happens next instead.
+   */
   get replayable(): boolean {
-    const { body } = this.request;
-    return body === null || typeof body === 'string' || Buffer.isBuffer(body);
+    return this.request.method === 'GET' && this.request.body === null;
   }
 
   abort(error: Error): void {

@@ -1,0 +1,31 @@
+import type { GeminiGenerateContentResponse } from './gemini-api.js';
+
+/**
+ * Whether a parsed body has the shape of a `GenerateContentResponse` as far as the gateway reads
+ * it: candidates (if any) are objects, their content's parts (if any) are objects, a function
+ * call is an object. The converters can then read it without meeting a value of another type.
+ */
+export function isGenerateContentResponse(value: unknown): value is GeminiGenerateContentResponse {
+  if (!isObject(value)) return false;
+  const { candidates, promptFeedback, usageMetadata } = value;
+  if (!optionalObject(promptFeedback) || !optionalObject(usageMetadata)) return false;
+  if (candidates === undefined || candidates === null) return true;
+  if (!Array.isArray(candidates)) return false;
+  return candidates.every((candidate) => {
+    if (!isObject(candidate)) return false;
+    const { content } = candidate;
+    if (content === undefined || content === null) return true;
+    if (!isObject(content)) return false;
+    const { parts } = content;
+    if (parts === undefined || parts === null) return true;
+    return Array.isArray(parts) && parts.every((part) => isObject(part) && optionalObject(part['functionCall']));
+  });
+}
+
+function optionalObject(value: unknown): boolean {
+  return value === undefined || value === null || isObject(value);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
