@@ -37,14 +37,11 @@ export function parseJsonBody(bytes: Buffer): unknown {
  */
 export function nestingDepthExceeds(bytes: Uint8Array, limit: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let index = 0; index < bytes.length; index++) {
     const byte = bytes[index];
-    if (inString) {
-      if (byte === BACKSLASH) index++;
-      else if (byte === QUOTE) inString = false;
-    } else if (byte === QUOTE) {
-      inString = true;
+    if (byte === QUOTE) {
+      index = closingQuote(bytes, index + 1);
+      if (index === -1) return false;
     } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
       if (++depth > limit) return true;
     } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
@@ -52,4 +49,17 @@ export function nestingDepthExceeds(bytes: Uint8Array, limit: number): boolean {
     }
   }
   return false;
+}
+
+/**
+ * Where the string that starts at `from` ends, found with the native byte search (strings are most
+ * of a large body): a quote closes it unless an odd number of backslashes stands before it.
+ */
+function closingQuote(bytes: Uint8Array, from: number): number {
+  for (let quote = bytes.indexOf(QUOTE, from); quote !== -1; quote = bytes.indexOf(QUOTE, quote + 1)) {
+    let backslashes = 0;
+    while (quote - backslashes - 1 >= from && bytes[quote - backslashes - 1] === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+  }
+  return -1;
 }

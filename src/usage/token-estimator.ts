@@ -9,31 +9,39 @@ const REPLY_PRIMING_TOKENS = 3;
 
 /** Tokens of embedding inputs (token arrays count their length), when an upstream reports none. */
 export async function estimateEmbeddingTokens(inputs: ReadonlyArray<string | readonly number[]>): Promise<number> {
-  let total = 0;
-  for (const input of inputs) total += typeof input === 'string' ? await countTokens(input) : input.length;
-  return total;
+  const texts: string[] = [];
+  let arrayTokens = 0;
+  for (const input of inputs) {
+    if (typeof input === 'string') texts.push(input);
+    else arrayTokens += input.length;
+  }
+  return arrayTokens + (texts.length === 0 ? 0 : await countTokens(texts));
 }
 
 /**
  * Usage counted with o200k_base when an upstream reports none. Text and tool definitions are
  * counted; images and audio parts are not, so the figure is a lower bound for multimodal prompts.
- * The counting gives the event loop a turn now and then (see tokenizer.ts), so an estimate of a
- * huge prompt never stalls other requests.
+ * The counting runs on the tokenizer thread (see tokenizer.ts), never on the event loop.
  */
 export async function estimateChatUsage(body: Record<string, unknown>, completionText: string): Promise<Usage> {
-  let promptTokens = REPLY_PRIMING_TOKENS;
+  let framing = REPLY_PRIMING_TOKENS;
+  const texts: string[] = [];
   const messages = Array.isArray(body['messages']) ? body['messages'] : [];
   for (const message of messages) {
     if (message === null || typeof message !== 'object') continue;
     const { role, content, name, tool_calls: toolCalls } = message as Record<string, unknown>;
-    promptTokens += TOKENS_PER_MESSAGE;
-    if (typeof role === 'string') promptTokens += await countTokens(role);
-    promptTokens += await countTokens(contentText(content));
-    if (typeof name === 'string') promptTokens += TOKENS_PER_NAME + (await countTokens(name));
-    if (toolCalls !== undefined) promptTokens += await countTokens(JSON.stringify(toolCalls));
+    framing += TOKENS_PER_MESSAGE;
+    if (typeof role === 'string') texts.push(role);
+    texts.push(contentText(content));
+    if (typeof name === 'string') {
+      framing += TOKENS_PER_NAME;
+      texts.push(name);
+    }
+    if (toolCalls !== undefined) texts.push(JSON.stringify(toolCalls));
   }
-  if (body['tools'] !== undefined) promptTokens += await countTokens(JSON.stringify(body['tools']));
-  const completionTokens = completionText === '' ? 0 : await countTokens(completionText);
+  if (body['tools'] !== undefined) texts.push(JSON.stringify(body['tools']));
+  const [promptText, completionTokens] = await Promise.all([countTokens(texts), completionText === '' ? 0 : countTokens(completionText)]);
+  const promptTokens = framing + promptText;
   return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
 }
 

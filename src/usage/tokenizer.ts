@@ -1,96 +1,64 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
+import { workerScript } from '../runtime/worker-script.js';
 
 /**
- * Counts o200k_base tokens; stops as soon as the count passes `limit` (and returns that count).
- * Asynchronous: a long text is counted in slices, and the event loop runs between them.
+ * Counts o200k_base tokens of a text, or the sum over several texts (counted apart, in one trip to
+ * the tokenizer thread); stops as soon as the count passes `limit` (and returns that count).
  */
-export type CountTokens = (text: string, limit?: number) => Promise<number>;
+export type CountTokens = (texts: string | readonly string[], limit?: number) => Promise<number>;
 
-/** Longest piece handed to the BPE at once: its merge loop is quadratic in a piece's length. */
-const LONGEST_PIECE = 256;
-/** Text handed to the encoder at once when it has no long runs (about 0.3 ms of work). */
-const SLICE_LENGTH = 16 * 1024;
-/** Event-loop time one count may take before it lets other work run. */
-const SLICE_BUDGET_MS = 8;
+export interface CountRequest {
+  id: number;
+  texts: readonly string[];
+  /** Absent for no limit (Infinity does not survive the structured clone as a number type guard would like). */
+  limit?: number;
+}
+
+export type CountReply = { id: number; count: number } | { id: number; error: string };
+
+interface Pending {
+  resolve: (count: number) => void;
+  reject: (error: Error) => void;
+}
+
+let worker: Worker | null = null;
+const pending = new Map<number, Pending>();
+let nextId = 1;
+
 /**
- * One maximal run of characters of a class the o200k pre-tokenizer keeps together: letters
- * (with their marks), other symbols, white space, digits. Its pieces never cross a run by more
- * than a leading space or symbol, so cutting text between runs leaves them unchanged.
+ * Tokens are counted on a thread of their own (tokenizer-worker.ts), started on the first count:
+ * loading the tables would hold the event loop ~0.4 s, and counting a long prompt tens of ms, for
+ * every request in flight. The thread counts in time linear in the text (token-segments.ts) and
+ * one text after the other; it does not keep the process alive.
  */
-const RUN = /[\p{L}\p{M}]+|[^\s\p{L}\p{N}]+|\s+|\p{N}+/uy;
-
-type Encode = (text: string) => number;
-let loading: Promise<Encode> | null = null;
-
-/**
- * gpt-tokenizer's o200k_base. Its tables cost ~150 ms and tens of MB, so they load on first use,
- * not at start. Special-token text (`<|endoftext|>`) in a caller's input is counted as the text it
- * is, never refused.
- */
-function loadEncoder(): Promise<Encode> {
-  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((module) => {
-    const options = { disallowedSpecial: new Set<string>() };
-    return (text: string) => module.countTokens(text, options);
+export const countTokens: CountTokens = (text, limit) =>
+  new Promise((resolve, reject) => {
+    const id = nextId++;
+    pending.set(id, { resolve, reject });
+    const texts = typeof text === 'string' ? [text] : text;
+    const request: CountRequest = limit === undefined || !Number.isFinite(limit) ? { id, texts } : { id, texts, limit };
+    tokenizerThread().postMessage(request);
   });
-  return loading;
-}
 
-/**
- * Tokens of `text` in time linear in its length, whatever it holds: the BPE cost of a run of one
- * character (150,000 `a`) grows with the square of the run, so runs longer than LONGEST_PIECE are
- * counted in pieces of that size (an estimate within a token per piece; ordinary text has no such
- * runs and is counted exactly). The event loop is given a turn every SLICE_BUDGET_MS.
- */
-export const countTokens: CountTokens = async (text, limit = Number.POSITIVE_INFINITY) => {
-  const encode = await loadEncoder();
-  let total = 0;
-  let sliceStarted = performance.now();
-  for (const segment of segments(text)) {
-    total += encode(segment);
-    if (total > limit) return total;
-    if (performance.now() - sliceStarted > SLICE_BUDGET_MS) {
-      await nextTurn();
-      sliceStarted = performance.now();
-    }
-  }
-  return total;
-};
-
-/** `text` cut between runs into slices of about SLICE_LENGTH, and long runs into pieces. */
-export function* segments(text: string): Generator<string> {
-  if (text.length <= LONGEST_PIECE) {
-    if (text.length > 0) yield text;
-    return;
-  }
-  const run = new RegExp(RUN.source, RUN.flags);
-  let sliceStart = 0;
-  let position = 0;
-  while (position < text.length) {
-    run.lastIndex = position;
-    const end = run.exec(text) === null ? position + 1 : run.lastIndex;
-    if (end - position > LONGEST_PIECE) {
-      if (position > sliceStart) yield text.slice(sliceStart, position);
-      yield* pieces(text, position, end);
-      sliceStart = end;
-    } else if (end - sliceStart > SLICE_LENGTH && position > sliceStart) {
-      yield text.slice(sliceStart, position);
-      sliceStart = position;
-    }
-    position = end;
-  }
-  if (sliceStart < text.length) yield text.slice(sliceStart);
-}
-
-function* pieces(text: string, start: number, end: number): Generator<string> {
-  for (let from = start; from < end; ) {
-    let to = Math.min(from + LONGEST_PIECE, end);
-    // Never between the two halves of a surrogate pair.
-    if (to < end && isLowSurrogate(text.charCodeAt(to))) to++;
-    yield text.slice(from, to);
-    from = to;
-  }
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
+function tokenizerThread(): Worker {
+  if (worker !== null) return worker;
+  const thread = new Worker(workerScript(import.meta.url, './tokenizer-worker.js'));
+  thread.unref();
+  thread.on('message', (reply: CountReply) => {
+    const call = pending.get(reply.id);
+    if (call === undefined) return;
+    pending.delete(reply.id);
+    if ('error' in reply) call.reject(new Error(`token count failed: ${reply.error}`));
+    else call.resolve(reply.count);
+  });
+  // A thread that dies fails what it had; the next count starts another.
+  const fail = (error: Error): void => {
+    if (worker === thread) worker = null;
+    for (const call of pending.values()) call.reject(error);
+    pending.clear();
+  };
+  thread.on('error', fail);
+  thread.on('exit', (code) => fail(new Error(`the tokenizer thread exited (code ${code})`)));
+  worker = thread;
+  return thread;
 }

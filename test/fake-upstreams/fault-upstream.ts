@@ -94,6 +94,7 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
       const body = Buffer.concat(chunks).toString('utf8');
       const fault = faultOf(request, body);
       received.set(fault, (received.get(fault) ?? 0) + 1);
+      if (fault === 'ok' && (request.url ?? '').endsWith('/embeddings')) return sendEmbeddings(response, body);
       void answer(fault, streamRequested(request, body), response, fixtures).catch(() => response.destroy());
     });
   });
@@ -180,6 +181,13 @@ async function answer(fault: string, stream: boolean, response: ServerResponse, 
     default:
       return sendJson(response, 404, { error: { message: `unknown fault ${fault}`, type: 'invalid_request_error' } });
   }
+}
+
+/** One small vector per input, in OpenAI's shape. */
+function sendEmbeddings(response: ServerResponse, body: string): void {
+  const { input, model } = JSON.parse(body) as { input: unknown[]; model: string };
+  const data = input.map((_, index) => ({ object: 'embedding', index, embedding: [0.25, -0.5, 0.75] }));
+  sendJson(response, 200, { object: 'list', data, model, usage: { prompt_tokens: input.length, total_tokens: input.length } });
 }
 
 function sendJson(response: ServerResponse, status: number, value: unknown): void {

@@ -6,6 +6,20 @@ import type { GeminiGenerateContentResponse } from './gemini-api.js';
  * call is an object. The converters can then read it without meeting a value of another type.
  */
 export function isGenerateContentResponse(value: unknown): value is GeminiGenerateContentResponse {
+  return hasReadableShape(value);
+}
+
+/**
+ * A whole (non-streamed) answer: besides the shape, it has candidates, or says why the prompt was
+ * blocked. Stream events may carry only usage; a whole answer with neither answered nothing.
+ */
+export function isCompleteGenerateContentResponse(value: unknown): value is GeminiGenerateContentResponse {
+  if (!hasReadableShape(value)) return false;
+  const { candidates, promptFeedback } = value as GeminiGenerateContentResponse;
+  return (Array.isArray(candidates) && candidates.length > 0) || typeof promptFeedback?.blockReason === 'string';
+}
+
+function hasReadableShape(value: unknown): boolean {
   if (!isObject(value)) return false;
   const { candidates, promptFeedback, usageMetadata } = value;
   if (!optionalObject(promptFeedback) || !optionalObject(usageMetadata)) return false;

@@ -20,7 +20,7 @@ import {
   type GeminiBatchEmbedContentsResponse,
   type GeminiEmbedContentRequest,
 } from './gemini-api.js';
-import { isGenerateContentResponse } from './check-gemini-response.js';
+import { isCompleteGenerateContentResponse } from './check-gemini-response.js';
 import { readGeminiChatStream } from './gemini-chat-stream.js';
 import { mapGeminiError } from './map-gemini-error.js';
 import { toUsage } from './map-gemini-usage.js';
@@ -53,7 +53,7 @@ export class GeminiAdapter implements ProviderAdapter {
   async chatCompletion(call: ChatCall): Promise<ChatCompletionResult> {
     const body = JSON.stringify(convertToGeminiRequest(call.body));
     const response = await this.postJson<unknown>(`${modelPath(call.body.model)}:generateContent`, body, call.cancellation);
-    if (!isGenerateContentResponse(response)) throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not a GenerateContentResponse.`);
+    if (!isCompleteGenerateContentResponse(response)) throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not a GenerateContentResponse.`);
     const { completion, outputs } = convertGeminiResponse(response, call.body.model);
     return {
       payload: Buffer.from(JSON.stringify(completion)),

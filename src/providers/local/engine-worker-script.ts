@@ -1,17 +1,6 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { workerScript } from '../../runtime/worker-script.js';
 
-/**
- * The engine worker's compiled entry. A worker thread needs JavaScript, so when this module runs
- * from TypeScript sources (the test runner) it points at the build in `dist/`, which `npm test`
- * makes before running the suites.
- */
+/** The engine worker's compiled entry (see workerScript). */
 export function engineWorkerScript(): URL {
-  const url = new URL('./engine-worker.js', import.meta.url);
-  if (!import.meta.url.endsWith('.ts')) return url;
-  const compiled = new URL(url.href.replace('/src/providers/local/', '/dist/providers/local/'));
-  if (!existsSync(fileURLToPath(compiled))) {
-    throw new Error(`the local engine worker is not built (${fileURLToPath(compiled)} is missing); run npm run build`);
-  }
-  return compiled;
+  return workerScript(import.meta.url, './engine-worker.js');
 }

@@ -53,4 +53,27 @@ describe('ServerSentEventDecoder', () => {
   it('drops an event that the stream cut off before its blank line', () => {
     expect(decodeInPieces('data: complete\n\ndata: cut', [4])).toEqual([{ event: null, data: 'complete' }]);
   });
+
+  it('parses one line of 40 MB arriving in 64 KB pieces, each byte scanned once', () => {
+    const decoder = new ServerSentEventDecoder(64 * 1024 * 1024);
+    const piece = new Uint8Array(64 * 1024).fill(0x61);
+    decoder.push(new TextEncoder().encode('data: '));
+    // The defect rescanned the whole line on each piece: 640 pieces took minutes.
+    for (let index = 0; index < 640; index++) expect(decoder.push(piece)).toEqual([]);
+    const [event] = decoder.push(new TextEncoder().encode('\n\n'));
+    expect(event?.data.length).toBe(640 * 64 * 1024);
+  });
+
+  it('fails an event larger than its cap, whether one line or many', () => {
+    const encoder = new TextEncoder();
+    const oneLine = new ServerSentEventDecoder(1_000);
+    expect(() => oneLine.push(encoder.encode(`data: ${'a'.repeat(1_001)}`))).toThrow(/larger than 1000 bytes/);
+    const manyLines = new ServerSentEventDecoder(1_000);
+    expect(() => manyLines.push(encoder.encode(`data: ${'a'.repeat(400)}\n`.repeat(3)))).toThrow(
+      expect.objectContaining({ code: 'upstream_invalid_response' }),
+    );
+    // Under the cap, events of any number keep coming.
+    const underCap = new ServerSentEventDecoder(1_000);
+    for (let index = 0; index < 100; index++) expect(underCap.push(encoder.encode(`data: ${'a'.repeat(900)}\n\n`))).toHaveLength(1);
+  });
 });
