@@ -25,6 +25,8 @@ export interface FaultHarness {
   token: string;
   /** A second token, to show one token's paused streams do not starve another's. */
   otherToken: string;
+  directory: string;
+  databasePath: string;
   /** Every log line the gateway wrote, parsed. */
   logLines: Array<Record<string, unknown>>;
   post(path: string, body: unknown, options?: { token?: string; headers?: Record<string, string> }): Promise<Answer>;
@@ -49,6 +51,7 @@ export interface Answer {
 export async function startFaultHarness(serverOverrides: Record<string, unknown> = {}): Promise<FaultHarness> {
   const upstream = await startFaultUpstream();
   const directory = mkdtempSync(join(tmpdir(), 'switchyard-faults-'));
+  const databasePath = join(directory, 'switchyard.db');
   const caps = { max_response_bytes: TEST_CAP_BYTES, max_event_bytes: TEST_CAP_BYTES };
   const models: unknown[] = [];
   for (const fault of FAULTS) {
@@ -74,7 +77,7 @@ export async function startFaultHarness(serverOverrides: Record<string, unknown>
       paused_stream_timeout_ms: PAUSED_STREAM_TIMEOUT_MS,
       ...serverOverrides,
     },
-    database: { url: `sqlite:${join(directory, 'switchyard.db')}` },
+    database: { url: `sqlite:${databasePath}` },
     request_log: { flush_interval_ms: 20 },
     upstreams: [
       { id: 'fault', provider: 'openai', base_url: `${upstream.url}/v1`, api_key: 'sk-fault-secret', max_connections: FAULT_POOL_SIZE, ...caps },
@@ -101,6 +104,8 @@ export async function startFaultHarness(serverOverrides: Record<string, unknown>
     upstream,
     token,
     otherToken,
+    directory,
+    databasePath,
     logLines,
     async post(path, body, options = {}) {
       const response = await request(`${gateway.url}${path}`, {
