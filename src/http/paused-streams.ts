@@ -21,11 +21,6 @@ export class PausedStreams {
     private readonly logger: PausedStreamLogger,
   ) {}
 
-  /** How many streams of this token wait on this credential now. */
-  count(tokenId: string | null, upstreamId: string | null): number {
-    return this.waiting.get(key(tokenId, upstreamId)) ?? 0;
-  }
-
   /**
    * Waits until the client reads again (`drain`). Resolves true to go on writing; false when the
    * stream was ended instead: the client left, waited past the bound, or its token already holds

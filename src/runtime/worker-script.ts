@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 export function workerScript(moduleUrl: string, name: string): URL {
   const url = new URL(name, moduleUrl);
   if (!moduleUrl.endsWith('.ts')) return url;
-  const compiled = new URL(url.href.replace('/src/', '/dist/'));
+  // The project's own `src/` is the last one in the path (a checkout may live under another `src/`).
+  const source = url.href.lastIndexOf('/src/');
+  const compiled = new URL(`${url.href.slice(0, source)}/dist/${url.href.slice(source + '/src/'.length)}`);
   if (!existsSync(fileURLToPath(compiled))) {
     throw new Error(`the worker ${name} is not built (${fileURLToPath(compiled)} is missing); run npm run build`);
   }

@@ -218,27 +218,34 @@ describe('Connection: close on a streamed answer', () => {
 });
 
 describe('a client that leaves in the middle of a multipart upload', () => {
-  it('is logged as a 499 without an error-level line', async () => {
-    const before = harness.logLines.length;
-    const boundary = 'switchyard-boundary';
-    const head = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.wav"\r\ncontent-type: audio/wav\r\n\r\n`;
-    const socket = await openSocket(harness.gateway.url);
-    socket.on('error', () => undefined);
-    const id = `leaves-mid-upload-${Date.now()}`;
-    socket.write(
-      'POST /v1/audio/transcriptions HTTP/1.1\r\nhost: x\r\n' +
-        `authorization: Bearer ${harness.token}\r\nx-request-id: ${id}\r\n` +
-        `content-type: multipart/form-data; boundary=${boundary}\r\ncontent-length: 1000000\r\n\r\n` +
-        head +
-        'RIFF'.padEnd(4096, '\0'),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    socket.destroy();
-    const row = await harness.logRow(id);
-    expect(row).toMatchObject({ status: 499, errorCode: 'client_closed_request' });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(harness.logLines.slice(before).filter((line) => (line['level'] as number) >= 50)).toEqual([]);
-  });
+  const boundary = 'switchyard-boundary';
+  const fileHead = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.wav"\r\ncontent-type: audio/wav\r\n\r\n`;
+  const cuts = {
+    'before the first part': '',
+    'inside a field': `--${boundary}\r\ncontent-disposition: form-data; name="model"\r\n\r\nwhisp`,
+    'inside the file': fileHead + 'RIFF'.padEnd(4096, '\0'),
+    'after the file, before the closing boundary': `${fileHead}${'RIFF'.padEnd(4096, '\0')}\r\n`,
+  };
+  for (const [where, sent] of Object.entries(cuts)) {
+    it(`${where}: is logged as a 499 without an error-level line`, async () => {
+      const before = harness.logLines.length;
+      const socket = await openSocket(harness.gateway.url);
+      socket.on('error', () => undefined);
+      const id = `leaves-mid-upload-${Date.now()}`;
+      socket.write(
+        'POST /v1/audio/transcriptions HTTP/1.1\r\nhost: x\r\n' +
+          `authorization: Bearer ${harness.token}\r\nx-request-id: ${id}\r\n` +
+          `content-type: multipart/form-data; boundary=${boundary}\r\ncontent-length: 1000000\r\n\r\n` +
+          sent,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      socket.destroy();
+      const row = await harness.logRow(id);
+      expect(row).toMatchObject({ status: 499, errorCode: 'client_closed_request' });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(harness.logLines.slice(before).filter((line) => (line['level'] as number) >= 50)).toEqual([]);
+    });
+  }
 });
 
 async function waitFor(condition: () => boolean, what: string, timeoutMs = 3_000): Promise<void> {

@@ -71,7 +71,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   private error(response: BufferedResponse): GatewayError {
-    return mapAnthropicError(response.statusCode, response.body.subarray(0, 64 * 1024).toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstreamId);
+    return mapAnthropicError(response.statusCode, response.body.toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstreamId);
   }
 }
 

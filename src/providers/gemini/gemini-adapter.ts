@@ -112,7 +112,7 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   private error(response: BufferedResponse): GatewayError {
-    return mapGeminiError(response.statusCode, response.body.subarray(0, 64 * 1024).toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstreamId);
+    return mapGeminiError(response.statusCode, response.body.toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstreamId);
   }
 }
 

@@ -165,7 +165,7 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   private error(response: BufferedResponse): GatewayError {
-    return mapOpenAIError(response.statusCode, response.body.subarray(0, 64 * 1024).toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstreamId);
+    return mapOpenAIError(response.statusCode, response.body.toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstreamId);
   }
 }
 

@@ -34,7 +34,7 @@ export class JsonUpstream {
   async post<T>(path: string, body: unknown, cancellation: Cancellation): Promise<T> {
     const response = await this.client.requestBuffered({ path, method: 'POST', headers: this.headers, body: JSON.stringify(body), cancellation });
     if (response.statusCode < 200 || response.statusCode >= 300) {
-      throw this.mapError(response.statusCode, response.body.subarray(0, 64 * 1024).toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstream.id);
+      throw this.mapError(response.statusCode, response.body.toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstream.id);
     }
     let parsed: unknown = null;
     try {
