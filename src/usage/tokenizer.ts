@@ -43,7 +43,6 @@ export const countTokens: CountTokens = (text, limit) =>
 function tokenizerThread(): Worker {
   if (worker !== null) return worker;
   const thread = new Worker(workerScript(import.meta.url, './tokenizer-worker.js'));
-  thread.unref();
   thread.on('message', (reply: CountReply) => {
     const call = pending.get(reply.id);
     if (call === undefined) return;
@@ -59,6 +58,8 @@ function tokenizerThread(): Worker {
   };
   thread.on('error', fail);
   thread.on('exit', (code) => fail(new Error(`the tokenizer thread exited (code ${code})`)));
+  // After the listeners: adding a `message` listener refs the thread again.
+  thread.unref();
   worker = thread;
   return thread;
 }
