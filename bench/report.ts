@@ -23,6 +23,8 @@ export interface PairedRounds {
   rpsVsFloor: number[];
   /** Switchyard's p99 − direct's, per latency round, by open-loop rate. */
   p99OverheadMs: Record<number, number[]>;
+  /** Switchyard's CPU per request ÷ the baseline build's, per throughput round (`--baseline`). */
+  cpuVsBaseline?: number[];
 }
 
 export interface Report {
@@ -37,7 +39,7 @@ export interface Report {
   notes: string[];
 }
 
-const ORDER: TargetName[] = ['direct', 'nginx', 'bare', 'switchyard', 'portkey'];
+const ORDER: TargetName[] = ['direct', 'nginx', 'bare', 'switchyard', 'baseline', 'portkey'];
 
 function format(value: number | null | undefined, digits = 0): string {
   if (value === null || value === undefined || Number.isNaN(value)) return '–';

@@ -1,13 +1,13 @@
 import { execFileSync, execSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { concurrentStreams, median, openLoop, openLoopPool, pooledOpenLoop, streamProbe, wrk, LOAD_CORE, type OpenLoopResult } from './load.js';
 import { cpuSeconds, rssBytes } from './process-stats.js';
 import { renderReport, type PairedRounds, type Report, type TargetFigures } from './report.js';
 import { describeNoise, measureMachineNoise } from './machine-noise.js';
-import { direct, portkeyEntry, spawnPinned, startBareProxy, startNginx, startPortkey, startSwitchyard, type BenchContext, type Target, type TargetName } from './targets.js';
+import { direct, portkeyEntry, spawnPinned, startBareProxy, startNginx, startPortkey, startSwitchyard, type BenchContext, type SwitchyardBuild, type Target, type TargetName } from './targets.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const quick = process.argv.includes('--quick');
@@ -15,6 +15,30 @@ const quick = process.argv.includes('--quick');
 // the full run compares with it unless told not to, the quick run only when asked.
 const withPortkey = quick ? process.argv.includes('--portkey') : !process.argv.includes('--no-portkey');
 const PORTKEY_VERSION = '1.15.2';
+const baseline = baselineBuild();
+
+/**
+ * `--baseline DIR`: another built checkout of Switchyard (e.g. the main an issue started from,
+ * `git worktree add DIR COMMIT && (cd DIR && npm ci)`), measured as one more target taking turns
+ * with the others, so a change's cost is read within the same rounds as the change itself.
+ */
+function baselineBuild(): SwitchyardBuild | null {
+  const index = process.argv.indexOf('--baseline');
+  if (index === -1) return null;
+  const directory = process.argv[index + 1];
+  if (directory === undefined) throw new Error('--baseline needs the directory of a built checkout');
+  const buildRoot = resolve(directory);
+  if (!existsSync(join(buildRoot, 'bin', 'switchyard.js')) || !existsSync(join(buildRoot, 'dist'))) {
+    throw new Error(`--baseline ${buildRoot}: no built Switchyard there (bin/switchyard.js and dist/; run npm ci in it)`);
+  }
+  let commit = '';
+  try {
+    commit = ` ${execFileSync('git', ['-C', buildRoot, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}`;
+  } catch {
+    // Not a git checkout: the directory names it.
+  }
+  return { root: buildRoot, name: 'baseline', label: `Switchyard baseline${commit}` };
+}
 
 // Node servers need several seconds of load before their JIT and heap settle (Switchyard, with the
 // longest code path, ~6 s: measured 89 µs a request after 3 s, 60 µs after 6 s). Every Node proxy gets
@@ -103,6 +127,8 @@ function restart(name: TargetName, context: BenchContext, portkey: string | null
       return startBareProxy(context);
     case 'switchyard':
       return startSwitchyard(context);
+    case 'baseline':
+      return startSwitchyard(context, baseline as SwitchyardBuild);
     case 'portkey':
       return startPortkey(context, portkey as string);
     default:
@@ -123,7 +149,16 @@ async function main(): Promise<void> {
   const workDirectory = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
   const upstream = await spawnPinned('node', [join(root, 'dist-bench', 'fast-upstream.js'), '0']);
   const context: BenchContext = { root, workDirectory, upstreamOrigin: `http://127.0.0.1:${String(upstream.first['port'])}`, upstreamPid: upstream.child.pid as number };
-  const targets: Target[] = [direct(context), ...(await Promise.all([startNginx(context), startBareProxy(context), startSwitchyard(context), ...(portkey === null ? [] : [startPortkey(context, portkey)])]))];
+  const targets: Target[] = [
+    direct(context),
+    ...(await Promise.all([
+      startNginx(context),
+      startBareProxy(context),
+      startSwitchyard(context),
+      ...(baseline === null ? [] : [startSwitchyard(context, baseline)]),
+      ...(portkey === null ? [] : [startPortkey(context, portkey)]),
+    ])),
+  ];
   say(`targets: ${targets.map((target) => target.label).join(', ')}`);
 
   const samples = new Map<TargetName, Samples>();
@@ -242,6 +277,9 @@ async function main(): Promise<void> {
     const paired = pairedRounds(samples);
     if (paired !== null) {
       notes.push(`Switchyard ÷ floor RPS, round by round: ${paired.rpsVsFloor.map((value) => value.toFixed(2)).join(', ')} (median ${median(paired.rpsVsFloor).toFixed(2)})`);
+      if (paired.cpuVsBaseline !== undefined && baseline !== null) {
+        notes.push(`Switchyard ÷ ${baseline.label} CPU per request, round by round: ${paired.cpuVsBaseline.map((value) => value.toFixed(2)).join(', ')} (median ${median(paired.cpuVsBaseline).toFixed(2)})`);
+      }
       for (const [rate, values] of Object.entries(paired.p99OverheadMs)) {
         notes.push(`Switchyard p99 overhead @${rate} RPS, round by round: ${values.map((value) => value.toFixed(2)).join(', ')} ms (median ${median(values).toFixed(2)})`);
       }
@@ -249,12 +287,12 @@ async function main(): Promise<void> {
     // The host's speed in each round, as the CPU each proxy spent per request at the highest rate:
     // a round in which every proxy needed far more CPU than usual was a slow host, not a slow proxy.
     const topRate = RATES[RATES.length - 1] as number;
-    for (const name of ['bare', 'switchyard'] as const) {
+    for (const name of ['bare', 'switchyard', 'baseline'] as const) {
       const values = samples.get(name)?.openLoop[topRate]?.cpu;
       const label = targets.find((target) => target.name === name)?.label;
       if (values !== undefined && label !== undefined) notes.push(`${label}: CPU µs per request @${topRate} RPS, round by round: ${values.map((value) => value.toFixed(0)).join(', ')}`);
     }
-    for (const name of ['direct', 'bare', 'switchyard'] as const) {
+    for (const name of ['direct', 'bare', 'switchyard', 'baseline'] as const) {
       const busy = samples.get(name)?.openLoop[topRate]?.busy;
       const label = targets.find((target) => target.name === name)?.label;
       if (busy !== undefined && label !== undefined) {
@@ -301,10 +339,12 @@ function pairedRounds(samples: ReadonlyMap<TargetName, Samples>): PairedRounds |
   const p99OverheadMs: Record<number, number[]> = {};
   for (const rate of RATES) {
     const ours = switchyard.openLoop[rate]?.p99;
-    const base = direct.openLoop[rate]?.p99;
-    if (ours !== undefined && base !== undefined && ours.length === base.length) p99OverheadMs[rate] = ours.map((value, index) => value - (base[index] as number));
+    const under = direct.openLoop[rate]?.p99;
+    if (ours !== undefined && under !== undefined && ours.length === under.length) p99OverheadMs[rate] = ours.map((value, index) => value - (under[index] as number));
   }
-  return { rpsVsFloor: switchyard.rps.map((value, index) => value / (floor.rps[index] as number)), p99OverheadMs };
+  const base = samples.get('baseline');
+  const cpuVsBaseline = base === undefined ? undefined : switchyard.cpu.map((value, index) => value / (base.cpu[index] as number));
+  return { rpsVsFloor: switchyard.rps.map((value, index) => value / (floor.rps[index] as number)), p99OverheadMs, ...(cpuVsBaseline === undefined ? {} : { cpuVsBaseline }) };
 }
 
 main().catch((error: unknown) => {

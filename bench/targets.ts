@@ -7,7 +7,14 @@ import { createInterface } from 'node:readline';
 export const SERVER_CORE = '1';
 export const CHAT_PATH = '/v1/chat/completions';
 
-export type TargetName = 'direct' | 'nginx' | 'bare' | 'switchyard' | 'portkey';
+export type TargetName = 'direct' | 'nginx' | 'bare' | 'switchyard' | 'baseline' | 'portkey';
+
+/** Which Switchyard build a target runs: this checkout's, or another built checkout (`--baseline DIR`). */
+export interface SwitchyardBuild {
+  root: string;
+  name: 'switchyard' | 'baseline';
+  label: string;
+}
 
 export interface Target {
   name: TargetName;
@@ -134,8 +141,8 @@ export async function startBareProxy(context: BenchContext): Promise<Target> {
 }
 
 /** Switchyard as users run it: token auth, request log in SQLite, a two-route pool. */
-export async function startSwitchyard(context: BenchContext): Promise<Target> {
-  const directory = join(context.workDirectory, 'switchyard');
+export async function startSwitchyard(context: BenchContext, build: SwitchyardBuild = { root: context.root, name: 'switchyard', label: 'Switchyard' }): Promise<Target> {
+  const directory = join(context.workDirectory, build.name);
   mkdirSync(directory, { recursive: true });
   const configPath = join(directory, 'switchyard.yaml');
   writeFileSync(
@@ -158,12 +165,12 @@ models:
       - { upstream: fast-a, model: slow-stream }
 `,
   );
-  const bin = join(context.root, 'bin', 'switchyard.js');
+  const bin = join(build.root, 'bin', 'switchyard.js');
   const token = execFileSync('node', [bin, 'tokens', 'create', '--team', 'bench', '--config', configPath], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n').at(-1) as string;
   // Its first JSON line on stdout is not always the one with the URL (a log line may come first): wait for that one.
   const { child, first } = await spawnPinned('node', [bin, 'serve', '--config', configPath], { waitFor: (line) => line['url'] !== undefined });
   const url = first['url'];
-  return { name: 'switchyard', label: 'Switchyard', origin: String(url), headers: { authorization: `Bearer ${token}` }, pid: pidOf(child), stop: stopper(child) };
+  return { name: build.name, label: build.label, origin: String(url), headers: { authorization: `Bearer ${token}` }, pid: pidOf(child), stop: stopper(child) };
 }
 
 export function portkeyEntry(root: string): string | null {

@@ -13,7 +13,7 @@ export interface DirectServerOptions {
   gate: RequestGate;
   logger: ErrorLogger;
   bodyLimitBytes: number;
-  /** Longest silence while a request body arrives; 0 turns the watch off. */
+  /** Longest silence while a request body arrives. */
   bodyTimeoutMs: number;
   /** Connections open at once; past it new ones are closed as they arrive. */
   maxConnections: number;
@@ -31,7 +31,7 @@ export function directServer(routes: readonly DirectRoute[], options: DirectServ
   const onBodyTimeout = bodyTimedOut(options.gate);
   return (fastifyHandler) => {
     const server = createServer((request, response) => {
-      if (options.bodyTimeoutMs > 0 && announcesBody(request)) watchRequestBody(request, response, options.bodyTimeoutMs, onBodyTimeout);
+      if (announcesBody(request)) watchRequestBody(request, response, options.bodyTimeoutMs, onBodyTimeout);
       if (request.method === 'POST') {
         const url = request.url as string;
         const query = url.indexOf('?');
