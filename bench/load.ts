@@ -176,7 +176,7 @@ export interface ConcurrentStreamsResult {
 export async function concurrentStreams(target: Target, count: number): Promise<ConcurrentStreamsResult> {
   const agent = new Agent({ connections: count + 16, keepAliveTimeout: 30_000, bodyTimeout: 120_000, headersTimeout: 120_000 });
   const headers = { 'content-type': 'application/json', ...target.headers };
-  const body = chatBody(true, target.name === 'switchyard' ? 'bench-model-slow' : 'slow-stream');
+  const body = chatBody(true, target.name === 'switchyard' || target.name === 'baseline' ? 'bench-model-slow' : 'slow-stream');
   await new Promise((resolve) => setTimeout(resolve, 500));
   const idleRssBytes = rssBytes(target.pid);
   let peakRssBytes = idleRssBytes;
