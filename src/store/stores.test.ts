@@ -43,7 +43,7 @@ function logEntry(id: string, createdAt: number, overrides: Partial<RequestLogEn
 }
 
 for (const backend of DATABASE_BACKENDS) {
-  describe(`stores on ${backend.name}`, () => {
+  describe.skipIf(!backend.available)(`stores on ${backend.name}`, () => {
     let stores: Stores;
     let dispose: () => Promise<void>;
 

@@ -21,13 +21,14 @@ async function cli(...argv: string[]): Promise<Captured> {
 
 const TOKEN_PATTERN = /^svc_[A-Za-z0-9]{43}$/;
 const postgresUrl = process.env['TEST_DATABASE_URL'];
-const backends: Array<{ name: string; databaseUrl: () => Promise<{ url?: string; drop(): Promise<void> }> }> = [
-  { name: 'sqlite', databaseUrl: async () => ({ drop: async () => undefined }) },
-  ...(postgresUrl ? [{ name: 'postgres', databaseUrl: () => isolatedPostgresUrl(postgresUrl) }] : []),
+const backends: Array<{ name: string; available: boolean; databaseUrl: () => Promise<{ url?: string; drop(): Promise<void> }> }> = [
+  { name: 'sqlite', available: true, databaseUrl: async () => ({ drop: async () => undefined }) },
+  // Declared without a server too, so that the run counts its tests as skipped.
+  { name: 'postgres', available: Boolean(postgresUrl), databaseUrl: () => isolatedPostgresUrl(postgresUrl as string) },
 ];
 
 for (const backend of backends) {
-  describe(`switchyard tokens, against a running gateway on ${backend.name}`, () => {
+  describe.skipIf(!backend.available)(`switchyard tokens, against a running gateway on ${backend.name}`, () => {
     let harness: Harness;
     let drop: () => Promise<void>;
 

@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 
-/** OpenAI's published response schemas (../shared/conformance), checked with ajv. */
-const schemaFile = fileURLToPath(new URL('../../../shared/conformance/openai-schemas.json', import.meta.url));
+/** OpenAI's published response schemas (test/fixtures/conformance, source in test/fixtures/README.md), checked with ajv. */
+const schemaFile = fileURLToPath(new URL('../fixtures/conformance/openai-schemas.json', import.meta.url));
 const document = JSON.parse(readFileSync(schemaFile, 'utf8')) as { schemas: Record<string, unknown> };
 
 const ajv = new Ajv({ strict: false, allErrors: true });
