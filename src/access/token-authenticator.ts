@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors/index.js';
 import type { TokenChangeWatcher, TokenRecord, TokenStore } from '../store/index.js';
 import type { Scope } from './scopes.js';
-import { digestsEqual, hashSecret, looksLikeToken } from './token-secret.js';
+import { digestsEqual, hashSecret, looksLikeToken, SECRET_LENGTH } from './token-secret.js';
 
 /** Who is calling, resolved once per request from the bearer token. */
 export interface Principal {
@@ -72,7 +72,7 @@ export class TokenAuthenticator {
       throw new GatewayError('missing_api_key', 'Missing bearer token: send "Authorization: Bearer <token>".');
     }
     if (!looksLikeToken(token, this.prefix)) {
-      throw new GatewayError('invalid_api_key', `Malformed API key: gateway tokens start with "${this.prefix}".`);
+      throw new GatewayError('invalid_api_key', `Malformed API key: a gateway token is "${this.prefix}" followed by ${SECRET_LENGTH} letters and digits.`);
     }
     const hash = hashSecret(token);
     const principal = this.byHash.get(hash);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { TokenRecord, TokenStore } from '../store/index.js';
-import { DEFAULT_SCOPES, isScope, type Scope } from './scopes.js';
+import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from './scopes.js';
 import { displayPrefix, generateSecret, hashSecret } from './token-secret.js';
 
 export interface CreateTokenInput {
@@ -75,7 +75,7 @@ function normaliseScopes(requested: readonly string[] | undefined): Scope[] {
   if (requested === undefined) return [...DEFAULT_SCOPES];
   const scopes = [...new Set(requested.map((scope) => scope.trim()).filter(Boolean))];
   const unknown = scopes.filter((scope) => !isScope(scope));
-  if (unknown.length > 0) throw new TokenInputError(`unknown scope ${unknown.join(', ')}`);
+  if (unknown.length > 0) throw new TokenInputError(`unknown scope ${unknown.join(', ')} (valid scopes: ${SCOPES.join(', ')})`);
   if (scopes.length === 0) throw new TokenInputError('scopes must name at least one scope when given');
   return scopes as Scope[];
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/index.js';
 import { CliFailure, EXIT_CONFIG, EXIT_USAGE, processIo, type CliIo } from './cli-io.js';
@@ -21,6 +22,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
 function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   const program = new Command('switchyard')
     .description('Self-hosted inference gateway')
+    .version(packageVersion(), '-v, --version', 'print the version')
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.stdout(text.trimEnd()), writeErr: (text) => io.stderr(text.trimEnd()) });
 
@@ -73,4 +75,10 @@ function report(error: unknown, io: CliIo): number {
   }
   io.stderr(`switchyard: ${error instanceof Error ? error.message : String(error)}`);
   return 1;
+}
+
+/** The package's version, from the package.json two folders up (from src/cli and from dist/cli alike). */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
 }

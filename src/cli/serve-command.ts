@@ -3,12 +3,18 @@ import { startGateway } from '../gateway.js';
 import { guardProcess } from '../observability/process-guard.js';
 import { banner } from './banner.js';
 import { ensureBootstrapToken } from './bootstrap-token.js';
-import type { CliIo } from './cli-io.js';
+import { CliFailure, type CliIo } from './cli-io.js';
 
 /** Runs the gateway until SIGTERM or SIGINT, then shuts down gracefully and resolves with exit code 0. */
 export async function serveCommand(options: { config?: string }, io: CliIo): Promise<number> {
   const { config, source } = loadConfig({ configPath: options.config });
-  const gateway = await startGateway(config);
+  const gateway = await startGateway(config).catch((error: unknown) => {
+    if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
+    throw new CliFailure(
+      `${config.server.host}:${config.server.port} is already in use; choose another port with server.port in the config or SWITCHYARD_PORT (0 picks a free one)`,
+      1,
+    );
+  });
   guardProcess(gateway.logger);
   const bootstrap = await ensureBootstrapToken(gateway.stores.tokens, gateway.tokens);
   // The banner is for people and goes to stderr: stdout carries the JSON log lines machines read.
@@ -21,6 +27,10 @@ export async function serveCommand(options: { config?: string }, io: CliIo): Pro
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
+    // Under `npm start` the gateway runs below npm's shell, which dies on SIGTERM without passing
+    // it on; the gateway would be orphaned, still serving. Losing that parent means the same as
+    // the signal.
+    if (process.env['npm_lifecycle_event'] === 'start') onParentExit(() => resolve('SIGTERM'));
   });
   // A second signal while draining means "now": the operator gave up waiting.
   const forceExit = () => process.exit(130);
@@ -34,4 +44,15 @@ export async function serveCommand(options: { config?: string }, io: CliIo): Pro
 
 function redactUrl(url: string): string {
   return url.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:[redacted]@');
+}
+
+/** Calls `then` once this process's parent has gone (it is re-parented), checking twice a second. */
+function onParentExit(then: () => void): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    then();
+  }, 500);
+  timer.unref();
 }

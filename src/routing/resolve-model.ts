@@ -23,9 +23,14 @@ export function resolveModel(catalog: ModelCatalog, principal: Principal, modelI
   if (model.type !== expected) {
     throw new GatewayError(
       'model_type_mismatch',
-      `The model ${echo(modelId)} is a ${model.type} model; call ${ENDPOINT_OF_TYPE[model.type]} with it.`,
+      `The model ${echo(modelId)} is ${article(model.type)} ${model.type} model; call ${ENDPOINT_OF_TYPE[model.type]} with it.`,
       { param: 'model' },
     );
   }
   return model;
+}
+
+/** "an embedding model", "a chat model". */
+function article(word: string): string {
+  return /^[aeiou]/.test(word) ? 'an' : 'a';
 }

@@ -143,6 +143,10 @@ async function answer(fault: string, stream: boolean, response: ServerResponse, 
   switch (fault as Fault) {
     case 'ok':
     case 'no-usage':
+      // What OpenAI sends about the credential's own limits: never the caller's to see.
+      response.setHeader('x-ratelimit-limit-requests', '10000');
+      response.setHeader('x-ratelimit-remaining-requests', '9999');
+      response.setHeader('x-ratelimit-reset-requests', '6ms');
       if (stream) return sendStream(response, fixtures, fault === 'ok');
       return sendJson(response, 200, fault === 'ok' ? fixtures.completion : { ...fixtures.completion, usage: undefined });
     case 'html':

@@ -162,3 +162,13 @@ describe('an upstream that resets the connection after reading the request', () 
     expect(answer.text).toContain('data: [DONE]');
   });
 });
+
+describe("an upstream's rate-limit headers", () => {
+  it('are not passed to callers as if they were their own, streamed or not', async () => {
+    for (const stream of [false, true]) {
+      const answer = await harness.post('/v1/chat/completions', { model: 'openai-ok', messages: MESSAGES, stream });
+      expect(answer.status).toBe(200);
+      expect(Object.keys(answer.headers).filter((name) => name.startsWith('x-ratelimit-'))).toEqual([]);
+    }
+  });
+});

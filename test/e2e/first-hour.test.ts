@@ -1,0 +1,131 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { runCli } from '../../src/cli/main.js';
+import { startHarness, type Harness } from '../support/gateway-harness.js';
+
+/** What a new user meets in the first hour, before any feature: each was a trip-up once. */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+async function cli(...argv: string[]): Promise<{ code: number; stdout: string[]; stderr: string[] }> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await runCli(argv, { stdout: (line) => stdout.push(line), stderr: (line) => stderr.push(line) });
+  return { code, stdout, stderr };
+}
+
+let harness: Harness;
+let token: string;
+beforeAll(async () => {
+  harness = await startHarness();
+  token = await harness.createToken();
+});
+afterAll(async () => {
+  await harness.close();
+});
+
+async function get(path: string, authorization = `Bearer ${token}`): Promise<{ status: number; body: { error?: { code: string; message: string } } }> {
+  const response = await request(`${harness.gateway.url}${path}`, { headers: { authorization } });
+  return { status: response.statusCode, body: (await response.body.json()) as { error?: { code: string; message: string } } };
+}
+
+describe('the command line', () => {
+  it('prints its version with --version and -v', async () => {
+    const { version } = (await import('../../package.json', { with: { type: 'json' } })).default as { version: string };
+    for (const flag of ['--version', '-v']) {
+      const answer = await cli(flag);
+      expect(answer.code).toBe(0);
+      expect(answer.stdout).toEqual([version]);
+    }
+  });
+
+  it('lists the valid scopes when --scopes names an unknown one', async () => {
+    const answer = await cli('tokens', 'create', '--team', 't', '--scopes', 'chat,fly', '--config', harness.configPath);
+    expect(answer.code).toBe(64);
+    expect(answer.stderr.join('\n')).toContain('unknown scope fly (valid scopes: models:read, chat, native, embeddings, rerank, audio:transcribe, audio:speak, admin)');
+  });
+
+  it('says which setting changes the port when it is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as { port: number };
+    const directory = mkdtempSync(join(tmpdir(), 'switchyard-port-'));
+    try {
+      const configPath = join(directory, 'switchyard.yaml');
+      writeFileSync(configPath, stringify({ server: { host: '127.0.0.1', port }, database: { url: `sqlite:${join(directory, 'db')}` }, logging: { level: 'silent' } }));
+      const answer = await cli('serve', '--config', configPath);
+      expect(answer.code).toBe(1);
+      expect(answer.stderr).toEqual([`switchyard: 127.0.0.1:${port} is already in use; choose another port with server.port in the config or SWITCHYARD_PORT (0 picks a free one)`]);
+    } finally {
+      blocker.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the API', () => {
+  it('answers GET /v1/models/ (no id) with 404 route_not_found, not a model named ""', async () => {
+    const answer = await get('/v1/models/');
+    expect(answer.status).toBe(404);
+    expect(answer.body.error?.code).toBe('route_not_found');
+  });
+
+  it('describes a malformed token truly: svc_wrong does start with svc_', async () => {
+    const answer = await get('/v1/models', 'Bearer svc_wrong');
+    expect(answer.status).toBe(401);
+    expect(answer.body.error?.message).toBe('Malformed API key: a gateway token is "svc_" followed by 43 letters and digits.');
+  });
+
+  it('says "an embedding model"', async () => {
+    const response = await request(`${harness.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'text-embedding-3-small', messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    const body = (await response.body.json()) as { error: { message: string } };
+    expect(body.error.message).toBe("The model 'text-embedding-3-small' is an embedding model; call /v1/embeddings with it.");
+  });
+});
+
+describe('npm start', () => {
+  it('stops the gateway when npm is sent SIGTERM, leaving no gateway process behind', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'switchyard-npm-start-'));
+    const configPath = join(directory, 'switchyard.yaml');
+    writeFileSync(configPath, stringify({ server: { host: '127.0.0.1', port: 0 }, database: { url: `sqlite:${join(directory, 'db')}` }, upstreams: [], models: [] }));
+    const npm = spawn('npm', ['start', '--silent'], { cwd: ROOT, env: { ...process.env, SWITCHYARD_CONFIG: configPath }, stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: npm.stdout }).on('line', (line) => {
+          const entry = JSON.parse(line) as { url?: string };
+          if (entry.url !== undefined) resolve(entry.url);
+        });
+        npm.once('exit', (code) => reject(new Error(`npm start exited with ${code}`)));
+      });
+      expect((await request(`${url}/health`)).statusCode).toBe(200);
+      npm.kill('SIGTERM');
+      // The gateway drains and exits; a gateway orphaned by npm would go on answering.
+      let stopped = false;
+      for (let attempt = 0; attempt < 40 && !stopped; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        stopped = await request(`${url}/health`).then(
+          async (response) => {
+            await response.body.text();
+            return false;
+          },
+          () => true,
+        );
+      }
+      expect(stopped).toBe(true);
+    } finally {
+      npm.kill('SIGKILL');
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
