@@ -44,14 +44,20 @@ export function spawnPinned(
   child.stderr?.on('data', (part: Buffer) => errors.push(part.toString()));
   if (options.waitForJson === false) return Promise.resolve({ child, first: {} });
   return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => {
       let parsed: Record<string, unknown>;
       try {
         parsed = JSON.parse(line) as Record<string, unknown>;
       } catch {
         return; // Not JSON: a banner line.
       }
-      if (options.waitFor === undefined || options.waitFor(parsed)) resolve({ child, first: parsed });
+      if (options.waitFor !== undefined && !options.waitFor(parsed)) return;
+      // From now on the output is drained unread: parsing a server's access lines would load the
+      // load generator's core.
+      lines.close();
+      child.stdout?.resume();
+      resolve({ child, first: parsed });
     });
     child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${code}: ${errors.join('').slice(-500)}`)));
   });

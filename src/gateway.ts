@@ -4,6 +4,7 @@ import { ConfigError, type SwitchyardConfig } from './config/index.js';
 import { buildApp } from './http/app.js';
 import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
+import { accessLog } from './observability/access-log.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { ProviderAdapter } from './providers/provider-adapter.js';
 import { PROVIDER_LOADERS } from './providers/registry.js';
@@ -54,7 +55,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       onError: (error, pendingRows, droppedRows) =>
         logger.error({ err: error, pendingRows, droppedRows }, 'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue'),
     });
-    const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'));
+    const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access));
     const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'));
     const poolSizes = new Map(config.upstreams.map((upstream) => [upstream.id, upstream.max_connections]));
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (upstreamId) => poolSizes.get(upstreamId) ?? 1, logger);

@@ -103,6 +103,7 @@ export const ConfigSchema = Type.Object(
           ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
           { default: 'info' },
         ),
+        access: Type.Boolean({ default: true, description: 'one info line per /v1 request when it ends' }),
       },
       { additionalProperties: false, default: {} },
     ),

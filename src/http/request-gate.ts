@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requireScope, type Principal, type Scope, type TokenAuthenticator } from '../access/index.js';
 import { GatewayError } from '../errors/index.js';
 import { Cancellation } from '../providers/provider-adapter.js';
@@ -38,8 +38,10 @@ export class RequestGate {
   }
 
   /** Starts the request-log row; it is written when the response closes, complete or not. */
-  track(response: ServerResponse, id: string, endpoint: string, clientRequestId: string | null): TrackedRequest {
+  track(request: IncomingMessage, response: ServerResponse, id: string, endpoint: string, clientRequestId: string | null): TrackedRequest {
     const record = new RequestRecord(id, endpoint, clientRequestId);
+    record.method = request.method ?? '';
+    record.path = request.url ?? '';
     const cancellation = new Cancellation();
     const tracked = { record, cancellation };
     const { recorder, open } = this;

@@ -20,7 +20,7 @@ export function registerRequestLifecycle(app: FastifyInstance, gate: RequestGate
     reply.header('x-request-id', clientId ?? request.id);
     const { scope, endpoint } = request.routeOptions.config;
     if (endpoint !== undefined) {
-      const tracked = gate.track(reply.raw, request.id, endpoint, clientId);
+      const tracked = gate.track(request.raw, reply.raw, request.id, endpoint, clientId);
       request.record = tracked.record;
       request.cancellation = tracked.cancellation;
     }

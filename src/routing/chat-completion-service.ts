@@ -38,8 +38,8 @@ export class ChatCompletionService {
     const { value: result } = await withFailover(
       routes,
       input.cancellation,
+      record,
       (route) => chatAdapter(route).chatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation }),
-      (route) => (record.upstream = route.upstreamId),
     );
     record.usage = result.usage;
     if (result.usage === null) record.estimateUsage = () => estimateChatUsage(input.request, result.completionText());
@@ -52,6 +52,7 @@ export class ChatCompletionService {
     const { value: opened } = await withFailover(
       routes,
       input.cancellation,
+      record,
       async (route) => {
         const events = await chatAdapter(route).streamChatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation });
         const iterator = events[Symbol.asyncIterator]();
@@ -60,7 +61,6 @@ export class ChatCompletionService {
         if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${route.upstreamId} ended the stream without sending a chunk.`);
         return { iterator, first };
       },
-      (route) => (record.upstream = route.upstreamId),
     );
     const clientWantsUsage = input.request.stream_options?.include_usage === true;
     return { session, events: accountedEvents(opened.first, opened.iterator, clientWantsUsage, input.request, record) };

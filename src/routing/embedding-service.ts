@@ -47,8 +47,8 @@ export class EmbeddingService {
         withFailover(
           routes,
           cancellation,
+          record,
           (route) => embedWith(route, { inputs: batch.inputs, format, request: parsed.request, cancellation }),
-          (route) => (record.upstream = route.upstreamId),
         ),
       ),
     );

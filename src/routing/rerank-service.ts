@@ -36,6 +36,7 @@ export class RerankService {
     const { value } = await withFailover(
       routeOrder(model),
       cancellation,
+      record,
       (route) => {
         if (route.adapter.rerank === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot rerank.`);
         return route.adapter.rerank({
@@ -46,7 +47,6 @@ export class RerankService {
           cancellation,
         });
       },
-      (route) => (record.upstream = route.upstreamId),
     );
     const seen = new Set<number>();
     const scores = value.scores.filter(({ index }) => index >= 0 && index < request.documents.length && !seen.has(index) && seen.add(index));

@@ -32,6 +32,7 @@ export class SpeechService {
     const { value } = await withFailover(
       routeOrder(model),
       cancellation,
+      record,
       async (route) => {
         if (route.adapter.speak === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot speak.`);
         const { audio } = await route.adapter.speak({
@@ -45,7 +46,6 @@ export class SpeechService {
         });
         return { audio, first: await audio.next() };
       },
-      (route) => (record.upstream = route.upstreamId),
     );
     return { contentType: SPEECH_CONTENT_TYPES[format], audio: withFirst(value.first, value.audio) };
   }

@@ -39,11 +39,11 @@ export class TranscriptionService {
     const { value } = await withFailover(
       routeOrder(model),
       cancellation,
+      record,
       (route) => {
         if (route.adapter.transcribe === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot transcribe.`);
         return route.adapter.transcribe({ model: route.upstreamModel, file, fields, cancellation });
       },
-      (route) => (record.upstream = route.upstreamId),
     );
     return value;
   }

@@ -1,6 +1,13 @@
 import type { Usage } from '../providers/provider-adapter.js';
 import type { UsageSource } from '../store/index.js';
 
+export interface UpstreamFailure {
+  upstream: string;
+  code: string;
+  /** What went wrong, with the transport's own words (they are for the log, never for the caller). */
+  cause: string;
+}
+
 /**
  * What one request did, filled in as it goes by the edge (identity, status, timing) and the
  * services (model, upstream, session, usage), and written to the request log when it ends.
@@ -19,6 +26,11 @@ export class RequestRecord {
   /** Set when usage must be counted because the upstream reported none. */
   estimateUsage: (() => Promise<Usage>) | null = null;
   errorCode: string | null = null;
+  /** The request line, for the access log: method, and path without the query. */
+  method = '';
+  path = '';
+  /** Attempts that failed, for this request's log lines: which credential, and why. Null while there are none. */
+  upstreamFailures: UpstreamFailure[] | null = null;
 
   constructor(
     /** The gateway's own id: unique, time-ordered, the request log's key. */
@@ -37,8 +49,24 @@ export class RequestRecord {
     this.firstByteAt ??= performance.now();
   }
 
+  /** Notes an attempt on `upstream` that failed (the next route may still answer). */
+  noteUpstreamFailure(upstream: string, error: unknown): void {
+    const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'internal_error';
+    (this.upstreamFailures ??= []).push({ upstream, code, cause: describeCause(error) });
+  }
+
   get usageSource(): UsageSource {
     if (this.usage !== null) return 'upstream';
     return this.estimateUsage === null ? 'none' : 'estimated';
   }
+}
+
+/** An error's message with its causes' (`upstream_error: … ← connect ECONNREFUSED 127.0.0.1:9`). */
+function describeCause(error: unknown): string {
+  const parts: string[] = [];
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    parts.push(typeof code === 'string' && !current.message.includes(code) ? `${current.message} (${code})` : current.message);
+  }
+  return parts.length === 0 ? String(error) : parts.join(' ← ');
 }

@@ -21,6 +21,8 @@ export class RequestRecorder {
   constructor(
     private readonly queue: RequestLogQueue,
     private readonly onError: (error: unknown) => void = () => undefined,
+    /** Told of every row as it is queued, with its record: the access log. */
+    private readonly onFinished: (entry: RequestLogEntry, record: RequestRecord) => void = () => undefined,
   ) {}
 
   markShutdownDeadline(): void {
@@ -58,16 +60,21 @@ export class RequestRecorder {
         estimate = Promise.reject(error);
       }
       estimate
-        .then((usage) => this.queue.push(toEntry(record, status, latencyMs, usage.promptTokens, usage.completionTokens)))
+        .then((usage) => this.write(record, toEntry(record, status, latencyMs, usage.promptTokens, usage.completionTokens)))
         .catch((error: unknown) => {
           this.onError(error);
-          this.queue.push(toEntry(record, status, latencyMs, null, null));
+          this.write(record, toEntry(record, status, latencyMs, null, null));
         })
         .finally(() => this.settle());
       return;
     }
-    this.queue.push(toEntry(record, status, latencyMs, record.usage?.promptTokens ?? null, record.usage?.completionTokens ?? null));
+    this.write(record, toEntry(record, status, latencyMs, record.usage?.promptTokens ?? null, record.usage?.completionTokens ?? null));
     this.settle();
+  }
+
+  private write(record: RequestRecord, entry: RequestLogEntry): void {
+    this.queue.push(entry);
+    this.onFinished(entry, record);
   }
 
   /**

@@ -48,7 +48,7 @@ export interface Answer {
  * OpenAI, an Anthropic and a Gemini upstream. Public models are named `{provider}-{fault}`, and
  * `failover-{fault}` tries the fault first and a healthy credential second.
  */
-export async function startFaultHarness(serverOverrides: Record<string, unknown> = {}): Promise<FaultHarness> {
+export async function startFaultHarness(serverOverrides: Record<string, unknown> = {}, documentOverrides: Record<string, unknown> = {}): Promise<FaultHarness> {
   const upstream = await startFaultUpstream();
   const directory = mkdtempSync(join(tmpdir(), 'switchyard-faults-'));
   const databasePath = join(directory, 'switchyard.db');
@@ -86,6 +86,7 @@ export async function startFaultHarness(serverOverrides: Record<string, unknown>
       { id: 'fault-gemini', provider: 'gemini', base_url: `${upstream.url}/v1beta`, api_key: 'gemini-fault', ...caps },
     ],
     models,
+    ...documentOverrides,
   };
   const configPath = join(directory, 'switchyard.yaml');
   writeFileSync(configPath, stringify(document));

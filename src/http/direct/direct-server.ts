@@ -72,7 +72,7 @@ function serve(route: DirectRoute, request: IncomingMessage, response: ServerRes
   const { gate } = options;
   const id = generateRequestId();
   const clientId = clientRequestId(request);
-  const { record, cancellation } = gate.track(response, id, route.endpoint, clientId);
+  const { record, cancellation } = gate.track(request, response, id, route.endpoint, clientId);
   const fail = (error: unknown, closeConnection = false): void => {
     const headers = ['x-request-id', record.publicId];
     if (closeConnection) headers.push('connection', 'close');
