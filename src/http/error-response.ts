@@ -1,4 +1,4 @@
-import { GatewayError, isGatewayError } from '../errors/index.js';
+import { GatewayError, isGatewayError, type ErrorCode } from '../errors/index.js';
 import type { RequestRecord } from '../usage/index.js';
 
 /** The body every error is sent with, in the shape the OpenAI SDKs parse; 422 adds `detail`. */
@@ -73,11 +73,36 @@ export interface ErrorLogger {
 }
 
 /**
+ * What a caller is told of an upstream's failure: what happened, in words it can act on, and the
+ * request id to quote. Never which credential, which URL, or the HTTP client's own codes: those
+ * are in the request's log lines (see observability/access-log.ts). An upstream's refusal of the
+ * caller's own request (`upstream_bad_request`) keeps the upstream's explanation.
+ */
+const CALLER_MESSAGES: Partial<Record<ErrorCode, (requestId: string) => string>> = {
+  upstream_error: (id) => `The model's upstream provider failed or could not be reached. Retry, or quote request id ${id} to the gateway's operator.`,
+  upstream_auth_failed: (id) => `The model's upstream provider refused the gateway's credentials; the gateway's operator must fix them (request id ${id}).`,
+  upstream_invalid_response: (id) => `The model's upstream provider sent an answer the gateway could not use. Retry, or quote request id ${id} to the gateway's operator.`,
+  upstream_rate_limited: (id) => `The model's upstream providers are rate limiting the gateway; retry after the Retry-After delay (request id ${id}).`,
+  upstream_timeout: (id) => `The model's upstream provider did not answer in time. Retry, or quote request id ${id} to the gateway's operator.`,
+};
+
+/** The error as a caller may see it: an upstream failure's message replaced by CALLER_MESSAGES (the original stays its cause). */
+export function forCaller(error: GatewayError, requestId: string): GatewayError {
+  const message = CALLER_MESSAGES[error.code];
+  if (message === undefined) return error;
+  return new GatewayError(error.code, message(requestId), {
+    retryable: error.retryable,
+    cause: error,
+    ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
+  });
+}
+
+/**
  * An error that ends a request, whichever server layer caught it: translated, logged when it is a
  * bug, and noted on the request-log row. Returns what the client is told.
  */
 export function settleError(rawError: unknown, record: RequestRecord | null, logger: ErrorLogger, requestId: string, clientRequestId: string | null): GatewayError {
-  const error = toGatewayError(rawError);
+  const error = forCaller(toGatewayError(rawError), clientRequestId ?? requestId);
   if (error.code === 'internal_error') logger.error({ err: rawError, requestId, ...(clientRequestId === null ? {} : { clientRequestId }) }, 'unhandled error');
   if (record !== null) {
     // The first error is the cause: one that follows it (the route failing after a body timeout or

@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ServerResponse } from 'node:http';
 import type { ChatStreamEvent } from '../providers/provider-adapter.js';
 import type { RequestRecord } from '../usage/index.js';
-import { errorBody, toGatewayError } from './error-response.js';
+import { errorBody, forCaller, toGatewayError } from './error-response.js';
 import type { PausedStreams } from './paused-streams.js';
 
 const DONE = 'data: [DONE]\n\n';
@@ -55,6 +55,6 @@ export async function writeEventStream(
     const gatewayError = toGatewayError(error);
     record.errorCode ??= gatewayError.code;
     onFailure(error);
-    response.end(`data: ${JSON.stringify(errorBody(gatewayError))}\n\n`);
+    response.end(`data: ${JSON.stringify(errorBody(forCaller(gatewayError, record.publicId)))}\n\n`);
   }
 }

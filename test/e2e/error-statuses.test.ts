@@ -270,6 +270,13 @@ describe('upstream failures', () => {
     expect(unreachable.body.error.code).toBe('upstream_error');
     const row = await harness.logRow(unreachable.headers.get('x-request-id'));
     expect(row).toMatchObject({ status: 502, upstream: 'unreachable', errorCode: 'upstream_error' });
+
+    // None of them names a credential, a URL or the HTTP client's codes; each carries its request id.
+    for (const answer of [failed, refused, unreachable]) {
+      const { message } = answer.body.error;
+      for (const internal of ['primary', 'unreachable', '127.0.0.1', 'ECONNREFUSED', 'HTTP1_', 'sk-upstream']) expect(message).not.toContain(internal);
+      expect(message).toContain(`request id ${answer.headers.get('x-request-id')}`);
+    }
   });
 
   it('502 for a stream the upstream refuses before the first chunk', async () => {
@@ -284,6 +291,7 @@ describe('upstream failures', () => {
     const answer = await chat({ model: 'slow-chat', messages: hi });
     expect(answer.status).toBe(504);
     expect(answer.body.error.code).toBe('upstream_timeout');
+    expect(answer.body.error.message).not.toContain('slow');
   });
 });
 

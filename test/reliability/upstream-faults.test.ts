@@ -122,7 +122,11 @@ describe('bodies past their caps', () => {
     const answer = await harness.post('/v1/chat/completions', { model: 'openai-huge-answer', messages: MESSAGES });
     expect(answer.status).toBe(502);
     expect(answer.json.error?.code).toBe('upstream_invalid_response');
-    expect(answer.json.error?.message).toContain('larger than 1048576 bytes');
+    // The cap is named in the request's log line; the caller gets the code and the request id.
+    expect(answer.json.error?.message).toContain(`request id ${answer.requestId}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const failure = harness.logLines.find((line) => line['requestId'] === answer.requestId && line['msg'] === 'upstream attempt failed');
+    expect(String(failure?.['cause'])).toContain('larger than 1048576 bytes');
     const failover = await harness.post('/v1/chat/completions', { model: 'failover-huge-answer', messages: MESSAGES });
     expect(failover.status).toBe(200);
   });
@@ -169,6 +173,27 @@ describe("an upstream's rate-limit headers", () => {
       const answer = await harness.post('/v1/chat/completions', { model: 'openai-ok', messages: MESSAGES, stream });
       expect(answer.status).toBe(200);
       expect(Object.keys(answer.headers).filter((name) => name.startsWith('x-ratelimit-'))).toEqual([]);
+    }
+  });
+});
+
+describe('what callers are told of upstream failures', () => {
+  it('never names a credential, a URL or the HTTP client\'s own codes, and always the request id', async () => {
+    const faults = ['html', 'empty', 'bytes', 'null', 'bad-choices', 'json-to-stream', 'huge-answer', 'huge-error', 'reset-after-read'] as const;
+    const answers = [];
+    for (const provider of ['openai', 'anthropic', 'gemini'] as const) {
+      for (const fault of faults) {
+        for (const stream of [false, true]) answers.push(await harness.post('/v1/chat/completions', { model: `${provider}-${fault}`, messages: MESSAGES, stream }));
+      }
+    }
+    const failed = answers.filter((answer) => answer.status >= 400 || answer.text.includes('"error"'));
+    expect(failed.length).toBeGreaterThan(30);
+    for (const answer of failed) {
+      const text = answer.text;
+      for (const internal of ['fault-anthropic', 'fault-gemini', "'fault'", 'Upstream fault', '127.0.0.1', 'http://', 'HTTP1_', 'ECONN', 'EPIPE', 'sk-']) {
+        expect(text, `${answer.requestId}: ${text}`).not.toContain(internal);
+      }
+      expect(text).toContain(`request id ${answer.requestId}`);
     }
   });
 });

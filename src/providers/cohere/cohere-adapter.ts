@@ -20,7 +20,7 @@ export class CohereAdapter implements ProviderAdapter {
   }
 
   async embed(call: EmbeddingCall): Promise<EmbeddingResult> {
-    const response = await this.http.post<CohereEmbedResponse>('/v2/embed', convertCohereEmbedRequest(call, this.upstreamId), call.cancellation);
+    const response = await this.http.post<CohereEmbedResponse>('/v2/embed', convertCohereEmbedRequest(call), call.cancellation);
     return mapCohereEmbedResponse(response, call.inputs.length, this.upstreamId);
   }
 

@@ -13,12 +13,12 @@ const cancellation = new Cancellation();
 describe('Cohere request conversion', () => {
   it('sends texts as search documents with float embeddings, and output_dimension only when asked', () => {
     const call = { model: 'embed-v4.0', inputs: ['a', 'b'], encodingFormat: 'base64' as const, cancellation };
-    expect(convertCohereEmbedRequest(call, 'co')).toEqual({ model: 'embed-v4.0', texts: ['a', 'b'], input_type: 'search_document', embedding_types: ['float'] });
-    expect(convertCohereEmbedRequest({ ...call, dimensions: 256 }, 'co')).toMatchObject({ output_dimension: 256 });
+    expect(convertCohereEmbedRequest(call)).toEqual({ model: 'embed-v4.0', texts: ['a', 'b'], input_type: 'search_document', embedding_types: ['float'] });
+    expect(convertCohereEmbedRequest({ ...call, dimensions: 256 })).toMatchObject({ output_dimension: 256 });
   });
 
   it('refuses token arrays as a bad request naming the input', () => {
-    const refuse = () => convertCohereEmbedRequest({ model: 'm', inputs: ['ok', [1, 2]], encodingFormat: 'float', cancellation }, 'co');
+    const refuse = () => convertCohereEmbedRequest({ model: 'm', inputs: ['ok', [1, 2]], encodingFormat: 'float', cancellation });
     expect(refuse).toThrow(GatewayError);
     expect(refuse).toThrow(expect.objectContaining({ code: 'upstream_bad_request', param: 'input', retryable: false }));
   });

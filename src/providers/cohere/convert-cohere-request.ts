@@ -2,11 +2,11 @@ import { GatewayError } from '../../errors/index.js';
 import type { EmbeddingCall, RerankCall } from '../provider-adapter.js';
 import type { CohereEmbedRequest, CohereRerankRequest } from './cohere-api.js';
 
-export function convertCohereEmbedRequest(call: EmbeddingCall, upstreamId: string): CohereEmbedRequest {
+export function convertCohereEmbedRequest(call: EmbeddingCall): CohereEmbedRequest {
   const texts = call.inputs.map((input) => {
     // Cohere embeds text only; token ids from another tokenizer would mean nothing to it.
     if (typeof input !== 'string') {
-      throw new GatewayError('upstream_bad_request', `Upstream ${upstreamId} (Cohere) accepts only strings as embedding input, not token arrays.`, { param: 'input' });
+      throw new GatewayError('upstream_bad_request', 'This model (served by Cohere) accepts only strings as embedding input, not token arrays.', { param: 'input' });
     }
     return input;
   });

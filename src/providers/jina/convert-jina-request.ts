@@ -2,11 +2,11 @@ import { GatewayError } from '../../errors/index.js';
 import type { EmbeddingCall, RerankCall } from '../provider-adapter.js';
 import type { JinaEmbeddingsRequest, JinaRerankRequest } from './jina-api.js';
 
-export function convertJinaEmbeddingsRequest(call: EmbeddingCall, upstreamId: string): JinaEmbeddingsRequest {
+export function convertJinaEmbeddingsRequest(call: EmbeddingCall): JinaEmbeddingsRequest {
   const input = call.inputs.map((item) => {
     // Jina's `input` takes text (or image/document objects), never token ids.
     if (typeof item !== 'string') {
-      throw new GatewayError('upstream_bad_request', `Upstream ${upstreamId} (Jina) accepts only strings as embedding input, not token arrays.`, { param: 'input' });
+      throw new GatewayError('upstream_bad_request', 'This model (served by Jina) accepts only strings as embedding input, not token arrays.', { param: 'input' });
     }
     return item;
   });

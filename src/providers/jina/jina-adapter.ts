@@ -20,7 +20,7 @@ export class JinaAdapter implements ProviderAdapter {
   }
 
   async embed(call: EmbeddingCall): Promise<EmbeddingResult> {
-    const response = await this.http.post<JinaEmbeddingsResponse>('/embeddings', convertJinaEmbeddingsRequest(call, this.upstreamId), call.cancellation);
+    const response = await this.http.post<JinaEmbeddingsResponse>('/embeddings', convertJinaEmbeddingsRequest(call), call.cancellation);
     return mapJinaEmbeddingsResponse(response, call.inputs.length, this.upstreamId);
   }
 

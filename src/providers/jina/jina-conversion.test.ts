@@ -12,12 +12,12 @@ const cancellation = new Cancellation();
 describe('Jina request conversion', () => {
   it('sends strings as input with float embeddings, and dimensions only when asked', () => {
     const call = { model: 'jina-embeddings-v3', inputs: ['a', 'b'], encodingFormat: 'base64' as const, cancellation };
-    expect(convertJinaEmbeddingsRequest(call, 'jina')).toEqual({ model: 'jina-embeddings-v3', input: ['a', 'b'], embedding_type: 'float' });
-    expect(convertJinaEmbeddingsRequest({ ...call, dimensions: 64 }, 'jina')).toMatchObject({ dimensions: 64 });
+    expect(convertJinaEmbeddingsRequest(call)).toEqual({ model: 'jina-embeddings-v3', input: ['a', 'b'], embedding_type: 'float' });
+    expect(convertJinaEmbeddingsRequest({ ...call, dimensions: 64 })).toMatchObject({ dimensions: 64 });
   });
 
   it('refuses token arrays as a bad request', () => {
-    expect(() => convertJinaEmbeddingsRequest({ model: 'm', inputs: [[1, 2]], encodingFormat: 'float', cancellation }, 'jina')).toThrow(
+    expect(() => convertJinaEmbeddingsRequest({ model: 'm', inputs: [[1, 2]], encodingFormat: 'float', cancellation })).toThrow(
       expect.objectContaining({ code: 'upstream_bad_request', param: 'input' }),
     );
   });
