@@ -22,3 +22,8 @@ export class CliFailure extends Error {
 /** sysexits.h: EX_USAGE for bad arguments, EX_CONFIG for bad configuration. */
 export const EXIT_USAGE = 64;
 export const EXIT_CONFIG = 78;
+
+/** A database URL fit to print: a password in it is replaced. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:[redacted]@');
+}

@@ -3,7 +3,7 @@ import { startGateway } from '../gateway.js';
 import { guardProcess } from '../observability/process-guard.js';
 import { banner } from './banner.js';
 import { ensureBootstrapToken } from './bootstrap-token.js';
-import { CliFailure, type CliIo } from './cli-io.js';
+import { CliFailure, redactUrl, type CliIo } from './cli-io.js';
 
 /** Runs the gateway until SIGTERM or SIGINT, then shuts down gracefully and resolves with exit code 0. */
 export async function serveCommand(options: { config?: string }, io: CliIo): Promise<number> {
@@ -40,10 +40,6 @@ export async function serveCommand(options: { config?: string }, io: CliIo): Pro
   await gateway.shutdown();
   gateway.logger.info('shutdown complete');
   return 0;
-}
-
-function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:[redacted]@');
 }
 
 /** Calls `then` once this process's parent has gone (it is re-parented), checking twice a second. */

@@ -1,7 +1,7 @@
 import { parseDuration, TokenInputError, TokenService } from '../access/index.js';
 import { loadConfig } from '../config/index.js';
 import { openStores, type Stores, type TokenRecord } from '../store/index.js';
-import { CliFailure, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { CliFailure, EXIT_USAGE, redactUrl, type CliIo } from './cli-io.js';
 
 interface ConfigOption {
   config?: string;
@@ -16,8 +16,11 @@ export interface CreateOptions extends ConfigOption {
   name?: string;
 }
 
-async function withTokens<T>(options: ConfigOption, action: (service: TokenService, stores: Stores) => Promise<T>): Promise<T> {
-  const { config } = loadConfig({ configPath: options.config });
+async function withTokens<T>(options: ConfigOption, io: CliIo, action: (service: TokenService, stores: Stores) => Promise<T>): Promise<T> {
+  // The same lookup as `serve`; saying which database was used makes a token created against
+  // one and presented to a gateway on another visible here (the gateway's 401 stays silent).
+  const { config, source } = loadConfig({ configPath: options.config });
+  io.stderr(`database: ${redactUrl(config.database.url)} (config: ${source ?? 'built-in defaults'})`);
   const stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
   try {
     return await action(new TokenService(stores.tokens, config.auth.token_prefix), stores);
@@ -32,7 +35,7 @@ export async function createTokenCommand(options: CreateOptions, io: CliIo): Pro
   if (options.expiresIn !== undefined && expiresInMs === null) {
     throw new CliFailure(`--expires-in: expected a duration such as 30d, 12h, 90m or 2w, got "${options.expiresIn}"`, EXIT_USAGE);
   }
-  const created = await withTokens(options, (service) =>
+  const created = await withTokens(options, io, (service) =>
     service
       .create({
         team: options.team,
@@ -57,7 +60,7 @@ export async function createTokenCommand(options: CreateOptions, io: CliIo): Pro
 }
 
 export async function listTokensCommand(options: ConfigOption & { json?: boolean }, io: CliIo): Promise<number> {
-  const records = await withTokens(options, (service) => service.list());
+  const records = await withTokens(options, io, (service) => service.list());
   if (options.json === true) {
     io.stdout(JSON.stringify(records.map(publicView), null, 2));
     return 0;
@@ -71,7 +74,7 @@ export async function listTokensCommand(options: ConfigOption & { json?: boolean
 }
 
 export async function revokeTokenCommand(id: string, options: ConfigOption, io: CliIo): Promise<number> {
-  const found = await withTokens(options, (service) => service.revoke(id));
+  const found = await withTokens(options, io, (service) => service.revoke(id));
   if (!found) throw new CliFailure(`no token with id ${id}`, 1);
   io.stdout(`Revoked ${id}.`);
   return 0;

@@ -15,7 +15,7 @@ const ENDPOINT_OF_TYPE: Record<ModelType, string> = {
 export function resolveModel(catalog: ModelCatalog, principal: Principal, modelId: string, expected: ModelType): CatalogModel {
   const model = catalog.get(modelId);
   if (model === undefined) {
-    throw new GatewayError('model_not_found', `The model ${echo(modelId)} does not exist.`, { param: 'model' });
+    throw new GatewayError('model_not_found', `The model ${echo(modelId)} does not exist. ${alternatives(catalog, principal, expected)}`, { param: 'model' });
   }
   if (!canUseModel(principal, modelId)) {
     throw new GatewayError('model_not_allowed', `This API key may not use the model ${echo(modelId)}.`, { param: 'model' });
@@ -33,4 +33,26 @@ export function resolveModel(catalog: ModelCatalog, principal: Principal, modelI
 /** "an embedding model", "a chat model". */
 function article(word: string): string {
   return /^[aeiou]/.test(word) ? 'an' : 'a';
+}
+
+/** Shown past this many, a list is cut with a count of the rest. */
+const MAX_LISTED_MODELS = 10;
+
+/** What a caller that named no existing model could use instead, or how to get a model of this type at all. */
+function alternatives(catalog: ModelCatalog, principal: Principal, type: ModelType): string {
+  const usable: string[] = [];
+  for (const model of catalog.all()) if (model.type === type && canUseModel(principal, model.id)) usable.push(model.id);
+  if (usable.length > 0) {
+    const listed = usable.slice(0, MAX_LISTED_MODELS).join(', ');
+    const more = usable.length > MAX_LISTED_MODELS ? ` and ${usable.length - MAX_LISTED_MODELS} more (GET /v1/models)` : '';
+    return `${capitalised(type)} models this API key may use: ${listed}${more}.`;
+  }
+  if (type === 'chat') {
+    return 'This gateway serves no chat model to this API key: its operator can drop a GGUF file into ./models/ or add an upstream and a chat model to the config.';
+  }
+  return `This gateway serves no ${type} model to this API key.`;
+}
+
+function capitalised(word: string): string {
+  return word.charAt(0).toUpperCase() + word.slice(1);
 }

@@ -52,6 +52,14 @@ describe('the command line', () => {
     expect(answer.stderr.join('\n')).toContain('unknown scope fly (valid scopes: models:read, chat, native, embeddings, rerank, audio:transcribe, audio:speak, admin)');
   });
 
+  it('tokens commands print the database they used, on stderr', async () => {
+    for (const argv of [['tokens', 'list'], ['tokens', 'create', '--team', 't']]) {
+      const answer = await cli(...argv, '--config', harness.configPath);
+      expect(answer.code).toBe(0);
+      expect(answer.stderr[0]).toBe(`database: sqlite:${harness.directory}/switchyard.db (config: ${harness.configPath})`);
+    }
+  });
+
   it('says which setting changes the port when it is taken', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
@@ -81,6 +89,29 @@ describe('the API', () => {
     const answer = await get('/v1/models', 'Bearer svc_wrong');
     expect(answer.status).toBe(401);
     expect(answer.body.error?.message).toBe('Malformed API key: a gateway token is "svc_" followed by 43 letters and digits.');
+  });
+
+  it('answers an unknown model with up to 10 models of its type the token may use', async () => {
+    const answer = await request(`${harness.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-5-turbo', messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(answer.statusCode).toBe(404);
+    expect(((await answer.body.json()) as { error: { message: string } }).error.message).toBe(
+      "The model 'gpt-5-turbo' does not exist. Chat models this API key may use: gpt-4o-mini, pooled-chat, slow-chat, unreachable-chat.",
+    );
+  });
+
+  it('says how to add a chat model when the token may use none', async () => {
+    const embedOnly = await harness.createToken({ models: ['text-embedding-3-small'] });
+    const answer = await request(`${harness.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${embedOnly}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'llama', messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(answer.statusCode).toBe(404);
+    expect(((await answer.body.json()) as { error: { message: string } }).error.message).toContain('drop a GGUF file into ./models/ or add an upstream and a chat model to the config');
   });
 
   it('says "an embedding model"', async () => {

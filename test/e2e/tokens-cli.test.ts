@@ -120,7 +120,9 @@ describe('switchyard tokens: bad input', () => {
 
   it('says so when revoking a token that does not exist', async () => {
     const result = await cli('tokens', 'revoke', 'tok_nope', '--config', harness.configPath);
-    expect(result).toMatchObject({ code: 1, stderr: ['switchyard: no token with id tok_nope'] });
+    expect(result.code).toBe(1);
+    // After the line naming the database the command used.
+    expect(result.stderr.at(-1)).toBe('switchyard: no token with id tok_nope');
   });
 
   it('exits non-zero with one line naming the key when the config is invalid', async () => {
