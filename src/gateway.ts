@@ -76,6 +76,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         bodyLimitBytes: config.server.body_limit_bytes,
         bodyTimeoutMs: config.server.body_timeout_ms,
         maxConnections: config.server.max_connections,
+        corsOrigins: config.server.cors.allowed_origins,
       },
     });
     await app.listen({ host: config.server.host, port: config.server.port });

@@ -72,6 +72,10 @@ export const ConfigSchema = Type.Object(
         body_timeout_ms: PositiveInteger(30_000, 'longest silence while a request body arrives; then 408 and the connection is closed'),
         max_connections: PositiveInteger(10_000, 'client connections open at once; past it new ones are closed as they arrive'),
         paused_stream_timeout_ms: PositiveInteger(60_000, 'longest a streamed response may wait for a client that stopped reading; then it is ended'),
+        cors: Type.Object(
+          { allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'browser origins allowed to call the API (exact, or * for any)' }) },
+          { additionalProperties: false, default: {} },
+        ),
       },
       { additionalProperties: false, default: {} },
     ),

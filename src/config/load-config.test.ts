@@ -53,6 +53,7 @@ describe('where the config comes from', () => {
       body_timeout_ms: 30_000,
       max_connections: 10_000,
       paused_stream_timeout_ms: 60_000,
+      cors: { allowed_origins: [] },
     });
     expect(config.database.url).toBe('sqlite:./data/switchyard.db');
     expect(config.state.url).toBe('memory');

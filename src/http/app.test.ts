@@ -77,7 +77,7 @@ beforeAll(async () => {
     transcriptions: new TranscriptionService(catalog, undefined),
     gate: new RequestGate(authenticator, recorder),
     pausedStreams: new PausedStreams(60_000, () => 8, logger),
-    limits: { bodyLimitBytes: 1024, bodyTimeoutMs: 30_000, maxConnections: 100 },
+    limits: { bodyLimitBytes: 1024, bodyTimeoutMs: 30_000, maxConnections: 100, corsOrigins: [] },
   });
   url = await app.listen({ host: '127.0.0.1', port: 0 });
 });

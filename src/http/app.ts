@@ -44,6 +44,7 @@ export interface EdgeLimits {
   bodyLimitBytes: number;
   bodyTimeoutMs: number;
   maxConnections: number;
+  corsOrigins: readonly string[];
 }
 
 /** The HTTP edge: parse, authenticate, call a service, map the result. No business logic lives here. */

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import type { Principal } from '../../access/index.js';
 import { GatewayError } from '../../errors/index.js';
 import { announcesBody, watchRequestBody } from '../body-timeout.js';
+import { corsHandler } from '../cors.js';
 import { settleError, type ErrorLogger } from '../error-response.js';
 import type { RequestGate } from '../request-gate.js';
 import { clientRequestId, generateRequestId } from '../request-id.js';
@@ -17,6 +18,8 @@ export interface DirectServerOptions {
   bodyTimeoutMs: number;
   /** Connections open at once; past it new ones are closed as they arrive. */
   maxConnections: number;
+  /** Browser origins allowed to call the API (`server.cors.allowed_origins`). */
+  corsOrigins: readonly string[];
 }
 
 /** Fastify's defaults, which its own server would have had. */
@@ -29,8 +32,10 @@ const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 export function directServer(routes: readonly DirectRoute[], options: DirectServerOptions): (fastifyHandler: RequestListener) => Server {
   const byPath = new Map(routes.map((route) => [route.path, route]));
   const onBodyTimeout = bodyTimedOut(options.gate);
+  const cors = corsHandler(options.corsOrigins);
   return (fastifyHandler) => {
     const server = createServer((request, response) => {
+      if (cors !== null && cors(request, response)) return;
       if (announcesBody(request)) watchRequestBody(request, response, options.bodyTimeoutMs, onBodyTimeout);
       if (request.method === 'POST') {
         const url = request.url as string;
