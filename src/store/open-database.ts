@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseSchema } from './database-schema.js';
 import { migrationProvider } from './migrations/index.js';
@@ -40,7 +40,7 @@ const NUMERIC_OID = 1700;
 /** `sqlite:PATH`, `sqlite::memory:`, or `postgres://…`. Migrations run before this returns. */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
   const database = url.startsWith('sqlite:') ? openSqlite(url.slice('sqlite:'.length), options) : await openPostgres(url, options.schema);
-  await migrate(database.db);
+  await migrate(database);
   return database;
 }
 
@@ -82,8 +82,13 @@ async function openPostgres(connectionString: string, schema: string | undefined
   return { db, dialect: 'postgres', sqlite: null, postgres: { driver: pg, config: poolConfig }, close: () => db.destroy() };
 }
 
-async function migrate(db: Kysely<DatabaseSchema>): Promise<void> {
-  const migrator = new Migrator({ db, provider: migrationProvider });
+async function migrate({ db, dialect }: Database): Promise<void> {
+  // Kysely decides whether its migration tables exist by looking at every schema it can see: with
+  // another schema of the same database holding them (another gateway, a parallel test run), it
+  // skips creating its own and then fails to lock them ("kysely_migration_lock does not exist").
+  // Naming the schema in effect keeps it to that one.
+  const migrationTableSchema = dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
+  const migrator = new Migrator({ db, provider: migrationProvider, ...(migrationTableSchema === undefined ? {} : { migrationTableSchema }) });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
     const failed = results?.find((result) => result.status === 'Error');
