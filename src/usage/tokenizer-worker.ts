@@ -13,7 +13,7 @@ const port = parentPort;
 const options = { disallowedSpecial: new Set<string>() };
 const encode = (text: string): number => encodeCount(text, options);
 
-port.on('message', ({ id, texts, limit = Number.POSITIVE_INFINITY }: CountRequest) => {
+port.on('message', ({ id, texts, limit }: CountRequest) => {
   let reply: CountReply;
   try {
     let count = 0;

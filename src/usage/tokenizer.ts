@@ -10,8 +10,8 @@ export type CountTokens = (texts: string | readonly string[], limit?: number) =>
 export interface CountRequest {
   id: number;
   texts: readonly string[];
-  /** Absent for no limit (Infinity does not survive the structured clone as a number type guard would like). */
-  limit?: number;
+  /** Infinity for no limit. */
+  limit: number;
 }
 
 export type CountReply = { id: number; count: number } | { id: number; error: string };
@@ -33,11 +33,11 @@ let nextId = 1;
  */
 export const countTokens: CountTokens = (text, limit) =>
   new Promise((resolve, reject) => {
+    const thread = tokenizerThread();
     const id = nextId++;
     pending.set(id, { resolve, reject });
-    const texts = typeof text === 'string' ? [text] : text;
-    const request: CountRequest = limit === undefined || !Number.isFinite(limit) ? { id, texts } : { id, texts, limit };
-    tokenizerThread().postMessage(request);
+    const request: CountRequest = { id, texts: typeof text === 'string' ? [text] : text, limit: limit ?? Number.POSITIVE_INFINITY };
+    thread.postMessage(request);
   });
 
 function tokenizerThread(): Worker {

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { BODY_TIMEOUT_MS, FAULT_POOL_SIZE, PAUSED_STREAM_TIMEOUT_MS, startFaultHarness, whileProbing, type FaultHarness } from './fault-harness.js';
+import { BODY_TIMEOUT_MS, FAULT_POOL_SIZE, LAG_BOUND_MS, MESSAGES, PAUSED_STREAM_TIMEOUT_MS, startFaultHarness, whileProbing, type FaultHarness } from './fault-harness.js';
 import { openSocket, postHead, rawExchange } from './raw-client.js';
 
 /**
@@ -16,8 +16,6 @@ afterAll(async () => {
   await harness?.close();
 });
 
-const MESSAGES = [{ role: 'user', content: 'Hello' }];
-const LAG_BOUND_MS = 200;
 
 function nested(depth: number): string {
   return '['.repeat(depth) + ']'.repeat(depth);

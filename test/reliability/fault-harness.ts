@@ -18,6 +18,10 @@ export const FAULT_POOL_SIZE = 4;
 export const BODY_TIMEOUT_MS = 400;
 export const PAUSED_STREAM_TIMEOUT_MS = 600;
 export const SHUTDOWN_TIMEOUT_MS = 800;
+/** A chat request's messages, for the suites' requests. */
+export const MESSAGES = [{ role: 'user', content: 'Hello' }];
+/** Event-loop lag, in ms, past which a request held the gateway (the defects held it for 4.7–17 s). */
+export const LAG_BOUND_MS = 200;
 
 export interface FaultHarness {
   gateway: Gateway;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HUGE_BYTES } from '../fake-upstreams/fault-upstream.js';
-import { startFaultHarness, whileProbing, type FaultHarness } from './fault-harness.js';
+import { LAG_BOUND_MS, MESSAGES, startFaultHarness, whileProbing, type FaultHarness } from './fault-harness.js';
 
 /**
  * What a broken upstream sends must end as an upstream failure of the request that met it
@@ -16,9 +16,6 @@ afterAll(async () => {
   await harness?.close();
 });
 
-const MESSAGES = [{ role: 'user', content: 'Hello' }];
-/** Event-loop lag, in ms, past which a request held the gateway (the defects held it for seconds). */
-const LAG_BOUND_MS = 200;
 
 describe('a 2xx answer that is not what the protocol promises', () => {
   const garbage = ['html', 'empty', 'bytes', 'null', 'bad-choices'] as const;

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { GatewayError, isGatewayError } from '../../errors/index.js';
+import { GatewayError } from '../../errors/index.js';
 import { bodyErrors } from '../error-response.js';
 import { parseJsonBody } from '../json-body.js';
 
@@ -51,7 +51,8 @@ export function readJsonBody(request: IncomingMessage, limitBytes: number, done:
     try {
       body = parseJsonBody(rest !== null ? Buffer.concat(rest) : (first ?? EMPTY));
     } catch (error) {
-      return settle(isGatewayError(error) ? error : bodyErrors.notJson(String(error)), undefined);
+      // parseJsonBody throws only the body errors.
+      return settle(error as GatewayError, undefined);
     }
     settle(null, body);
   });
