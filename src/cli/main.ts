@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/index.js';
 import { CliFailure, EXIT_CONFIG, EXIT_USAGE, processIo, type CliIo } from './cli-io.js';
 import { serveCommand } from './serve-command.js';
+import { listRequestsCommand, tailRequestsCommand, type ListOptions, type TailOptions } from './requests-command.js';
 import { createTokenCommand, listTokensCommand, revokeTokenCommand, type CreateOptions } from './tokens-command.js';
 
 /** Runs the `switchyard` command line and resolves with the process exit code. */
@@ -57,7 +58,36 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('-c, --config <file>', 'configuration file')
     .action(async (id: string, options: { config?: string }) => setExitCode(await revokeTokenCommand(id, options, io)));
 
+  const requests = program.command('requests').description('read the request log from the database');
+  const filterOptions = (command: Command) =>
+    command
+      .option('--session <id>', 'only requests of this session')
+      .option('--status <status>', 'only this status (429) or class (5xx)')
+      .option('--token <id>', 'only requests made with this token id (tok_…)')
+      .option('--json', 'print JSON')
+      .option('-c, --config <file>', 'configuration file');
+  filterOptions(requests.command('list').description('list the newest requests first'))
+    .option('--limit <n>', 'how many (default 20)')
+    .action(async (options: ListOptions) => setExitCode(await listRequestsCommand(options, io)));
+  filterOptions(requests.command('tail').description('print the last requests, then each one as it is logged, until Ctrl-C'))
+    .option('--lines <n>', 'how many to print first (default 10)')
+    .option('--interval <ms>', 'how often to look for new rows (default 1000)')
+    .action(async (options: TailOptions) => setExitCode(await tailRequestsCommand(options, io, untilStopped())));
+
   return program;
+}
+
+/** Aborts on the first SIGINT or SIGTERM, so a follow loop ends and closes its database. */
+function untilStopped(): AbortSignal {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  controller.signal.addEventListener('abort', () => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  });
+  return controller.signal;
 }
 
 function report(error: unknown, io: CliIo): number {

@@ -1,11 +1,8 @@
 import { parseDuration, TokenInputError, TokenService } from '../access/index.js';
-import { loadConfig } from '../config/index.js';
-import { openStores, type Stores, type TokenRecord } from '../store/index.js';
-import { CliFailure, EXIT_USAGE, redactUrl, type CliIo } from './cli-io.js';
-
-interface ConfigOption {
-  config?: string;
-}
+import type { TokenRecord } from '../store/index.js';
+import { CliFailure, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { withStores, type ConfigOption } from './cli-stores.js';
+import { printTable } from './print-table.js';
 
 export interface CreateOptions extends ConfigOption {
   team: string;
@@ -16,17 +13,8 @@ export interface CreateOptions extends ConfigOption {
   name?: string;
 }
 
-async function withTokens<T>(options: ConfigOption, io: CliIo, action: (service: TokenService, stores: Stores) => Promise<T>): Promise<T> {
-  // The same lookup as `serve`; saying which database was used makes a token created against
-  // one and presented to a gateway on another visible here (the gateway's 401 stays silent).
-  const { config, source } = loadConfig({ configPath: options.config });
-  io.stderr(`database: ${redactUrl(config.database.url)} (config: ${source ?? 'built-in defaults'})`);
-  const stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
-  try {
-    return await action(new TokenService(stores.tokens, config.auth.token_prefix), stores);
-  } finally {
-    await stores.close();
-  }
+function withTokens<T>(options: ConfigOption, io: CliIo, action: (service: TokenService) => Promise<T>): Promise<T> {
+  return withStores(options, io, (stores, tokenPrefix) => action(new TokenService(stores.tokens, tokenPrefix)));
 }
 
 /** Details go to stderr so that stdout carries the token alone: `TOKEN=$(switchyard tokens create …)` works. */
@@ -101,11 +89,4 @@ function publicView(record: TokenRecord) {
 
 function splitList(value: string | undefined): string[] | undefined {
   return value === undefined ? undefined : value.split(',').map((item) => item.trim()).filter(Boolean);
-}
-
-function printTable(header: string[], rows: string[][], io: CliIo): void {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const format = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd();
-  io.stdout(format(header));
-  for (const row of rows) io.stdout(format(row));
 }

@@ -34,6 +34,8 @@ export interface RequestLogsTable {
   usage_source: string | null;
   error_code: string | null;
   client_request_id: string | null;
+  /** When the row was written: the order `requests tail` follows. */
+  logged_at: number | null;
 }
 
 export interface RevisionsTable {

@@ -26,31 +26,42 @@ export interface RequestLogEntry {
   errorCode: string | null;
 }
 
+/** A row as read back: with the time it was written. */
+export interface StoredRequestLogEntry extends RequestLogEntry {
+  /** Null only for rows of a gateway too old to record it. */
+  loggedAt: number | null;
+}
+
 export interface RequestLogQuery {
   /** Matches the gateway's id or the caller's own: whichever the `X-Request-Id` header showed. */
   requestId?: string;
   sessionId?: string;
   tokenId?: string;
+  /** Inclusive bounds: `{ from: 500, to: 599 }` for every server error. */
+  status?: { from: number; to: number };
   limit?: number;
 }
 
 export interface RequestLogStore {
   insertBatch(entries: readonly RequestLogEntry[]): Promise<void>;
-  /** Newest first. */
-  query(filter?: RequestLogQuery): Promise<RequestLogEntry[]>;
+  /** Newest request first. */
+  query(filter?: RequestLogQuery): Promise<StoredRequestLogEntry[]>;
+  /** Rows written at or after `loggedFrom`, in the order they were written: what a tail follows. */
+  writtenSince(loggedFrom: number, filter?: RequestLogQuery): Promise<StoredRequestLogEntry[]>;
   count(): Promise<number>;
 }
 
 const COLUMNS = [
   'id', 'created_at', 'token_id', 'team', 'project', 'endpoint', 'model', 'upstream', 'session_id',
   'status', 'latency_ms', 'ttfb_ms', 'prompt_tokens', 'completion_tokens', 'usage_source', 'error_code', 'client_request_id',
+  'logged_at',
 ] as const satisfies ReadonlyArray<keyof RequestLogsTable>;
 
 const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
   id: 'varchar', created_at: 'bigint', token_id: 'varchar', team: 'varchar', project: 'varchar', endpoint: 'varchar',
   model: 'varchar', upstream: 'varchar', session_id: 'varchar', status: 'integer', latency_ms: 'double precision',
   ttfb_ms: 'double precision', prompt_tokens: 'integer', completion_tokens: 'integer', usage_source: 'varchar', error_code: 'varchar',
-  client_request_id: 'varchar',
+  client_request_id: 'varchar', logged_at: 'bigint',
 };
 
 /**
@@ -71,18 +82,33 @@ export class KyselyRequestLogStore implements RequestLogStore {
     return entries.length === 0 ? Promise.resolve() : this.insertRows(entries);
   }
 
-  async query(filter: RequestLogQuery = {}): Promise<RequestLogEntry[]> {
-    let query = this.db.selectFrom('request_logs').selectAll();
-    const { requestId } = filter;
-    if (requestId !== undefined) query = query.where((where) => where.or([where('id', '=', requestId), where('client_request_id', '=', requestId)]));
-    if (filter.sessionId !== undefined) query = query.where('session_id', '=', filter.sessionId);
-    if (filter.tokenId !== undefined) query = query.where('token_id', '=', filter.tokenId);
+  async query(filter: RequestLogQuery = {}): Promise<StoredRequestLogEntry[]> {
     // Request ids are time-ordered, so the newest rows have the greatest ids.
-    const rows = await query
+    const rows = await this.filtered(filter)
       .orderBy('id', 'desc')
       .limit(filter.limit ?? 100)
       .execute();
     return rows.map(fromRow);
+  }
+
+  async writtenSince(loggedFrom: number, filter: RequestLogQuery = {}): Promise<StoredRequestLogEntry[]> {
+    const rows = await this.filtered(filter)
+      .where('logged_at', '>=', loggedFrom)
+      .orderBy('logged_at', 'asc')
+      .orderBy('id', 'asc')
+      .limit(filter.limit ?? 1000)
+      .execute();
+    return rows.map(fromRow);
+  }
+
+  private filtered(filter: RequestLogQuery) {
+    let query = this.db.selectFrom('request_logs').selectAll();
+    const { requestId, status } = filter;
+    if (requestId !== undefined) query = query.where((where) => where.or([where('id', '=', requestId), where('client_request_id', '=', requestId)]));
+    if (filter.sessionId !== undefined) query = query.where('session_id', '=', filter.sessionId);
+    if (filter.tokenId !== undefined) query = query.where('token_id', '=', filter.tokenId);
+    if (status !== undefined) query = query.where('status', '>=', status.from).where('status', '<=', status.to);
+    return query;
   }
 
   async count(): Promise<number> {
@@ -94,27 +120,28 @@ export class KyselyRequestLogStore implements RequestLogStore {
 function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: readonly RequestLogEntry[]) => Promise<void> {
   const statement = sqlite.prepare(`insert into request_logs (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')})`);
   // Bound straight from the entry, in COLUMNS order: no row object or array per row.
-  const insertAll = sqlite.transaction((entries: readonly RequestLogEntry[]) => {
+  const insertAll = sqlite.transaction((entries: readonly RequestLogEntry[], loggedAt: number) => {
     for (const entry of entries) {
       statement.run(
         entry.id, entry.createdAt, entry.tokenId, entry.team, entry.project, entry.endpoint, entry.model, entry.upstream,
         entry.sessionId, entry.status, entry.latencyMs, entry.ttfbMs, entry.promptTokens, entry.completionTokens,
-        entry.usageSource, entry.errorCode, entry.clientRequestId,
+        entry.usageSource, entry.errorCode, entry.clientRequestId, loggedAt,
       );
     }
   });
   return async (entries) => {
-    insertAll(entries);
+    insertAll(entries, Date.now());
   };
 }
 
 async function postgresBatchInsert(db: Kysely<DatabaseSchema>, entries: readonly RequestLogEntry[]): Promise<void> {
-  const rows = entries.map(toRow);
+  const loggedAt = Date.now();
+  const rows = entries.map((entry) => toRow(entry, loggedAt));
   const arrays = COLUMNS.map((column) => sql`${rows.map((row) => row[column])}::${sql.raw(POSTGRES_TYPES[column])}[]`);
   await sql`insert into request_logs (${sql.raw(COLUMNS.join(', '))}) select * from unnest(${sql.join(arrays)})`.execute(db);
 }
 
-function toRow(entry: RequestLogEntry): RequestLogsTable {
+function toRow(entry: RequestLogEntry, loggedAt: number): RequestLogsTable {
   return {
     id: entry.id,
     created_at: entry.createdAt,
@@ -133,10 +160,11 @@ function toRow(entry: RequestLogEntry): RequestLogsTable {
     usage_source: entry.usageSource,
     error_code: entry.errorCode,
     client_request_id: entry.clientRequestId,
+    logged_at: loggedAt,
   };
 }
 
-function fromRow(row: Selectable<RequestLogsTable>): RequestLogEntry {
+function fromRow(row: Selectable<RequestLogsTable>): StoredRequestLogEntry {
   return {
     id: row.id,
     clientRequestId: row.client_request_id,
@@ -155,5 +183,6 @@ function fromRow(row: Selectable<RequestLogsTable>): RequestLogEntry {
     completionTokens: row.completion_tokens,
     usageSource: row.usage_source as UsageSource | null,
     errorCode: row.error_code,
+    loggedAt: row.logged_at === null ? null : Number(row.logged_at),
   };
 }

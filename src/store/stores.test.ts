@@ -92,10 +92,26 @@ for (const backend of DATABASE_BACKENDS) {
       expect(await stores.requestLogs.count()).toBe(250);
       const newest = await stores.requestLogs.query({ limit: 2 });
       expect(newest.map((entry) => entry.id)).toEqual(['req_249', 'req_248']);
-      expect(newest[0]).toEqual(entries[249]);
+      expect(newest[0]).toEqual({ ...entries[249], loggedAt: expect.any(Number) });
       const session = await stores.requestLogs.query({ sessionId: 'session-1', limit: 500 });
       expect(session).toHaveLength(125);
       expect(session.every((entry) => entry.sessionId === 'session-1')).toBe(true);
+    });
+
+    it('filters by status range and follows rows in the order they were written', async () => {
+      const before = Date.now();
+      // A stream that started first (smaller id) but ended, and was written, after a short request.
+      await stores.requestLogs.insertBatch([logEntry('req_b', 2, { status: 502, errorCode: 'upstream_unavailable' })]);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const between = Date.now();
+      await stores.requestLogs.insertBatch([logEntry('req_a', 1), logEntry('req_c', 3, { status: 429 })]);
+      expect((await stores.requestLogs.query({ status: { from: 500, to: 599 } })).map((entry) => entry.id)).toEqual(['req_b']);
+      expect((await stores.requestLogs.query({ status: { from: 429, to: 429 } })).map((entry) => entry.id)).toEqual(['req_c']);
+      expect((await stores.requestLogs.writtenSince(before)).map((entry) => entry.id)).toEqual(['req_b', 'req_a', 'req_c']);
+      expect((await stores.requestLogs.writtenSince(between)).map((entry) => entry.id)).toEqual(['req_a', 'req_c']);
+      expect((await stores.requestLogs.writtenSince(before, { status: { from: 200, to: 299 } })).map((entry) => entry.id)).toEqual(['req_a']);
+      const [written] = await stores.requestLogs.writtenSince(between, { limit: 1 });
+      expect(written?.loggedAt).toBeGreaterThanOrEqual(between);
     });
 
     it('finds a row by the gateway id or by the caller id, which may repeat', async () => {

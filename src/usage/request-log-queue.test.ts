@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RequestLogEntry, RequestLogStore } from '../store/index.js';
+import type { RequestLogEntry, RequestLogStore, StoredRequestLogEntry } from '../store/index.js';
 import { RequestLogQueue } from './request-log-queue.js';
 
 function entry(id: string): RequestLogEntry {
@@ -17,7 +17,10 @@ class FlakyStore implements RequestLogStore {
     if (this.failing) throw new Error('database unavailable');
     this.batches.push(entries.map((item) => item.id));
   }
-  async query(): Promise<RequestLogEntry[]> {
+  async query(): Promise<StoredRequestLogEntry[]> {
+    return [];
+  }
+  async writtenSince(): Promise<StoredRequestLogEntry[]> {
     return [];
   }
   async count(): Promise<number> {
