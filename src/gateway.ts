@@ -6,7 +6,7 @@ import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
 import { createLogger, type Logger } from './observability/logger.js';
-import type { ProviderAdapter } from './providers/provider-adapter.js';
+import type { OffModel, ProviderAdapter } from './providers/provider-adapter.js';
 import { PROVIDER_LOADERS } from './providers/registry.js';
 import { buildCatalog, ChatCompletionService, withPublishedModels, EmbeddingService, RerankService, SpeechService, TranscriptionService, type ModelCatalog } from './routing/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
@@ -16,6 +16,8 @@ export interface Gateway {
   readonly app: FastifyInstance;
   readonly stores: Stores;
   readonly catalog: ModelCatalog;
+  /** Models an upstream would offer but cannot on this machine, with how to turn them on. */
+  readonly offModels: readonly OffModel[];
   readonly logger: Logger;
   /** Token management whose changes this process's cache sees at once (other processes see them through the change watcher). */
   readonly tokens: TokenService;
@@ -88,6 +90,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       app,
       stores,
       catalog,
+      offModels: [...adapters.values()].flatMap((adapter) => adapter.offModels?.() ?? []).filter((model) => catalog.get(model.id) === undefined),
       logger,
       tokens,
       url: `http://${host}:${port}`,

@@ -1,15 +1,18 @@
 import type { CreatedToken } from '../access/index.js';
+import type { OffModel } from '../providers/provider-adapter.js';
 import type { CatalogModel } from '../routing/index.js';
 
 export interface BannerFacts {
   url: string;
   configSource: string | null;
   models: readonly CatalogModel[];
+  /** What is off for want of something on this machine: named, with the command that turns it on. */
+  offModels: readonly OffModel[];
   bootstrap: CreatedToken | null;
 }
 
 /** What a person starting the gateway needs to see: where it is, what it serves, how to get in. */
-export function banner({ url, configSource, models, bootstrap }: BannerFacts): string[] {
+export function banner({ url, configSource, models, offModels, bootstrap }: BannerFacts): string[] {
   const lines = [
     '',
     `Switchyard is listening on ${url}`,
@@ -19,6 +22,9 @@ export function banner({ url, configSource, models, bootstrap }: BannerFacts): s
     `  config:          ${configSource ?? 'built-in defaults (no switchyard.yaml): the local provider'}`,
     `  models:          ${models.length === 0 ? 'none yet: copy switchyard.example.yaml to switchyard.yaml' : models.map((model) => `${model.id} (${model.type})`).join(', ')}`,
   ];
+  for (const model of offModels) {
+    lines.push(`  off:             ${model.id} (${model.type}): ${model.reason}; to turn it on: ${model.remedy}`);
+  }
   if (bootstrap !== null) {
     lines.push(
       '',

@@ -119,6 +119,16 @@ export interface PublishedModel {
   type: ModelType;
 }
 
+/** A model an upstream would offer by itself but cannot here: said at start, never hidden. */
+export interface OffModel {
+  id: string;
+  type: ModelType;
+  /** Why, in words an operator acts on: "pocketsphinx is not installed". */
+  reason: string;
+  /** The one thing that turns it on. */
+  remedy: string;
+}
+
 export interface ProviderAdapter {
   readonly upstreamId: string;
   /** The model types this adapter serves. */
@@ -141,6 +151,8 @@ export interface ProviderAdapter {
   streamChatCompletion?(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>>;
   /** Models this upstream offers by itself (the built-in `local` provider); the catalog adds those the config does not define. */
   publishedModels?(): readonly PublishedModel[];
+  /** Models it would publish but cannot on this machine (a missing engine). */
+  offModels?(): readonly OffModel[];
   close(): Promise<void>;
 }
 

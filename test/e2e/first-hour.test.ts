@@ -2,13 +2,14 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { runCli } from '../../src/cli/main.js';
+import { findPocketsphinx } from '../../src/providers/local/transcription/find-pocketsphinx.js';
 import { startHarness, type Harness } from '../support/gateway-harness.js';
 
 /** What a new user meets in the first hour, before any feature: each was a trip-up once. */
@@ -157,6 +158,69 @@ describe('npm start', () => {
     } finally {
       npm.kill('SIGKILL');
       rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
+
+/** `switchyard serve` on built-in defaults (no config: the local provider) in an empty folder, until its banner is out. */
+async function startFresh(path: string): Promise<{ banner: string; stdout: string[]; stop(): Promise<void> }> {
+  const directory = mkdtempSync(join(tmpdir(), 'switchyard-fresh-'));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('SWITCHYARD_')));
+  const gateway = spawn(process.execPath, [join(ROOT, 'bin', 'switchyard.js'), 'serve'], {
+    cwd: directory,
+    env: { ...env, PATH: path, SWITCHYARD_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stdout: string[] = [];
+  createInterface({ input: gateway.stdout }).on('line', (line) => stdout.push(line));
+  let stderr = '';
+  const banner = await new Promise<string>((resolve, reject) => {
+    gateway.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (/\n\n$|admin token: \S+\n/.test(stderr) && stderr.includes('listening on')) resolve(stderr);
+    });
+    gateway.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+  return {
+    banner,
+    stdout,
+    async stop() {
+      const exited = new Promise((resolve) => gateway.once('exit', resolve));
+      gateway.kill('SIGTERM');
+      await exited;
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('the start-up banner', () => {
+  it('says local-transcribe is off when pocketsphinx is not on the search path, and the command that turns it on', async () => {
+    // Only the folder of node itself: pocketsphinx_continuous cannot be found, installed or not.
+    const fresh = await startFresh(dirname(process.execPath));
+    try {
+      expect(fresh.banner).toMatch(/models: +local-embed \(embedding\), local-rerank \(rerank\), local-speech \(speech\)\n/);
+      expect(fresh.banner).toContain(
+        '  off:             local-transcribe (transcription): pocketsphinx is not installed; to turn it on: sudo apt-get install pocketsphinx pocketsphinx-en-us, then restart the gateway\n',
+      );
+      // The log is written asynchronously: the line may follow the banner by a moment.
+      let warning: { level: number; msg: string; model?: string } | undefined;
+      for (let attempt = 0; attempt < 100 && warning === undefined; attempt++) {
+        warning = fresh.stdout.map((line) => JSON.parse(line) as { level: number; msg: string; model?: string }).find((entry) => entry.model === 'local-transcribe');
+        if (warning === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(warning).toMatchObject({ level: 40, msg: 'local-transcribe is off: pocketsphinx is not installed' });
+    } finally {
+      await fresh.stop();
+    }
+  });
+
+  it.skipIf(findPocketsphinx() === null)('serves local-transcribe and says nothing is off when pocketsphinx is installed', async () => {
+    const fresh = await startFresh(process.env['PATH'] ?? '');
+    try {
+      expect(fresh.banner).toMatch(/models: .*local-transcribe \(transcription\)/);
+      expect(fresh.banner).not.toContain('off:');
+    } finally {
+      await fresh.stop();
     }
   });
 });

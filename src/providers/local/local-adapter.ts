@@ -10,6 +10,7 @@ import type {
   EmbeddingLimits,
   EmbeddingResult,
   ProviderAdapter,
+  OffModel,
   PublishedModel,
   RerankCall,
   RerankResult,
@@ -36,11 +37,15 @@ const EMBEDDING_DIMENSIONS = 100;
  * over the GGUF files in `models_dir`. It is an upstream like any other: the same contract, the
  * same failover, the same request log.
  */
+/** Debian's packages (the recogniser and its US-English model); the gateway finds them on PATH at start. */
+const TRANSCRIPTION_REMEDY = 'sudo apt-get install pocketsphinx pocketsphinx-en-us, then restart the gateway';
+
 export class LocalAdapter implements ProviderAdapter {
   readonly upstreamId: string;
   readonly capabilities: ReadonlySet<ModelType> = new Set<ModelType>(['chat', 'embedding', 'rerank', 'speech', 'transcription']);
   readonly embeddingLimits: EmbeddingLimits = { maxInputs: 2048, maxTokens: Number.MAX_SAFE_INTEGER };
   private readonly published: PublishedModel[];
+  private readonly off: OffModel[];
   private readonly chat: LocalChat;
   private readonly text: WorkerPool;
   private readonly speech: WorkerPool;
@@ -71,6 +76,14 @@ export class LocalAdapter implements ProviderAdapter {
             { id: LOCAL_MODEL_IDS.speech, type: 'speech' as const },
             ...(this.transcription === null ? [] : [{ id: LOCAL_MODEL_IDS.transcription, type: 'transcription' as const }]),
           ];
+    this.off =
+      upstream.publish_models === false || this.transcription !== null
+        ? []
+        : [{ id: LOCAL_MODEL_IDS.transcription, type: 'transcription', reason: 'pocketsphinx is not installed', remedy: TRANSCRIPTION_REMEDY }];
+  }
+
+  offModels(): readonly OffModel[] {
+    return this.off;
   }
 
   publishedModels(): readonly PublishedModel[] {

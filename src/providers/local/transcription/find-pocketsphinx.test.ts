@@ -25,7 +25,7 @@ afterAll(async () => {
 describe('locatePocketsphinx', () => {
   it('finds the binary on the search path and the Debian model layout', async () => {
     await writeFile(join(modelDirectory, 'cmudict-en-us.dict'), '');
-    expect(locatePocketsphinx(binaryDirectory, [], [modelDirectory])).toEqual({
+    expect(locatePocketsphinx(binaryDirectory, [modelDirectory])).toEqual({
       binaryPath: join(binaryDirectory, 'pocketsphinx_continuous'),
       acousticModelDirectory: join(modelDirectory, 'en-us'),
       languageModelPath: join(modelDirectory, 'en-us.lm.bin'),
@@ -34,9 +34,9 @@ describe('locatePocketsphinx', () => {
   });
 
   it('reports nothing when the binary or a model file is missing', async () => {
-    expect(locatePocketsphinx(join(root, 'elsewhere'), [], [modelDirectory])).toBeNull();
+    expect(locatePocketsphinx(join(root, 'elsewhere'), [modelDirectory])).toBeNull();
     await rm(join(modelDirectory, 'cmudict-en-us.dict'), { force: true });
-    expect(locatePocketsphinx(binaryDirectory, [], [modelDirectory])).toBeNull();
+    expect(locatePocketsphinx(binaryDirectory, [modelDirectory])).toBeNull();
   });
 
   it('answers from its cache on later calls', () => {

@@ -10,7 +10,6 @@ export interface PocketsphinxInstallation {
 }
 
 const BINARY_NAME = 'pocketsphinx_continuous';
-const FALLBACK_BINARY_DIRECTORIES = ['/usr/bin', '/usr/local/bin'];
 const MODEL_DIRECTORIES = ['/usr/share/pocketsphinx/model/en-us', '/usr/local/share/pocketsphinx/model/en-us'];
 
 // undefined = not looked yet; null = looked and found nothing. Installing the package while the
@@ -24,15 +23,12 @@ export function findPocketsphinx(): PocketsphinxInstallation | null {
 }
 
 /**
- * The first executable `pocketsphinx_continuous` on `searchPath` (then /usr/bin, /usr/local/bin) and
- * the first model directory holding the acoustic model, language model and dictionary.
+ * The first executable `pocketsphinx_continuous` on `searchPath` (a `PATH`: nothing outside it, so
+ * that what the shell would run is what the gateway runs) and the first model directory holding
+ * the acoustic model, language model and dictionary.
  */
-export function locatePocketsphinx(
-  searchPath: string,
-  binaryDirectories: readonly string[] = FALLBACK_BINARY_DIRECTORIES,
-  modelDirectories: readonly string[] = MODEL_DIRECTORIES,
-): PocketsphinxInstallation | null {
-  const candidates = [...searchPath.split(delimiter).filter((directory) => directory !== ''), ...binaryDirectories];
+export function locatePocketsphinx(searchPath: string, modelDirectories: readonly string[] = MODEL_DIRECTORIES): PocketsphinxInstallation | null {
+  const candidates = searchPath.split(delimiter).filter((directory) => directory !== '');
   const binaryPath = candidates.map((directory) => join(directory, BINARY_NAME)).find(isExecutableFile);
   if (binaryPath === undefined) return null;
   for (const modelDirectory of modelDirectories) {
