@@ -30,6 +30,9 @@ export const ERROR_CODES = {
 
   validation_error: { status: 422, type: 'invalid_request_error', retryable: false },
 
+  /** A `Content-Encoding` the gateway cannot decode: the answer's `Accept-Encoding` lists those it can. */
+  unsupported_content_encoding: { status: 415, type: 'invalid_request_error', retryable: false },
+
   request_headers_too_large: { status: 431, type: 'invalid_request_error', retryable: false },
 
   upstream_rate_limited: { status: 429, type: 'rate_limit_error', retryable: true },

@@ -12,6 +12,7 @@ import { directServer } from './direct/direct-server.js';
 import type { RequestGate } from './request-gate.js';
 import { handleClientError } from './client-error.js';
 import { parseJsonBody } from './json-body.js';
+import { contentEncodingError, decodeRequestBody } from './request-body-encoding.js';
 import type { PausedStreams } from './paused-streams.js';
 import { chatCompletionsRoute } from './routes/chat-completions-route.js';
 import { registerEmbeddingsRoute } from './routes/embeddings-route.js';
@@ -72,14 +73,20 @@ export function buildApp(services: AppServices): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   // The same parser as the direct routes' (nesting depth, prototype keys).
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
-    let parsed: unknown;
-    try {
-      parsed = parseJsonBody(body as Buffer);
-    } catch (error) {
-      return done(error as Error, undefined);
-    }
-    done(null, parsed);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const contentEncoding = request.headers['content-encoding'];
+    const encodingError = contentEncodingError(contentEncoding);
+    if (encodingError !== null) return done(encodingError, undefined);
+    decodeRequestBody(body as Buffer, contentEncoding, limits.bodyLimitBytes, (error, decoded) => {
+      if (error !== null) return done(error, undefined);
+      let parsed: unknown;
+      try {
+        parsed = parseJsonBody(decoded);
+      } catch (parseError) {
+        return done(parseError as Error, undefined);
+      }
+      done(null, parsed);
+    });
   });
   registerRequestLifecycle(app, gate);
   registerHealthRoute(app);

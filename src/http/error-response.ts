@@ -1,5 +1,7 @@
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors/index.js';
 import type { RequestRecord } from '../usage/index.js';
+import { bodyErrors } from './body-errors.js';
+import { ACCEPTED_REQUEST_ENCODINGS } from './request-body-encoding.js';
 
 /** The body every error is sent with, in the shape the OpenAI SDKs parse; 422 adds `detail`. */
 export interface ErrorBody {
@@ -7,17 +9,7 @@ export interface ErrorBody {
   detail?: GatewayError['detail'];
 }
 
-/**
- * Refusals of a request body, in the same words whichever layer read it: Fastify's JSON parser
- * (translated below) or the direct routes' reader (direct/read-json-body.ts).
- */
-export const bodyErrors = {
-  unsupportedMediaType: () => new GatewayError('unsupported_media_type', 'Unsupported Content-Type: send the body as application/json.'),
-  tooLarge: () => new GatewayError('payload_too_large', 'The request body is larger than the server accepts.'),
-  empty: () => new GatewayError('invalid_json', 'The request body is empty; send a JSON object.'),
-  notJson: (reason: string) => new GatewayError('invalid_json', `The request body is not valid JSON: ${reason}`),
-  tooDeep: (limit: number) => new GatewayError('invalid_body', `The request body nests objects and arrays more than ${limit} levels deep.`),
-};
+export { bodyErrors } from './body-errors.js';
 
 const FASTIFY_ERRORS: Record<string, (error: Error) => GatewayError> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: bodyErrors.unsupportedMediaType,
@@ -62,6 +54,7 @@ export function errorBody(error: GatewayError): ErrorBody {
 
 /** Headers an error response carries besides the body; 429 always says when to retry. */
 export function errorHeaders(error: GatewayError): Record<string, string> {
+  if (error.code === 'unsupported_content_encoding') return { 'accept-encoding': ACCEPTED_REQUEST_ENCODINGS };
   if (error.retryAfterSeconds !== undefined) return { 'retry-after': String(error.retryAfterSeconds) };
   if (error.status === 429 || error.status === 503) return { 'retry-after': '1' };
   return {};

@@ -39,6 +39,11 @@ export async function readUpload(request: FastifyRequest, fileField: string, max
   if (!request.isMultipart()) {
     throw new GatewayError('unsupported_media_type', 'Send the request as multipart/form-data.');
   }
+  // Uploads are read part by part off the wire; audio files are compressed already.
+  const contentEncoding = request.headers['content-encoding'];
+  if (contentEncoding !== undefined && contentEncoding.trim().toLowerCase() !== 'identity') {
+    throw new GatewayError('unsupported_content_encoding', 'A multipart upload cannot be sent with a Content-Encoding; send it uncompressed.');
+  }
   const fields: Array<[string, string]> = [];
   let file: SpooledFile | null = null;
   let directory: string | null = null;
