@@ -23,7 +23,7 @@ const server = createServer((request, response) => {
       },
       ({ statusCode, headers }) => {
         const contentType = headers['content-type'];
-        response.writeHead(statusCode, contentType === undefined ? {} : { 'content-type': contentType });
+        response.writeHead(statusCode, typeof contentType === 'string' ? { 'content-type': contentType } : {});
         return response;
       },
       (error) => {
