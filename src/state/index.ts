@@ -1,0 +1,3 @@
+export { MemoryState, DEFAULT_SWEEP_INTERVAL_MS, type MemoryStateOptions } from './memory-state.js';
+export { openState, type OpenStateOptions } from './open-state.js';
+export { slidingWindowEstimate, type SharedState, type WindowCount } from './shared-state.js';

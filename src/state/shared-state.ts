@@ -1,0 +1,86 @@
+/**
+ * State that every gateway process behind one `state.url` sees alike and that must be fast enough
+ * to consult on each request: rate-limit and quota counters, session affinity, credential
+ * cooldowns, short locks. Not durable: a restart of the backend may lose it, and nothing here is
+ * worth a database write. See docs/state.md.
+ *
+ * Keys and values are strings. Values (`get`/`set`/…) and window counters (`addToWindow`) are two
+ * separate namespaces: a counter is invisible to `get`, and the same key may name one of each.
+ * Every value has a time to live, so an entry a crashed process left behind always goes away.
+ *
+ * Every operation is asynchronous, since a networked backend must be; each one is atomic with
+ * respect to every other, across all processes sharing the backend. Invalid arguments reject with
+ * a TypeError (never a synchronous throw) before anything is changed.
+ */
+export interface SharedState {
+  /** The value, or null when absent or expired. */
+  get(key: string): Promise<string | null>;
+
+  /** Sets the value with a time to live (ms > 0), replacing any value and its TTL. */
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+
+  /** Removes it; true when something was there (and not expired). */
+  delete(key: string): Promise<boolean>;
+
+  /**
+   * Sets only when absent (or expired); returns the value now in effect (the existing one when it
+   * was present, whose TTL is left as it was). Atomic: of two racing calls exactly one wins, and
+   * both are told the winner's value.
+   */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<string>;
+
+  /**
+   * Replaces the value only when it currently equals `expected` (null = absent or expired); true
+   * when it did, and the new value then lives `ttlMs` from now. Atomic: of racing calls with the
+   * same `expected`, at most one succeeds.
+   */
+  compareAndSet(key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean>;
+
+  /**
+   * Makes a present value expire `ttlMs` from now (like Redis PEXPIRE: this may also shorten it);
+   * false when absent or expired.
+   */
+  touch(key: string, ttlMs: number): Promise<boolean>;
+
+  /**
+   * Adds `amount` (may be 0 to read, or negative to give back) to the fixed window of length
+   * `windowMs` that contains now, returning that window's total and the previous window's, so a
+   * caller can compute a sliding-window estimate with {@link slidingWindowEstimate}. Atomic.
+   * Windows are aligned to multiples of windowMs since the epoch. A counter is identified by its
+   * key and its window length together. Counters expire after two windows; a read (amount 0) of a
+   * counter that does not exist creates nothing.
+   */
+  addToWindow(key: string, amount: number, windowMs: number): Promise<WindowCount>;
+
+  /** Releases timers and connections; afterwards every operation rejects. Calling it again is harmless. */
+  close(): Promise<void>;
+}
+
+/** One fixed window's total and the total of the window just before it, as `addToWindow` returns them. */
+export interface WindowCount {
+  /** The total of the window containing the time of the call, this call's amount included. */
+  current: number;
+  /** The total of the window before it, 0 when nothing was counted then. */
+  previous: number;
+  /** Where the current window starts: a multiple of `windowMs` since the epoch. */
+  windowStartMs: number;
+  windowMs: number;
+}
+
+/**
+ * The sliding-window estimate of the last `windowMs` ending at `nowMs`: the current window in full
+ * plus the share of the previous window the sliding window still overlaps,
+ * `previous * (1 - elapsedFraction) + current`. It assumes the previous window's events were spread
+ * evenly, which is what makes it cheap: two numbers per counter instead of one per event.
+ *
+ * A count read earlier may be used later: once `nowMs` has moved into the next window, the count's
+ * current window is the previous one and is weighted as such, and two windows on it is 0. Before
+ * `windowStartMs` (a clock behind the backend's) the elapsed fraction is taken as 0.
+ */
+export function slidingWindowEstimate(count: WindowCount, nowMs: number): number {
+  const { current, previous, windowStartMs, windowMs } = count;
+  const elapsed = Math.max(0, nowMs - windowStartMs);
+  if (elapsed < windowMs) return previous * (1 - elapsed / windowMs) + current;
+  if (elapsed < 2 * windowMs) return current * (1 - (elapsed - windowMs) / windowMs);
+  return 0;
+}
