@@ -8,7 +8,8 @@ import { accessLog } from './observability/access-log.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { OffModel, ProviderAdapter } from './providers/provider-adapter.js';
 import { PROVIDER_LOADERS } from './providers/registry.js';
-import { buildCatalog, ChatCompletionService, withPublishedModels, EmbeddingService, RerankService, SpeechService, TranscriptionService, type ModelCatalog } from './routing/index.js';
+import { buildCatalog, Router, withPublishedModels, type ModelCatalog } from './routing/index.js';
+import { ChatCompletionService, EmbeddingService, RerankService, SpeechService, TranscriptionService } from './services/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
 import { RequestLogQueue, RequestRecorder } from './usage/index.js';
 
@@ -62,16 +63,17 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     const poolSizes = new Map(config.upstreams.map((upstream) => [upstream.id, upstream.max_connections]));
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (upstreamId) => poolSizes.get(upstreamId) ?? 1, logger);
     const catalog = buildCatalog(withPublishedModels(config.models, config.upstreams, adapters), config.upstreams, adapters);
+    const router = new Router();
     const app = buildApp({
       logger,
       authenticator,
       recorder,
       catalog,
-      chat: new ChatCompletionService(catalog),
-      embeddings: new EmbeddingService(catalog),
-      reranker: new RerankService(catalog),
-      speech: new SpeechService(catalog),
-      transcriptions: new TranscriptionService(catalog, config.defaults.transcription_model),
+      chat: new ChatCompletionService(catalog, router),
+      embeddings: new EmbeddingService(catalog, router),
+      reranker: new RerankService(catalog, router),
+      speech: new SpeechService(catalog, router),
+      transcriptions: new TranscriptionService(catalog, router, config.defaults.transcription_model),
       gate,
       pausedStreams,
       limits: {

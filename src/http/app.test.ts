@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenAuthenticator, TokenService } from '../access/index.js';
 import { createLogger } from '../observability/logger.js';
 import type { ProviderAdapter } from '../providers/provider-adapter.js';
-import { ChatCompletionService, EmbeddingService, ModelCatalog, RerankService, SpeechService, TranscriptionService } from '../routing/index.js';
+import { ModelCatalog, Router } from '../routing/index.js';
+import { ChatCompletionService, EmbeddingService, RerankService, SpeechService, TranscriptionService } from '../services/index.js';
 import { openStores, watchTokenChanges, type Stores } from '../store/index.js';
 import { RequestLogQueue, RequestRecorder } from '../usage/index.js';
 import { buildApp } from './app.js';
@@ -65,16 +66,17 @@ beforeAll(async () => {
   const queue = new RequestLogQueue(stores.requestLogs, { batchSize: 10, flushIntervalMs: 10, maxQueue: 100 });
   const recorder = new RequestRecorder(queue);
   const logger = createLogger('info', sink);
+  const router = new Router();
   app = buildApp({
     logger,
     authenticator,
     recorder,
     catalog,
-    chat: new ChatCompletionService(catalog),
-    embeddings: new EmbeddingService(catalog),
-    reranker: new RerankService(catalog),
-    speech: new SpeechService(catalog),
-    transcriptions: new TranscriptionService(catalog, undefined),
+    chat: new ChatCompletionService(catalog, router),
+    embeddings: new EmbeddingService(catalog, router),
+    reranker: new RerankService(catalog, router),
+    speech: new SpeechService(catalog, router),
+    transcriptions: new TranscriptionService(catalog, router, undefined),
     gate: new RequestGate(authenticator, recorder),
     pausedStreams: new PausedStreams(60_000, () => 8, logger),
     limits: { bodyLimitBytes: 1024, bodyTimeoutMs: 30_000, maxConnections: 100, corsOrigins: [] },

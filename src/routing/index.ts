@@ -1,11 +1,4 @@
 export { buildCatalog, ModelCatalog, type CatalogModel, type Route } from './model-catalog.js';
 export { withPublishedModels } from './published-models.js';
-export { routeOrder } from './route-order.js';
+export { Router, type AttemptObserver, type AttemptOutcome, type RouteCall, type Routed, type RouterOptions } from './router.js';
 export { resolveSession, type SessionIdentity, type SessionSource } from './session-id.js';
-export { withFailover, type Attempt } from './with-failover.js';
-export { ChatCompletionService, type ChatInput, type CompletionOutcome, type StreamOutcome } from './chat-completion-service.js';
-export { resolveModel } from './resolve-model.js';
-export { EmbeddingService, type EmbeddingInput, type EmbeddingList } from './embedding-service.js';
-export { RerankService, type RerankInput, type RerankList } from './rerank-service.js';
-export { SpeechService, type SpeechInput, type SpeechOutcome } from './speech-service.js';
-export { TranscriptionService, type TranscriptionInput } from './transcription-service.js';

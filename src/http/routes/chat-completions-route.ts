@@ -1,5 +1,6 @@
 import { parseChatCompletionRequest } from '../../api/chat-completion-request.js';
-import type { ChatCompletionService, SessionIdentity } from '../../routing/index.js';
+import type { SessionIdentity } from '../../routing/index.js';
+import type { ChatCompletionService } from '../../services/index.js';
 import type { DirectRoute } from '../direct/direct-route.js';
 import { sendBody, type HeaderList } from '../direct/send-response.js';
 import { writeEventStream } from '../event-stream.js';

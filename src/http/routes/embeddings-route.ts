@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../../access/index.js';
 import { parseEmbeddingsRequest } from '../../api/embeddings-request.js';
 import type { Cancellation } from '../../providers/provider-adapter.js';
-import type { EmbeddingService } from '../../routing/index.js';
+import type { EmbeddingService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 
 export function registerEmbeddingsRoute(app: FastifyInstance, embeddings: EmbeddingService): void {

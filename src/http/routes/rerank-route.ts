@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../../access/index.js';
 import { parseRerankRequest } from '../../api/rerank-request.js';
 import type { Cancellation } from '../../providers/provider-adapter.js';
-import type { RerankService } from '../../routing/index.js';
+import type { RerankService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 
 export function registerRerankRoute(app: FastifyInstance, reranker: RerankService): void {

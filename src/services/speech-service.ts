@@ -3,10 +3,8 @@ import { SPEECH_CONTENT_TYPES, type SpeechRequest } from '../api/speech-request.
 import { GatewayError } from '../errors/index.js';
 import type { Cancellation } from '../providers/provider-adapter.js';
 import type { RequestRecord } from '../usage/index.js';
-import type { ModelCatalog } from './model-catalog.js';
+import type { ModelCatalog, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
-import { routeOrder } from './route-order.js';
-import { withFailover } from './with-failover.js';
 
 export interface SpeechInput {
   principal: Principal;
@@ -23,16 +21,18 @@ export interface SpeechOutcome {
 
 /** Text to speech: the audio streams from the upstream to the client as it is produced. */
 export class SpeechService {
-  constructor(private readonly catalog: ModelCatalog) {}
+  constructor(
+    private readonly catalog: ModelCatalog,
+    private readonly router: Router,
+  ) {}
 
   async speak({ principal, request, record, cancellation }: SpeechInput): Promise<SpeechOutcome> {
     const model = resolveModel(this.catalog, principal, request.model, 'speech');
     record.model = model.id;
     const format = request.response_format ?? 'mp3';
-    const { value } = await withFailover(
-      routeOrder(model),
-      cancellation,
-      record,
+    const { value } = await this.router.route(
+      model,
+      { cancellation, observer: record },
       async (route) => {
         if (route.adapter.speak === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot speak.`);
         const { audio } = await route.adapter.speak({

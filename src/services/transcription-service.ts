@@ -2,10 +2,8 @@ import type { Principal } from '../access/index.js';
 import { GatewayError } from '../errors/index.js';
 import type { Cancellation, TranscriptionCall, TranscriptionResult } from '../providers/provider-adapter.js';
 import type { RequestRecord } from '../usage/index.js';
-import type { ModelCatalog } from './model-catalog.js';
+import type { ModelCatalog, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
-import { routeOrder } from './route-order.js';
-import { withFailover } from './with-failover.js';
 
 export interface TranscriptionInput {
   principal: Principal;
@@ -26,6 +24,7 @@ export class TranscriptionService {
 
   constructor(
     private readonly catalog: ModelCatalog,
+    private readonly router: Router,
     configuredDefault: string | undefined,
   ) {
     this.defaultModel = configuredDefault ?? [...catalog.all()].find((model) => model.type === 'transcription')?.id;
@@ -36,10 +35,9 @@ export class TranscriptionService {
     if (modelId === undefined) throw new GatewayError('model_not_found', 'No transcription model is configured.', { param: 'model' });
     const model = resolveModel(this.catalog, principal, modelId, 'transcription');
     record.model = model.id;
-    const { value } = await withFailover(
-      routeOrder(model),
-      cancellation,
-      record,
+    const { value } = await this.router.route(
+      model,
+      { cancellation, observer: record },
       (route) => {
         if (route.adapter.transcribe === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot transcribe.`);
         return route.adapter.transcribe({ model: route.upstreamModel, file, fields, cancellation });

@@ -1,7 +1,7 @@
 import { canUseModel, type Principal } from '../access/index.js';
 import type { ModelType } from '../config/index.js';
 import { echo, GatewayError } from '../errors/index.js';
-import type { CatalogModel, ModelCatalog } from './model-catalog.js';
+import type { CatalogModel, ModelCatalog } from '../routing/index.js';
 
 const ENDPOINT_OF_TYPE: Record<ModelType, string> = {
   chat: '/v1/chat/completions',

@@ -3,11 +3,9 @@ import type { ChatCompletionRequest } from '../api/chat-completion-request.js';
 import { GatewayError } from '../errors/index.js';
 import type { Cancellation, ChatRequestBody, ChatStreamEvent, ProviderAdapter } from '../providers/provider-adapter.js';
 import { estimateChatUsage, type RequestRecord } from '../usage/index.js';
-import type { ModelCatalog, Route } from './model-catalog.js';
+import type { ModelCatalog, Route, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
-import { routeOrder } from './route-order.js';
-import { resolveSession, type SessionIdentity } from './session-id.js';
-import { withFailover } from './with-failover.js';
+import { resolveSession, type SessionIdentity } from '../routing/index.js';
 
 export interface ChatInput {
   principal: Principal;
@@ -30,15 +28,17 @@ export interface StreamOutcome {
 
 /** Chat completions: picks the model's routes, calls them with failover, and accounts for usage. */
 export class ChatCompletionService {
-  constructor(private readonly catalog: ModelCatalog) {}
+  constructor(
+    private readonly catalog: ModelCatalog,
+    private readonly router: Router,
+  ) {}
 
   async complete(input: ChatInput): Promise<CompletionOutcome> {
     const { routes, session } = this.prepare(input);
     const { record } = input;
-    const { value: result } = await withFailover(
+    const { value: result } = await this.router.attempt(
       routes,
-      input.cancellation,
-      record,
+      { cancellation: input.cancellation, observer: record },
       (route) => chatAdapter(route).chatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation }),
     );
     record.usage = result.usage;
@@ -49,10 +49,9 @@ export class ChatCompletionService {
   async stream(input: ChatInput): Promise<StreamOutcome> {
     const { routes, session } = this.prepare(input);
     const { record } = input;
-    const { value: opened } = await withFailover(
+    const { value: opened } = await this.router.attempt(
       routes,
-      input.cancellation,
-      record,
+      { cancellation: input.cancellation, observer: record },
       async (route) => {
         const events = await chatAdapter(route).streamChatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation });
         const iterator = events[Symbol.asyncIterator]();
@@ -71,7 +70,7 @@ export class ChatCompletionService {
     const session = resolveSession(input.sessionHeader, input.request.metadata);
     input.record.model = model.id;
     input.record.sessionId = session?.id ?? null;
-    return { routes: routeOrder(model), session };
+    return { routes: this.router.candidates(model), session };
   }
 }
 

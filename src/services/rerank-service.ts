@@ -3,10 +3,8 @@ import type { RerankRequest } from '../api/rerank-request.js';
 import { GatewayError } from '../errors/index.js';
 import type { Cancellation } from '../providers/provider-adapter.js';
 import type { RequestRecord } from '../usage/index.js';
-import type { ModelCatalog } from './model-catalog.js';
+import type { ModelCatalog, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
-import { routeOrder } from './route-order.js';
-import { withFailover } from './with-failover.js';
 
 export interface RerankInput {
   principal: Principal;
@@ -28,15 +26,17 @@ export interface RerankList {
  * order or subset the upstream returned.
  */
 export class RerankService {
-  constructor(private readonly catalog: ModelCatalog) {}
+  constructor(
+    private readonly catalog: ModelCatalog,
+    private readonly router: Router,
+  ) {}
 
   async rerank({ principal, request, record, cancellation }: RerankInput): Promise<RerankList> {
     const model = resolveModel(this.catalog, principal, request.model, 'rerank');
     record.model = model.id;
-    const { value } = await withFailover(
-      routeOrder(model),
-      cancellation,
-      record,
+    const { value } = await this.router.route(
+      model,
+      { cancellation, observer: record },
       (route) => {
         if (route.adapter.rerank === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot rerank.`);
         return route.adapter.rerank({

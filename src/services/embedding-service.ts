@@ -4,11 +4,9 @@ import { GatewayError } from '../errors/index.js';
 import type { Cancellation, EmbeddingLimits, EncodingFormat } from '../providers/provider-adapter.js';
 import { estimateEmbeddingTokens, type RequestRecord } from '../usage/index.js';
 import { vectorFromBase64, vectorToBase64 } from './embedding-format.js';
-import type { ModelCatalog, Route } from './model-catalog.js';
+import type { ModelCatalog, Route, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
-import { routeOrder } from './route-order.js';
 import { splitBatches } from './split-batches.js';
-import { withFailover } from './with-failover.js';
 
 export interface EmbeddingInput {
   principal: Principal;
@@ -32,22 +30,24 @@ const UNLIMITED: EmbeddingLimits = { maxInputs: Number.MAX_SAFE_INTEGER, maxToke
  * failover, and the vectors come back at their inputs' indexes in the format the client asked for.
  */
 export class EmbeddingService {
-  constructor(private readonly catalog: ModelCatalog) {}
+  constructor(
+    private readonly catalog: ModelCatalog,
+    private readonly router: Router,
+  ) {}
 
   async embed({ principal, parsed, record, cancellation }: EmbeddingInput): Promise<EmbeddingList> {
     const { request, inputs } = parsed;
     const model = resolveModel(this.catalog, principal, request.model, 'embedding');
     record.model = model.id;
     await checkEmbeddingTokenLimits(parsed);
-    const routes = routeOrder(model);
+    const routes = this.router.candidates(model);
     const format: EncodingFormat = request.encoding_format ?? 'float';
     const batches = splitBatches(inputs, tightestLimits(routes));
     const results = await Promise.all(
       batches.map((batch) =>
-        withFailover(
+        this.router.attempt(
           routes,
-          cancellation,
-          record,
+          { cancellation, observer: record },
           (route) => embedWith(route, { inputs: batch.inputs, format, request: parsed.request, cancellation }),
         ),
       ),

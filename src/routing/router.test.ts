@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../errors/index.js';
+import type { ProviderAdapter } from '../providers/provider-adapter.js';
+import type { CatalogModel, Route } from './model-catalog.js';
+import { Router, type AttemptObserver } from './router.js';
+
+const adapter = {} as ProviderAdapter;
+
+function model(weights: number[]): CatalogModel {
+  const routes: Route[] = weights.map((weight, index) => ({ upstreamId: `u${index}`, upstreamModel: 'm', weight, adapter }));
+  return { id: 'm', type: 'chat', ownedBy: 'x', created: 0, routes, totalWeight: weights.reduce((sum, weight) => sum + weight, 0) };
+}
+
+function observer(): AttemptObserver & { failures: Array<[string, unknown]> } {
+  return {
+    upstream: null,
+    failures: [],
+    noteUpstreamFailure(credentialId, error) {
+      this.failures.push([credentialId, error]);
+    },
+  };
+}
+
+/** A clock that moves 5 ms each time it is read. */
+function ticking(): () => number {
+  let now = 1_000;
+  return () => (now += 5);
+}
+
+const live = { cancelled: false } as const;
+const unavailable = () => new GatewayError('upstream_error', 'down');
+
+describe('Router', () => {
+  it('orders candidates with the random source it was given', () => {
+    // Draws at the low end pick the first remaining route each time; at the high end the last.
+    expect(new Router({ random: () => 0 }).candidates(model([1, 1, 1])).map((route) => route.upstreamId)).toEqual(['u0', 'u1', 'u2']);
+    expect(new Router({ random: () => 0.999 }).candidates(model([1, 1, 1])).map((route) => route.upstreamId)).toEqual(['u2', 'u1', 'u0']);
+  });
+
+  it('fails over on a retryable failure and reports every attempt, timed by its clock', async () => {
+    const router = new Router({ random: () => 0, now: ticking() });
+    const seen = observer();
+    const routed = await router.route(model([1, 1, 1]), { cancellation: live, observer: seen }, async (route) => {
+      if (route.upstreamId !== 'u2') throw unavailable();
+      return 'answer';
+    });
+    expect(routed.value).toBe('answer');
+    expect(routed.route.upstreamId).toBe('u2');
+    expect(routed.attempts.map(({ credentialId, startedAt, durationMs, error }) => [credentialId, startedAt, durationMs, error === null ? null : 'failed'])).toEqual([
+      ['u0', 1_005, 5, 'failed'],
+      ['u1', 1_015, 5, 'failed'],
+      ['u2', 1_025, 5, null],
+    ]);
+    expect(seen.upstream).toBe('u2');
+    expect(seen.failures.map(([credentialId]) => credentialId)).toEqual(['u0', 'u1']);
+  });
+
+  it('stops at a failure that is not retryable, and at the last candidate', async () => {
+    const router = new Router({ random: () => 0 });
+    const refused = new GatewayError('upstream_bad_request', 'bad');
+    const tried: string[] = [];
+    await expect(
+      router.route(model([1, 1]), { cancellation: live, observer: observer() }, async (route) => {
+        tried.push(route.upstreamId);
+        throw refused;
+      }),
+    ).rejects.toBe(refused);
+    expect(tried).toEqual(['u0']);
+
+    const seen = observer();
+    const last = unavailable();
+    await expect(router.route(model([1, 1]), { cancellation: live, observer: seen }, async (route) => Promise.reject(route.upstreamId === 'u1' ? last : unavailable()))).rejects.toBe(last);
+    // The log names the credential tried last even when every one failed.
+    expect(seen.upstream).toBe('u1');
+  });
+
+  it('tries no other candidate once the caller has gone', async () => {
+    const cancellation = { cancelled: false };
+    const tried: string[] = [];
+    const seen = observer();
+    await expect(
+      new Router({ random: () => 0 }).route(model([1, 1]), { cancellation, observer: seen }, async (route) => {
+        tried.push(route.upstreamId);
+        cancellation.cancelled = true;
+        throw unavailable();
+      }),
+    ).rejects.toMatchObject({ code: 'upstream_error' });
+    expect(tried).toEqual(['u0']);
+    expect(seen.failures).toEqual([]);
+  });
+
+  it('says no upstream is available for a model with no candidates', async () => {
+    await expect(new Router().attempt([], { cancellation: live, observer: observer() }, async () => 'never')).rejects.toMatchObject({ code: 'no_upstream_available' });
+  });
+});

@@ -1,0 +1,94 @@
+import { GatewayError, isGatewayError } from '../errors/index.js';
+import type { Cancellation } from '../providers/provider-adapter.js';
+import type { CatalogModel, Route } from './model-catalog.js';
+import { routeOrder } from './route-order.js';
+
+/** One try of one credential for a request, as the router saw it end. */
+export interface AttemptOutcome {
+  readonly credentialId: string;
+  readonly startedAt: number;
+  readonly durationMs: number;
+  /** Null for the attempt that succeeded. */
+  readonly error: unknown;
+}
+
+/**
+ * What the router tells about a request's attempts as they happen: the request record keeps
+ * which credential was tried last (the log names it even when all failed) and each failure with
+ * its cause (the request's warn lines).
+ */
+export interface AttemptObserver {
+  upstream: string | null;
+  noteUpstreamFailure(credentialId: string, error: unknown): void;
+}
+
+export interface RouteCall {
+  cancellation: Cancellation;
+  observer: AttemptObserver;
+}
+
+export interface Routed<T> {
+  value: T;
+  route: Route;
+  /** Every attempt, in order, the successful one last. */
+  attempts: readonly AttemptOutcome[];
+}
+
+export interface RouterOptions {
+  /** A number in [0, 1): the weighted draw of the order. Tests fix it. */
+  random?: () => number;
+  /** Milliseconds since the epoch, for attempt times (and, later, cooldowns). Tests fix it. */
+  now?: () => number;
+}
+
+/**
+ * The one place that decides which credential serves a call: a model's candidates in the order to
+ * try them, then the attempts with failover. Every service goes through it, so what routing learns
+ * next (cooldowns, session affinity, limits) is added here once.
+ */
+export class Router {
+  private readonly random: () => number;
+  private readonly now: () => number;
+
+  constructor(options: RouterOptions = {}) {
+    this.random = options.random ?? Math.random;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The model's candidate routes, in the order to try them (a weighted draw without replacement). */
+  candidates(model: CatalogModel): readonly Route[] {
+    return routeOrder(model, this.random);
+  }
+
+  /** Runs `operation` on the model's candidates with failover. */
+  route<T>(model: CatalogModel, call: RouteCall, operation: (route: Route) => Promise<T>): Promise<Routed<T>> {
+    return this.attempt(this.candidates(model), call, operation);
+  }
+
+  /**
+   * Tries `operation` on each candidate in order until one succeeds. A retryable failure moves on
+   * to the next; anything else, the last candidate's failure, or a cancelled call is thrown.
+   */
+  async attempt<T>(candidates: readonly Route[], call: RouteCall, operation: (route: Route) => Promise<T>): Promise<Routed<T>> {
+    const { cancellation, observer } = call;
+    const attempts: AttemptOutcome[] = [];
+    let lastError: unknown;
+    for (const route of candidates) {
+      observer.upstream = route.upstreamId;
+      const startedAt = this.now();
+      try {
+        const value = await operation(route);
+        attempts.push({ credentialId: route.upstreamId, startedAt, durationMs: this.now() - startedAt, error: null });
+        return { value, route, attempts };
+      } catch (error) {
+        lastError = error;
+        if (cancellation.cancelled) throw error;
+        attempts.push({ credentialId: route.upstreamId, startedAt, durationMs: this.now() - startedAt, error });
+        observer.noteUpstreamFailure(route.upstreamId, error);
+        if (!isGatewayError(error) || !error.retryable) throw error;
+      }
+    }
+    // Built only here: an Error captures a stack trace, too costly to make on every request.
+    throw lastError ?? new GatewayError('no_upstream_available', 'No upstream is configured for this model.');
+  }
+}

@@ -1,0 +1,6 @@
+export { ChatCompletionService, type ChatInput, type CompletionOutcome, type StreamOutcome } from './chat-completion-service.js';
+export { EmbeddingService, type EmbeddingInput, type EmbeddingList } from './embedding-service.js';
+export { RerankService, type RerankInput, type RerankList } from './rerank-service.js';
+export { resolveModel } from './resolve-model.js';
+export { SpeechService, type SpeechInput, type SpeechOutcome } from './speech-service.js';
+export { TranscriptionService, type TranscriptionInput } from './transcription-service.js';
