@@ -4,7 +4,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenAuthenticator, TokenService } from '../access/index.js';
 import { createLogger } from '../observability/logger.js';
-import type { ProviderAdapter } from '../providers/provider-adapter.js';
+import type { ChatProvider } from '../providers/provider-adapter.js';
 import { ModelCatalog, Router } from '../routing/index.js';
 import { ChatCompletionService, EmbeddingService, RerankService, SpeechService, TranscriptionService } from '../services/index.js';
 import { openStores, watchTokenChanges, type Stores } from '../store/index.js';
@@ -13,24 +13,19 @@ import { buildApp } from './app.js';
 import { PausedStreams } from './paused-streams.js';
 import { RequestGate } from './request-gate.js';
 
-/** A provider with a bug: it throws something that is not a GatewayError. */
-const brokenAdapter: ProviderAdapter = {
-  upstreamId: 'broken',
-  capabilities: new Set(['chat']),
+/** A chat provider with a bug: it throws something that is not a GatewayError. */
+const brokenChat: ChatProvider = {
   chatCompletion: async () => {
     throw new TypeError('cannot read properties of undefined (internal detail sk-secret-123)');
   },
   streamChatCompletion: async () => {
     throw new TypeError('stream internal detail');
   },
-  close: async () => undefined,
 };
 
-/** A provider that answers every chat request with the same completion, and counts the calls. */
+/** A chat provider that answers every chat request with the same completion, and counts the calls. */
 let echoCalls = 0;
-const echoAdapter: ProviderAdapter = {
-  upstreamId: 'echo',
-  capabilities: new Set(['chat']),
+const echoChat: ChatProvider = {
   chatCompletion: async () => {
     echoCalls++;
     return { payload: Buffer.from('{"object":"chat.completion","choices":[]}'), usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, completionText: () => '' };
@@ -38,7 +33,6 @@ const echoAdapter: ProviderAdapter = {
   streamChatCompletion: async () => {
     throw new TypeError('not used');
   },
-  close: async () => undefined,
 };
 
 let stores: Stores;
@@ -60,8 +54,8 @@ beforeAll(async () => {
     },
   });
   const catalog = new ModelCatalog([
-    { id: 'broken-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, routes: [{ upstreamId: 'broken', upstreamModel: 'm', weight: 1, adapter: brokenAdapter }] },
-    { id: 'echo-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, routes: [{ upstreamId: 'echo', upstreamModel: 'm', weight: 1, adapter: echoAdapter }] },
+    { id: 'broken-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, routes: [{ upstreamId: 'broken', upstreamModel: 'm', weight: 1, provider: brokenChat }] },
+    { id: 'echo-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, routes: [{ upstreamId: 'echo', upstreamModel: 'm', weight: 1, provider: echoChat }] },
   ]);
   const queue = new RequestLogQueue(stores.requestLogs, { batchSize: 10, flushIntervalMs: 10, maxQueue: 100 });
   const recorder = new RequestRecorder(queue);

@@ -129,26 +129,60 @@ export interface OffModel {
   remedy: string;
 }
 
-export interface ProviderAdapter {
-  readonly upstreamId: string;
-  /** The model types this adapter serves. */
-  readonly capabilities: ReadonlySet<ModelType>;
-  readonly embeddingLimits?: EmbeddingLimits;
-  /** Present when `capabilities` has `embedding`. */
-  embed?(call: EmbeddingCall): Promise<EmbeddingResult>;
-  /** Present when `capabilities` has `rerank`. */
-  rerank?(call: RerankCall): Promise<RerankResult>;
-  /** Present when `capabilities` has `speech`. Resolves once the upstream accepted the request. */
-  speak?(call: SpeechCall): Promise<SpeechResult>;
-  /** Present when `capabilities` has `transcription`. */
-  transcribe?(call: TranscriptionCall): Promise<TranscriptionResult>;
-  /** Present when `capabilities` has `chat`. Resolves with the upstream's completion or rejects with a GatewayError. */
-  chatCompletion?(call: ChatCall): Promise<ChatCompletionResult>;
+export interface ChatProvider {
+  /** Resolves with the upstream's completion or rejects with a GatewayError. */
+  chatCompletion(call: ChatCall): Promise<ChatCompletionResult>;
   /**
    * Resolves once the upstream accepted the stream (status 200); rejects with a GatewayError
    * otherwise. Iterating may throw a GatewayError if the upstream fails mid-stream.
    */
-  streamChatCompletion?(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>>;
+  streamChatCompletion(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>>;
+}
+
+export interface EmbeddingProvider {
+  readonly embeddingLimits: EmbeddingLimits;
+  embed(call: EmbeddingCall): Promise<EmbeddingResult>;
+}
+
+export interface RerankProvider {
+  rerank(call: RerankCall): Promise<RerankResult>;
+}
+
+export interface SpeechProvider {
+  /** Resolves once the upstream accepted the request. */
+  speak(call: SpeechCall): Promise<SpeechResult>;
+}
+
+export interface TranscriptionProvider {
+  transcribe(call: TranscriptionCall): Promise<TranscriptionResult>;
+}
+
+/** What a route of a model of each type calls. */
+export interface CapabilityOf {
+  chat: ChatProvider;
+  embedding: EmbeddingProvider;
+  rerank: RerankProvider;
+  speech: SpeechProvider;
+  transcription: TranscriptionProvider;
+}
+
+/** An adapter's capabilities by model type: a service can only call what is here. */
+export type Capabilities = { readonly [Type in ModelType]?: CapabilityOf[Type] };
+
+/** Every capability at once: adapters for servers that may serve any of them (OpenAI-compatible, local). */
+export type FullProvider = ChatProvider & EmbeddingProvider & RerankProvider & SpeechProvider & TranscriptionProvider;
+
+/** The capabilities of `provider` limited to `types`: what this particular server serves. */
+export function capabilitiesOf(provider: FullProvider, types: Iterable<ModelType>): Capabilities {
+  const capabilities: { -readonly [Type in ModelType]?: CapabilityOf[Type] } = {};
+  for (const type of types) capabilities[type] = provider;
+  return capabilities;
+}
+
+export interface ProviderAdapter {
+  readonly upstreamId: string;
+  /** What this adapter serves; the catalog refuses at start a model routed to one without its type. */
+  readonly capabilities: Capabilities;
   /** Models this upstream offers by itself (the built-in `local` provider); the catalog adds those the config does not define. */
   publishedModels?(): readonly PublishedModel[];
   /** Models it would publish but cannot on this machine (a missing engine). */

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, type ModelConfig, type UpstreamConfig } from '../config/index.js';
-import type { ProviderAdapter } from '../providers/provider-adapter.js';
+import type { ChatProvider, ProviderAdapter } from '../providers/provider-adapter.js';
 import { buildCatalog } from './model-catalog.js';
 
 const upstream = { id: 'chat-only', provider: 'openai', max_connections: 1, timeouts: { connect_ms: 1, first_byte_ms: 1, idle_ms: 1 } } as UpstreamConfig;
-const chatOnly = { upstreamId: 'chat-only', capabilities: new Set(['chat']) } as unknown as ProviderAdapter;
+const chatOnly = { upstreamId: 'chat-only', capabilities: { chat: {} as ChatProvider }, close: async () => undefined } satisfies ProviderAdapter;
 
 describe('buildCatalog', () => {
   it('refuses at start a model routed to an upstream that cannot serve its type, naming the key', () => {

@@ -1,20 +1,22 @@
 import { ConfigError, type ModelConfig, type ModelType, type UpstreamConfig } from '../config/index.js';
-import type { ProviderAdapter } from '../providers/provider-adapter.js';
+import type { CapabilityOf, ProviderAdapter } from '../providers/provider-adapter.js';
 
-export interface Route {
+/** One credential able to serve a model of type `Type`, and what to call on it. */
+export interface Route<Type extends ModelType = ModelType> {
   readonly upstreamId: string;
   /** The model name the upstream knows, which may differ from the public id. */
   readonly upstreamModel: string;
   readonly weight: number;
-  readonly adapter: ProviderAdapter;
+  /** The adapter's capability for this type: a chat route can only be asked to chat. */
+  readonly provider: CapabilityOf[Type];
 }
 
-export interface CatalogModel {
+export interface CatalogModel<Type extends ModelType = ModelType> {
   readonly id: string;
-  readonly type: ModelType;
+  readonly type: Type;
   readonly ownedBy: string;
   readonly created: number;
-  readonly routes: readonly Route[];
+  readonly routes: readonly Route<Type>[];
   readonly totalWeight: number;
   /** Speech models: the voice when a request names none (else the provider's default). */
   readonly defaultVoice?: string;
@@ -53,13 +55,14 @@ export function buildCatalog(
       const routes = model.routes.map((route, routeIndex) => {
         const adapter = adapters.get(route.upstream);
         if (adapter === undefined) throw new Error(`no adapter for upstream ${route.upstream}`);
-        if (!adapter.capabilities.has(model.type)) {
+        const provider = adapter.capabilities[model.type];
+        if (provider === undefined) {
           throw new ConfigError(
             `models[${modelIndex}].routes[${routeIndex}].upstream`,
             `upstream "${route.upstream}" (${providerOf.get(route.upstream) ?? '?'}) cannot serve ${model.type} models`,
           );
         }
-        return { upstreamId: route.upstream, upstreamModel: route.model, weight: route.weight, adapter };
+        return { upstreamId: route.upstream, upstreamModel: route.model, weight: route.weight, provider };
       });
       const firstUpstream = model.routes[0]?.upstream ?? '';
       return {

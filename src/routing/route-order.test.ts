@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { ProviderAdapter } from '../providers/provider-adapter.js';
+import type { ChatProvider } from '../providers/provider-adapter.js';
 import type { CatalogModel, Route } from './model-catalog.js';
 import { routeOrder } from './route-order.js';
 
-const adapter = {} as ProviderAdapter;
+const provider = {} as ChatProvider;
 
-function model(weights: number[]): CatalogModel {
-  const routes: Route[] = weights.map((weight, index) => ({ upstreamId: `u${index}`, upstreamModel: 'm', weight, adapter }));
+function model(weights: number[]): CatalogModel<'chat'> {
+  const routes: Route<'chat'>[] = weights.map((weight, index) => ({ upstreamId: `u${index}`, upstreamModel: 'm', weight, provider }));
   return { id: 'm', type: 'chat', ownedBy: 'x', created: 0, routes, totalWeight: weights.reduce((sum, weight) => sum + weight, 0) };
 }
 

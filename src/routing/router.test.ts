@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/index.js';
-import type { ProviderAdapter } from '../providers/provider-adapter.js';
+import { Cancellation, type ChatProvider } from '../providers/provider-adapter.js';
 import type { CatalogModel, Route } from './model-catalog.js';
 import { Router, type AttemptObserver } from './router.js';
 
-const adapter = {} as ProviderAdapter;
+const provider = {} as ChatProvider;
 
-function model(weights: number[]): CatalogModel {
-  const routes: Route[] = weights.map((weight, index) => ({ upstreamId: `u${index}`, upstreamModel: 'm', weight, adapter }));
+function model(weights: number[]): CatalogModel<'chat'> {
+  const routes: Route<'chat'>[] = weights.map((weight, index) => ({ upstreamId: `u${index}`, upstreamModel: 'm', weight, provider }));
   return { id: 'm', type: 'chat', ownedBy: 'x', created: 0, routes, totalWeight: weights.reduce((sum, weight) => sum + weight, 0) };
 }
 
@@ -27,7 +27,7 @@ function ticking(): () => number {
   return () => (now += 5);
 }
 
-const live = { cancelled: false } as const;
+const live = new Cancellation();
 const unavailable = () => new GatewayError('upstream_error', 'down');
 
 describe('Router', () => {
@@ -75,13 +75,13 @@ describe('Router', () => {
   });
 
   it('tries no other candidate once the caller has gone', async () => {
-    const cancellation = { cancelled: false };
+    const cancellation = new Cancellation();
     const tried: string[] = [];
     const seen = observer();
     await expect(
       new Router({ random: () => 0 }).route(model([1, 1]), { cancellation, observer: seen }, async (route) => {
         tried.push(route.upstreamId);
-        cancellation.cancelled = true;
+        cancellation.cancel();
         throw unavailable();
       }),
     ).rejects.toMatchObject({ code: 'upstream_error' });

@@ -1,4 +1,5 @@
 import { GatewayError, isGatewayError } from '../errors/index.js';
+import type { ModelType } from '../config/index.js';
 import type { Cancellation } from '../providers/provider-adapter.js';
 import type { CatalogModel, Route } from './model-catalog.js';
 import { routeOrder } from './route-order.js';
@@ -27,9 +28,9 @@ export interface RouteCall {
   observer: AttemptObserver;
 }
 
-export interface Routed<T> {
+export interface Routed<T, Type extends ModelType = ModelType> {
   value: T;
-  route: Route;
+  route: Route<Type>;
   /** Every attempt, in order, the successful one last. */
   attempts: readonly AttemptOutcome[];
 }
@@ -56,12 +57,12 @@ export class Router {
   }
 
   /** The model's candidate routes, in the order to try them (a weighted draw without replacement). */
-  candidates(model: CatalogModel): readonly Route[] {
+  candidates<Type extends ModelType>(model: CatalogModel<Type>): readonly Route<Type>[] {
     return routeOrder(model, this.random);
   }
 
   /** Runs `operation` on the model's candidates with failover. */
-  route<T>(model: CatalogModel, call: RouteCall, operation: (route: Route) => Promise<T>): Promise<Routed<T>> {
+  route<T, Type extends ModelType>(model: CatalogModel<Type>, call: RouteCall, operation: (route: Route<Type>) => Promise<T>): Promise<Routed<T, Type>> {
     return this.attempt(this.candidates(model), call, operation);
   }
 
@@ -69,7 +70,7 @@ export class Router {
    * Tries `operation` on each candidate in order until one succeeds. A retryable failure moves on
    * to the next; anything else, the last candidate's failure, or a cancelled call is thrown.
    */
-  async attempt<T>(candidates: readonly Route[], call: RouteCall, operation: (route: Route) => Promise<T>): Promise<Routed<T>> {
+  async attempt<T, Type extends ModelType>(candidates: readonly Route<Type>[], call: RouteCall, operation: (route: Route<Type>) => Promise<T>): Promise<Routed<T, Type>> {
     const { cancellation, observer } = call;
     const attempts: AttemptOutcome[] = [];
     let lastError: unknown;

@@ -1,7 +1,7 @@
 import type { Principal } from '../access/index.js';
 import type { ChatCompletionRequest } from '../api/chat-completion-request.js';
 import { GatewayError } from '../errors/index.js';
-import type { Cancellation, ChatRequestBody, ChatStreamEvent, ProviderAdapter } from '../providers/provider-adapter.js';
+import type { Cancellation, ChatRequestBody, ChatStreamEvent } from '../providers/provider-adapter.js';
 import { estimateChatUsage, type RequestRecord } from '../usage/index.js';
 import type { ModelCatalog, Route, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
@@ -39,7 +39,7 @@ export class ChatCompletionService {
     const { value: result } = await this.router.attempt(
       routes,
       { cancellation: input.cancellation, observer: record },
-      (route) => chatAdapter(route).chatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation }),
+      (route) => route.provider.chatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation }),
     );
     record.usage = result.usage;
     if (result.usage === null) record.estimateUsage = () => estimateChatUsage(input.request, result.completionText());
@@ -53,7 +53,7 @@ export class ChatCompletionService {
       routes,
       { cancellation: input.cancellation, observer: record },
       async (route) => {
-        const events = await chatAdapter(route).streamChatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation });
+        const events = await route.provider.streamChatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation });
         const iterator = events[Symbol.asyncIterator]();
         const first = await iterator.next();
         // A stream that ends before its first chunk (`data: [DONE]` alone, or nothing) answered nothing.
@@ -65,7 +65,7 @@ export class ChatCompletionService {
     return { session, events: accountedEvents(opened.first, opened.iterator, clientWantsUsage, input.request, record) };
   }
 
-  private prepare(input: ChatInput): { routes: readonly Route[]; session: SessionIdentity | null } {
+  private prepare(input: ChatInput): { routes: readonly Route<'chat'>[]; session: SessionIdentity | null } {
     const model = resolveModel(this.catalog, input.principal, input.request.model, 'chat');
     const session = resolveSession(input.sessionHeader, input.request.metadata);
     input.record.model = model.id;
@@ -102,19 +102,8 @@ async function* accountedEvents(
   }
 }
 
-type ChatAdapter = ProviderAdapter & Required<Pick<ProviderAdapter, 'chatCompletion' | 'streamChatCompletion'>>;
-
-/** The catalog refuses at start to route a chat model to an adapter without chat, so this only guards; it allocates nothing. */
-function chatAdapter(route: Route): ChatAdapter {
-  const { adapter } = route;
-  if (adapter.chatCompletion === undefined || adapter.streamChatCompletion === undefined) {
-    throw new GatewayError('internal_error', `Upstream ${route.upstreamId} does not serve chat.`);
-  }
-  return adapter as ChatAdapter;
-}
-
 /** The body as the upstream must see it: its own model name, without the gateway's metadata keys. */
-function upstreamBody(request: ChatCompletionRequest, route: Route): ChatRequestBody {
+function upstreamBody(request: ChatCompletionRequest, route: Route<'chat'>): ChatRequestBody {
   const body: ChatRequestBody = { ...request, model: route.upstreamModel };
   const metadata = request.metadata;
   if (metadata !== undefined && metadata !== null && ('session_id' in metadata || 'sticky_key' in metadata)) {

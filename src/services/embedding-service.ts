@@ -1,6 +1,5 @@
 import type { Principal } from '../access/index.js';
 import { checkEmbeddingTokenLimits, type ParsedEmbeddingsRequest } from '../api/embeddings-request.js';
-import { GatewayError } from '../errors/index.js';
 import type { Cancellation, EmbeddingLimits, EncodingFormat } from '../providers/provider-adapter.js';
 import { estimateEmbeddingTokens, type RequestRecord } from '../usage/index.js';
 import { vectorFromBase64, vectorToBase64 } from './embedding-format.js';
@@ -70,10 +69,8 @@ export class EmbeddingService {
   }
 }
 
-function embedWith(route: Route, call: { inputs: Array<string | number[]>; format: EncodingFormat; request: ParsedEmbeddingsRequest['request']; cancellation: Cancellation }) {
-  const { adapter } = route;
-  if (adapter.embed === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot embed.`);
-  return adapter.embed({
+function embedWith(route: Route<'embedding'>, call: { inputs: Array<string | number[]>; format: EncodingFormat; request: ParsedEmbeddingsRequest['request']; cancellation: Cancellation }) {
+  return route.provider.embed({
     model: route.upstreamModel,
     inputs: call.inputs,
     encodingFormat: call.format,
@@ -84,9 +81,9 @@ function embedWith(route: Route, call: { inputs: Array<string | number[]>; forma
 }
 
 /** Batches must fit whichever route serves them. */
-function tightestLimits(routes: readonly Route[]): EmbeddingLimits {
+function tightestLimits(routes: readonly Route<'embedding'>[]): EmbeddingLimits {
   return routes.reduce<EmbeddingLimits>((limits, route) => {
-    const own = route.adapter.embeddingLimits ?? UNLIMITED;
+    const own = route.provider.embeddingLimits;
     return { maxInputs: Math.min(limits.maxInputs, own.maxInputs), maxTokens: Math.min(limits.maxTokens, own.maxTokens) };
   }, UNLIMITED);
 }

@@ -1,6 +1,5 @@
 import type { Principal } from '../access/index.js';
 import type { RerankRequest } from '../api/rerank-request.js';
-import { GatewayError } from '../errors/index.js';
 import type { Cancellation } from '../providers/provider-adapter.js';
 import type { RequestRecord } from '../usage/index.js';
 import type { ModelCatalog, Router } from '../routing/index.js';
@@ -38,8 +37,7 @@ export class RerankService {
       model,
       { cancellation, observer: record },
       (route) => {
-        if (route.adapter.rerank === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot rerank.`);
-        return route.adapter.rerank({
+        return route.provider.rerank({
           model: route.upstreamModel,
           query: request.query,
           documents: request.documents,

@@ -12,7 +12,7 @@ const ENDPOINT_OF_TYPE: Record<ModelType, string> = {
 };
 
 /** The model a request names, checked in the order: exists (404), allowed (403), right type (400). */
-export function resolveModel(catalog: ModelCatalog, principal: Principal, modelId: string, expected: ModelType): CatalogModel {
+export function resolveModel<Type extends ModelType>(catalog: ModelCatalog, principal: Principal, modelId: string, expected: Type): CatalogModel<Type> {
   const model = catalog.get(modelId);
   if (model === undefined) {
     throw new GatewayError('model_not_found', `The model ${echo(modelId)} does not exist. ${alternatives(catalog, principal, expected)}`, { param: 'model' });
@@ -27,7 +27,8 @@ export function resolveModel(catalog: ModelCatalog, principal: Principal, modelI
       { param: 'model' },
     );
   }
-  return model;
+  // Its type was just checked: its routes carry that type's capability.
+  return model as CatalogModel<Type>;
 }
 
 /** "an embedding model", "a chat model". */

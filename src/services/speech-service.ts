@@ -1,6 +1,5 @@
 import type { Principal } from '../access/index.js';
 import { SPEECH_CONTENT_TYPES, type SpeechRequest } from '../api/speech-request.js';
-import { GatewayError } from '../errors/index.js';
 import type { Cancellation } from '../providers/provider-adapter.js';
 import type { RequestRecord } from '../usage/index.js';
 import type { ModelCatalog, Router } from '../routing/index.js';
@@ -34,8 +33,7 @@ export class SpeechService {
       model,
       { cancellation, observer: record },
       async (route) => {
-        if (route.adapter.speak === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot speak.`);
-        const { audio } = await route.adapter.speak({
+        const { audio } = await route.provider.speak({
           model: route.upstreamModel,
           input: request.input,
           voice: request.voice ?? model.defaultVoice,

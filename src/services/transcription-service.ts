@@ -39,8 +39,7 @@ export class TranscriptionService {
       model,
       { cancellation, observer: record },
       (route) => {
-        if (route.adapter.transcribe === undefined) throw new GatewayError('internal_error', `Upstream ${route.upstreamId} cannot transcribe.`);
-        return route.adapter.transcribe({ model: route.upstreamModel, file, fields, cancellation });
+        return route.provider.transcribe({ model: route.upstreamModel, file, fields, cancellation });
       },
     );
     return value;

@@ -1,7 +1,15 @@
 import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type { Cancellation } from '../cancellation.js';
-import type { ChatCall, ChatCompletionResult, ChatStreamEvent, ProviderAdapter, ProviderFactory } from '../provider-adapter.js';
+import type {
+  Capabilities,
+  ChatCall,
+  ChatCompletionResult,
+  ChatProvider,
+  ChatStreamEvent,
+  ProviderAdapter,
+  ProviderFactory,
+} from '../provider-adapter.js';
 import { headerValue, UpstreamClient, type BufferedResponse, type UpstreamRequest } from '../shared/upstream-client.js';
 import { readAnthropicChatStream } from './anthropic-chat-stream.js';
 import { ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_BASE_URL, type AnthropicMessageResponse } from './anthropic-api.js';
@@ -14,9 +22,9 @@ import { toUsage } from './map-anthropic-usage.js';
  * Anthropic's Messages API behind the OpenAI chat completions contract. `base_url` is the origin
  * (default https://api.anthropic.com); requests go to `{base_url}/v1/messages`.
  */
-export class AnthropicAdapter implements ProviderAdapter {
+export class AnthropicAdapter implements ProviderAdapter, ChatProvider {
   readonly upstreamId: string;
-  readonly capabilities = new Set(['chat'] as const);
+  readonly capabilities: Capabilities = { chat: this };
   private readonly client: UpstreamClient;
   private readonly headers: Record<string, string>;
 

@@ -1,5 +1,16 @@
 import type { UpstreamConfig } from '../../config/index.js';
-import type { EmbeddingCall, EmbeddingLimits, EmbeddingResult, ProviderAdapter, ProviderFactory, RerankCall, RerankResult } from '../provider-adapter.js';
+import type {
+  Capabilities,
+  EmbeddingCall,
+  EmbeddingLimits,
+  EmbeddingProvider,
+  EmbeddingResult,
+  ProviderAdapter,
+  ProviderFactory,
+  RerankCall,
+  RerankProvider,
+  RerankResult,
+} from '../provider-adapter.js';
 import { bearerHeaders, JsonUpstream } from '../shared/json-upstream.js';
 import { COHERE_EMBEDDING_LIMITS, DEFAULT_COHERE_BASE_URL, type CohereEmbedResponse, type CohereRerankResponse } from './cohere-api.js';
 import { convertCohereEmbedRequest, convertCohereRerankRequest } from './convert-cohere-request.js';
@@ -7,9 +18,9 @@ import { mapCohereError } from './map-cohere-error.js';
 import { mapCohereEmbedResponse, mapCohereRerankResponse } from './map-cohere-response.js';
 
 /** Cohere's v2 API for embeddings and rerank. Chat through Cohere is not served by this adapter. */
-export class CohereAdapter implements ProviderAdapter {
+export class CohereAdapter implements ProviderAdapter, EmbeddingProvider, RerankProvider {
   readonly upstreamId: string;
-  readonly capabilities = new Set(['embedding', 'rerank'] as const);
+  readonly capabilities: Capabilities = { embedding: this, rerank: this };
   readonly embeddingLimits: EmbeddingLimits;
   private readonly http: JsonUpstream;
 

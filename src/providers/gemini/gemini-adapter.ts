@@ -2,11 +2,14 @@ import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type { Cancellation } from '../cancellation.js';
 import type {
+  Capabilities,
   ChatCall,
   ChatCompletionResult,
+  ChatProvider,
   ChatStreamEvent,
   EmbeddingCall,
   EmbeddingLimits,
+  EmbeddingProvider,
   EmbeddingResult,
   ProviderAdapter,
   ProviderFactory,
@@ -31,9 +34,9 @@ import { generatedText } from './read-gemini-candidate.js';
  * `streamGenerateContent`, converted from and to OpenAI's chat format, and embeddings through
  * `batchEmbedContents`.
  */
-export class GeminiAdapter implements ProviderAdapter {
+export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingProvider {
   readonly upstreamId: string;
-  readonly capabilities = new Set(['chat', 'embedding'] as const);
+  readonly capabilities: Capabilities = { chat: this, embedding: this };
   readonly embeddingLimits: EmbeddingLimits;
   private readonly client: UpstreamClient;
   private readonly headers: Record<string, string>;

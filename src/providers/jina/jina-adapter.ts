@@ -1,5 +1,16 @@
 import type { UpstreamConfig } from '../../config/index.js';
-import type { EmbeddingCall, EmbeddingLimits, EmbeddingResult, ProviderAdapter, ProviderFactory, RerankCall, RerankResult } from '../provider-adapter.js';
+import type {
+  Capabilities,
+  EmbeddingCall,
+  EmbeddingLimits,
+  EmbeddingProvider,
+  EmbeddingResult,
+  ProviderAdapter,
+  ProviderFactory,
+  RerankCall,
+  RerankProvider,
+  RerankResult,
+} from '../provider-adapter.js';
 import { bearerHeaders, JsonUpstream } from '../shared/json-upstream.js';
 import { convertJinaEmbeddingsRequest, convertJinaRerankRequest } from './convert-jina-request.js';
 import { DEFAULT_JINA_BASE_URL, JINA_EMBEDDING_LIMITS, type JinaEmbeddingsResponse, type JinaRerankResponse } from './jina-api.js';
@@ -7,9 +18,9 @@ import { mapJinaError } from './map-jina-error.js';
 import { mapJinaEmbeddingsResponse, mapJinaRerankResponse } from './map-jina-response.js';
 
 /** Jina AI's embeddings and rerank API. Chat through Jina is not served by this adapter. */
-export class JinaAdapter implements ProviderAdapter {
+export class JinaAdapter implements ProviderAdapter, EmbeddingProvider, RerankProvider {
   readonly upstreamId: string;
-  readonly capabilities = new Set(['embedding', 'rerank'] as const);
+  readonly capabilities: Capabilities = { embedding: this, rerank: this };
   readonly embeddingLimits: EmbeddingLimits;
   private readonly http: JsonUpstream;
 

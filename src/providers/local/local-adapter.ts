@@ -1,8 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { ModelType, UpstreamConfig } from '../../config/index.js';
+import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type {
+  Capabilities,
+  FullProvider,
   ChatCall,
   ChatCompletionResult,
   ChatStreamEvent,
@@ -40,9 +42,9 @@ const EMBEDDING_DIMENSIONS = 100;
 /** Debian's packages (the recogniser and its US-English model); the gateway finds them on PATH at start. */
 const TRANSCRIPTION_REMEDY = 'sudo apt-get install pocketsphinx pocketsphinx-en-us, then restart the gateway';
 
-export class LocalAdapter implements ProviderAdapter {
+export class LocalAdapter implements ProviderAdapter, FullProvider {
   readonly upstreamId: string;
-  readonly capabilities: ReadonlySet<ModelType> = new Set<ModelType>(['chat', 'embedding', 'rerank', 'speech', 'transcription']);
+  readonly capabilities: Capabilities = { chat: this, embedding: this, rerank: this, speech: this, transcription: this };
   readonly embeddingLimits: EmbeddingLimits = { maxInputs: 2048, maxTokens: Number.MAX_SAFE_INTEGER };
   private readonly published: PublishedModel[];
   private readonly off: OffModel[];

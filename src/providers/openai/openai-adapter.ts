@@ -1,20 +1,23 @@
-import type { ModelType, UpstreamConfig } from '../../config/index.js';
+import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
-import type {
-  ChatCall,
-  ChatCompletionResult,
-  ChatStreamEvent,
-  EmbeddingCall,
-  EmbeddingLimits,
-  EmbeddingResult,
-  ProviderAdapter,
-  ProviderFactory,
-  RerankCall,
-  RerankResult,
-  SpeechCall,
-  SpeechResult,
-  TranscriptionCall,
-  TranscriptionResult,
+import {
+  capabilitiesOf,
+  type Capabilities,
+  type FullProvider,
+  type ChatCall,
+  type ChatCompletionResult,
+  type ChatStreamEvent,
+  type EmbeddingCall,
+  type EmbeddingLimits,
+  type EmbeddingResult,
+  type ProviderAdapter,
+  type ProviderFactory,
+  type RerankCall,
+  type RerankResult,
+  type SpeechCall,
+  type SpeechResult,
+  type TranscriptionCall,
+  type TranscriptionResult,
 } from '../provider-adapter.js';
 import { multipartBody } from '../shared/multipart-body.js';
 import type { Cancellation } from '../cancellation.js';
@@ -30,9 +33,9 @@ import { openAIEndpoints, type OpenAIEndpoints, type OpenAIOperation } from './o
  * Any OpenAI-compatible upstream: OpenAI itself, vLLM, Ollama, llama.cpp server, Groq, Together,
  * OpenRouter… Vendors differ only in `base_url`, `api_key` and extra `headers`.
  */
-export class OpenAIAdapter implements ProviderAdapter {
+export class OpenAIAdapter implements ProviderAdapter, FullProvider {
   readonly upstreamId: string;
-  readonly capabilities: ReadonlySet<ModelType>;
+  readonly capabilities: Capabilities;
   readonly embeddingLimits: EmbeddingLimits;
   private readonly client: UpstreamClient;
   private readonly headers: Record<string, string>;
@@ -42,7 +45,7 @@ export class OpenAIAdapter implements ProviderAdapter {
     private readonly endpoints: OpenAIEndpoints = openAIEndpoints(upstream),
   ) {
     this.upstreamId = upstream.id;
-    this.capabilities = endpoints.capabilities;
+    this.capabilities = capabilitiesOf(this, endpoints.capabilities);
     this.embeddingLimits = { ...OPENAI_EMBEDDING_LIMITS, maxInputs: upstream.max_embedding_inputs ?? OPENAI_EMBEDDING_LIMITS.maxInputs };
     this.client = new UpstreamClient(endpoints.baseUrl, upstream);
     this.headers = { 'content-type': 'application/json', ...endpoints.headers };

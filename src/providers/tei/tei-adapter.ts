@@ -1,5 +1,16 @@
 import type { UpstreamConfig } from '../../config/index.js';
-import type { EmbeddingCall, EmbeddingLimits, EmbeddingResult, ProviderAdapter, ProviderFactory, RerankCall, RerankResult } from '../provider-adapter.js';
+import type {
+  Capabilities,
+  EmbeddingCall,
+  EmbeddingLimits,
+  EmbeddingProvider,
+  EmbeddingResult,
+  ProviderAdapter,
+  ProviderFactory,
+  RerankCall,
+  RerankProvider,
+  RerankResult,
+} from '../provider-adapter.js';
 import { bearerHeaders, JsonUpstream } from '../shared/json-upstream.js';
 import { convertTeiEmbedRequest, convertTeiRerankRequest } from './convert-tei-request.js';
 import { mapTeiError } from './map-tei-error.js';
@@ -11,9 +22,9 @@ import { TEI_EMBEDDING_LIMITS, type TeiEmbedResponse, type TeiRerankResponse } f
  * `/rerank`. It has no chat. `api_key` is optional: TEI checks a Bearer token only when started
  * with `--api-key`. `base_url` is required (checked with the config): there is no address to default to.
  */
-export class TeiAdapter implements ProviderAdapter {
+export class TeiAdapter implements ProviderAdapter, EmbeddingProvider, RerankProvider {
   readonly upstreamId: string;
-  readonly capabilities = new Set(['embedding', 'rerank'] as const);
+  readonly capabilities: Capabilities = { embedding: this, rerank: this };
   readonly embeddingLimits: EmbeddingLimits;
   private readonly http: JsonUpstream;
 
