@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import type { ChatStreamEvent } from '../providers/provider-adapter.js';
+import type { ChatStreamEvent } from '../services/index.js';
 import { RequestRecord } from '../usage/index.js';
 import { writeEventStream } from './event-stream.js';
 import { PausedStreams } from './paused-streams.js';

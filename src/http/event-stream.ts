@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ServerResponse } from 'node:http';
-import type { ChatStreamEvent } from '../providers/provider-adapter.js';
+import type { ChatStreamEvent } from '../services/index.js';
 import type { RequestRecord } from '../usage/index.js';
 import { errorBody, forCaller, toGatewayError } from './error-response.js';
 import type { PausedStreams } from './paused-streams.js';

@@ -1,5 +1,5 @@
 import type { Principal, Scope } from '../access/index.js';
-import type { Cancellation } from '../providers/provider-adapter.js';
+import type { Cancellation } from '../core/index.js';
 import type { RequestRecord } from '../usage/index.js';
 
 declare module 'fastify' {

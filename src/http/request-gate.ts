@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requireScope, type Principal, type Scope, type TokenAuthenticator } from '../access/index.js';
 import { GatewayError } from '../errors/index.js';
-import { Cancellation } from '../providers/provider-adapter.js';
+import { Cancellation } from '../core/index.js';
 import { RequestRecord, type RequestRecorder } from '../usage/index.js';
 import { sendError } from './direct/send-response.js';
 

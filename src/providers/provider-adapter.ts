@@ -1,18 +1,13 @@
 import type { ModelType, UpstreamConfig } from '../config/index.js';
-import type { Cancellation } from './cancellation.js';
+import type { Cancellation, Usage } from '../core/index.js';
 
-export { Cancellation } from './cancellation.js';
+export { Cancellation } from '../core/index.js';
+export type { Usage } from '../core/index.js';
 
 /**
  * The contract between the gateway's core and every provider. Core code imports only this file;
  * provider folders implement it and are wired in by the composition root (src/cli/serve.ts).
  */
-
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
-}
 
 /** An OpenAI chat completions request body, already validated, with gateway-only fields removed. */
 export type ChatRequestBody = Record<string, unknown> & { model: string; messages: unknown[] };

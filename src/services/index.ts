@@ -4,3 +4,6 @@ export { RerankService, type RerankInput, type RerankList } from './rerank-servi
 export { resolveModel } from './resolve-model.js';
 export { SpeechService, type SpeechInput, type SpeechOutcome } from './speech-service.js';
 export { TranscriptionService, type TranscriptionInput } from './transcription-service.js';
+
+/** The stream events chat answers with, for the edge that writes them (it does not import providers). */
+export type { ChatStreamEvent } from '../providers/provider-adapter.js';

@@ -1,4 +1,4 @@
-import type { Usage } from '../providers/provider-adapter.js';
+import type { Usage } from '../core/index.js';
 import type { UsageSource } from '../store/index.js';
 
 export interface UpstreamFailure {

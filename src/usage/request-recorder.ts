@@ -1,4 +1,4 @@
-import type { Usage } from '../providers/provider-adapter.js';
+import type { Usage } from '../core/index.js';
 import type { RequestLogEntry } from '../store/index.js';
 import type { RequestLogQueue } from './request-log-queue.js';
 import type { RequestRecord } from './request-record.js';

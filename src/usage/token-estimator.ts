@@ -1,4 +1,4 @@
-import type { Usage } from '../providers/provider-adapter.js';
+import type { Usage } from '../core/index.js';
 import { countTokens } from './tokenizer.js';
 
 // OpenAI's published accounting for chat prompts: each message costs 3 tokens of framing, a

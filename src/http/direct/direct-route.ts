@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal, Scope } from '../../access/index.js';
-import type { Cancellation } from '../../providers/provider-adapter.js';
+import type { Cancellation } from '../../core/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 
 /** A request that passed the gate: authenticated, tracked, its JSON body read. */

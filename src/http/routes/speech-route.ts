@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../../access/index.js';
 import { parseSpeechRequest } from '../../api/speech-request.js';
-import type { Cancellation } from '../../providers/provider-adapter.js';
+import type { Cancellation } from '../../core/index.js';
 import type { SpeechService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 import { toGatewayError } from '../error-response.js';

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../../access/index.js';
 import { detectAudioFormat } from '../../api/audio-format.js';
 import { AUDIO_CONTENT_TYPES, MAX_TRANSCRIPTION_BYTES, parseTranscriptionFields } from '../../api/transcription-request.js';
-import type { Cancellation } from '../../providers/provider-adapter.js';
+import type { Cancellation } from '../../core/index.js';
 import type { TranscriptionService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 import { fileIssue, readUpload } from '../multipart-upload.js';

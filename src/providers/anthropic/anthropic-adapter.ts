@@ -1,6 +1,6 @@
 import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
-import type { Cancellation } from '../cancellation.js';
+import type { Cancellation } from '../../core/index.js';
 import type {
   Capabilities,
   ChatCall,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/index.js';
-import { Cancellation } from '../cancellation.js';
+import { Cancellation } from '../../core/index.js';
 import type { CohereEmbedResponse, CohereRerankResponse } from './cohere-api.js';
 import { convertCohereEmbedRequest, convertCohereRerankRequest } from './convert-cohere-request.js';
 import { mapCohereError } from './map-cohere-error.js';

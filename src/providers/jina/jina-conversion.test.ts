@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Cancellation } from '../cancellation.js';
+import { Cancellation } from '../../core/index.js';
 import type { JinaEmbeddingsResponse, JinaRerankResponse } from './jina-api.js';
 import { convertJinaEmbeddingsRequest, convertJinaRerankRequest } from './convert-jina-request.js';
 import { mapJinaError } from './map-jina-error.js';

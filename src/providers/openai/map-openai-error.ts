@@ -1,3 +1,4 @@
+import { parseRetryAfter } from '../../core/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type { OpenAIErrorBody, OpenAIErrorObject } from './openai-api.js';
 
@@ -46,13 +47,4 @@ function parseError(bodyText: string): OpenAIErrorObject | null {
     // Not JSON: the raw text (trimmed) is the message.
   }
   return null;
-}
-
-/** Seconds, from either form RFC 9110 allows: delta-seconds or an HTTP date. */
-export function parseRetryAfter(header: string | undefined): number | undefined {
-  if (header === undefined) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds);
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }

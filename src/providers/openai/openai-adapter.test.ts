@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UpstreamConfig } from '../../config/index.js';
 import type { GatewayError } from '../../errors/index.js';
-import { Cancellation } from '../cancellation.js';
+import { Cancellation } from '../../core/index.js';
 import { OpenAIAdapter } from './openai-adapter.js';
 
 let server: Server;

@@ -20,7 +20,7 @@ import {
   type TranscriptionResult,
 } from '../provider-adapter.js';
 import { multipartBody } from '../shared/multipart-body.js';
-import type { Cancellation } from '../cancellation.js';
+import type { Cancellation } from '../../core/index.js';
 import { headerValue, UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
 import { OPENAI_EMBEDDING_LIMITS, type OpenAIChatCompletion, type OpenAICompatibleRerankResponse, type OpenAIEmbeddingResponse } from './openai-api.js';
 import { mapOpenAIError } from './map-openai-error.js';

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
-import { Cancellation } from '../cancellation.js';
+import { Cancellation } from '../../core/index.js';
 import { UpstreamClient, type UpstreamRequest } from './upstream-client.js';
 
 const FIRST_BYTE_MS = 150;

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
-import type { Cancellation } from '../cancellation.js';
+import type { Cancellation } from '../../core/index.js';
 import { ChunkQueue } from './chunk-queue.js';
 import { DeadlineWatch, deadlineResolution, type WatchedCall } from './deadline-watch.js';
 import { mapTransportError } from './map-transport-error.js';

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors/index.js';
-import { parseRetryAfter } from '../openai/map-openai-error.js';
+import { parseRetryAfter } from '../../core/index.js';
 import type { TeiErrorBody } from './tei-api.js';
 
 /**

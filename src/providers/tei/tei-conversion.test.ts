@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Cancellation } from '../cancellation.js';
+import { Cancellation } from '../../core/index.js';
 import { convertTeiEmbedRequest, convertTeiRerankRequest } from './convert-tei-request.js';
 import { mapTeiError } from './map-tei-error.js';
 import { mapTeiEmbedResponse, mapTeiRerankResponse } from './map-tei-response.js';

@@ -1,0 +1,3 @@
+export { Cancellation } from './cancellation.js';
+export { parseRetryAfter } from './retry-after.js';
+export type { Usage } from './usage.js';
