@@ -1,4 +1,5 @@
 import { ERROR_CODES, type ErrorCode } from './error-codes.js';
+import type { UpstreamFailure } from './upstream-failure.js';
 
 /** One entry of a 422 body's `detail`, in the shape FastAPI-style clients parse. */
 export interface ValidationIssue {
@@ -14,6 +15,8 @@ export interface GatewayErrorOptions {
   /** Overrides the code's default, e.g. an upstream 400 that another credential would also refuse. */
   retryable?: boolean;
   cause?: unknown;
+  /** Set by the upstream failure classifier: what the router reads of a failed attempt. */
+  upstream?: UpstreamFailure;
 }
 
 /**
@@ -28,6 +31,7 @@ export class GatewayError extends Error {
   readonly param: string | null;
   readonly detail: ValidationIssue[] | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly upstream: UpstreamFailure | undefined;
 
   constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -40,6 +44,7 @@ export class GatewayError extends Error {
     this.param = options.param ?? null;
     this.detail = options.detail;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.upstream = options.upstream;
   }
 }
 

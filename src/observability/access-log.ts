@@ -16,7 +16,10 @@ export function accessLog(logger: AccessLogger, accessLines: boolean): (entry: R
   return (entry, record) => {
     if (record.upstreamFailures !== null) {
       for (const failure of record.upstreamFailures) {
-        logger.warn({ requestId: entry.id, credential: failure.upstream, code: failure.code, cause: failure.cause }, 'upstream attempt failed');
+        logger.warn(
+          { requestId: entry.id, credential: failure.upstream, code: failure.code, class: failure.failureClass, status: failure.status, cause: failure.cause },
+          'upstream attempt failed',
+        );
       }
     }
     if (!accessLines) return;

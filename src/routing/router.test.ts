@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/index.js';
 import { Cancellation, type ChatProvider } from '../providers/provider-adapter.js';
 import type { CatalogModel, Route } from './model-catalog.js';
-import { Router, type AttemptObserver } from './router.js';
+import { failureOf, Router, type AttemptObserver } from './router.js';
 
 const provider = {} as ChatProvider;
 
@@ -53,6 +53,21 @@ describe('Router', () => {
     ]);
     expect(seen.upstream).toBe('u2');
     expect(seen.failures.map(([credentialId]) => credentialId)).toEqual(['u0', 'u1']);
+    // Unclassified upstream errors are read from their code.
+    expect(routed.attempts.map((attempt) => attempt.failure?.class ?? null)).toEqual(['server', 'server', null]);
+  });
+
+  it('keeps the classifier\'s outcome of each failed attempt', async () => {
+    const limited = new GatewayError('upstream_rate_limited', 'slow down', {
+      retryAfterSeconds: 9,
+      upstream: { class: 'rate_limit', status: 429, retryAfterSeconds: 9, rateLimitHeaders: { 'retry-after': '9' }, credentialId: 'u0', message: 'slow down' },
+    });
+    const routed = await new Router({ random: () => 0 }).route(model([1, 1]), { cancellation: live, observer: observer() }, async (route) => {
+      if (route.upstreamId === 'u0') throw limited;
+      return 'ok';
+    });
+    expect(routed.attempts[0]?.failure).toBe(limited.upstream);
+    expect(failureOf(new GatewayError('upstream_invalid_response', 'not a completion'), 'u1')).toMatchObject({ class: 'protocol', status: null, credentialId: 'u1' });
   });
 
   it('stops at a failure that is not retryable, and at the last candidate', async () => {

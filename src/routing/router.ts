@@ -1,4 +1,4 @@
-import { GatewayError, isGatewayError } from '../errors/index.js';
+import { GatewayError, isGatewayError, type ErrorCode, type FailureClass, type UpstreamFailure } from '../errors/index.js';
 import type { ModelType } from '../config/index.js';
 import type { Cancellation } from '../providers/provider-adapter.js';
 import type { CatalogModel, Route } from './model-catalog.js';
@@ -11,6 +11,8 @@ export interface AttemptOutcome {
   readonly durationMs: number;
   /** Null for the attempt that succeeded. */
   readonly error: unknown;
+  /** What failed, classified; null for the attempt that succeeded. */
+  readonly failure: UpstreamFailure | null;
 }
 
 /**
@@ -20,7 +22,7 @@ export interface AttemptOutcome {
  */
 export interface AttemptObserver {
   upstream: string | null;
-  noteUpstreamFailure(credentialId: string, error: unknown): void;
+  noteUpstreamFailure(credentialId: string, error: unknown, failure: UpstreamFailure): void;
 }
 
 export interface RouteCall {
@@ -79,17 +81,42 @@ export class Router {
       const startedAt = this.now();
       try {
         const value = await operation(route);
-        attempts.push({ credentialId: route.upstreamId, startedAt, durationMs: this.now() - startedAt, error: null });
+        attempts.push({ credentialId: route.upstreamId, startedAt, durationMs: this.now() - startedAt, error: null, failure: null });
         return { value, route, attempts };
       } catch (error) {
         lastError = error;
         if (cancellation.cancelled) throw error;
-        attempts.push({ credentialId: route.upstreamId, startedAt, durationMs: this.now() - startedAt, error });
-        observer.noteUpstreamFailure(route.upstreamId, error);
+        const failure = failureOf(error, route.upstreamId);
+        attempts.push({ credentialId: route.upstreamId, startedAt, durationMs: this.now() - startedAt, error, failure });
+        observer.noteUpstreamFailure(route.upstreamId, error, failure);
         if (!isGatewayError(error) || !error.retryable) throw error;
       }
     }
     // Built only here: an Error captures a stack trace, too costly to make on every request.
     throw lastError ?? new GatewayError('no_upstream_available', 'No upstream is configured for this model.');
   }
+}
+
+/** The class of an upstream error the classifier did not see (one raised while reading a stream or an answer). */
+const CLASS_OF_CODE: Partial<Record<ErrorCode, FailureClass>> = {
+  upstream_bad_request: 'caller',
+  upstream_auth_failed: 'auth',
+  upstream_rate_limited: 'rate_limit',
+  upstream_timeout: 'timeout',
+  upstream_invalid_response: 'protocol',
+  upstream_error: 'server',
+  engine_busy: 'overloaded',
+};
+
+/** A failed attempt as a structured outcome: the classifier's when it classified it, else read from its code. */
+export function failureOf(error: unknown, credentialId: string): UpstreamFailure {
+  if (isGatewayError(error) && error.upstream !== undefined) return error.upstream;
+  return {
+    class: (isGatewayError(error) ? CLASS_OF_CODE[error.code] : undefined) ?? 'server',
+    status: null,
+    retryAfterSeconds: isGatewayError(error) ? (error.retryAfterSeconds ?? null) : null,
+    rateLimitHeaders: {},
+    credentialId,
+    message: error instanceof Error ? error.message : String(error),
+  };
 }

@@ -1,5 +1,5 @@
 export { RequestLogQueue, type RequestLogQueueOptions } from './request-log-queue.js';
-export { RequestRecord, type UpstreamFailure } from './request-record.js';
+export { RequestRecord, type FailedAttempt } from './request-record.js';
 export { RequestRecorder } from './request-recorder.js';
 export { estimateChatUsage, estimateEmbeddingTokens } from './token-estimator.js';
 export { countTokens, type CountTokens } from './tokenizer.js';

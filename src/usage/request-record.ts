@@ -1,9 +1,14 @@
 import type { Usage } from '../core/index.js';
+import type { FailureClass, UpstreamFailure } from '../errors/index.js';
 import type { UsageSource } from '../store/index.js';
 
-export interface UpstreamFailure {
+/** One failed upstream attempt, as the request's warn line tells it. */
+export interface FailedAttempt {
   upstream: string;
   code: string;
+  /** The router's class of the failure (auth, rate_limit, timeout…) and the upstream's status, if it answered. */
+  failureClass: FailureClass;
+  status: number | null;
   /** What went wrong, with the transport's own words (they are for the log, never for the caller). */
   cause: string;
 }
@@ -30,7 +35,7 @@ export class RequestRecord {
   method = '';
   path = '';
   /** Attempts that failed, for this request's log lines: which credential, and why. Null while there are none. */
-  upstreamFailures: UpstreamFailure[] | null = null;
+  upstreamFailures: FailedAttempt[] | null = null;
 
   constructor(
     /** The gateway's own id: unique, time-ordered, the request log's key. */
@@ -50,9 +55,9 @@ export class RequestRecord {
   }
 
   /** Notes an attempt on `upstream` that failed (the next route may still answer). */
-  noteUpstreamFailure(upstream: string, error: unknown): void {
+  noteUpstreamFailure(upstream: string, error: unknown, failure: UpstreamFailure): void {
     const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'internal_error';
-    (this.upstreamFailures ??= []).push({ upstream, code, cause: describeCause(error) });
+    (this.upstreamFailures ??= []).push({ upstream, code, failureClass: failure.class, status: failure.status, cause: describeCause(error) });
   }
 
   get usageSource(): UsageSource {

@@ -57,9 +57,21 @@ describe('the access log', () => {
       [40, 'upstream attempt failed'],
       [30, 'request'],
     ]);
-    expect(lines[0]).toMatchObject({ credential: 'fault', code: 'upstream_invalid_response' });
+    expect(lines[0]).toMatchObject({ credential: 'fault', code: 'upstream_invalid_response', class: 'protocol', status: null });
     expect(String(lines[0]?.['cause'])).toContain('not a chat completion');
     expect(lines[1]).toMatchObject({ status: 200, credential: 'fault-backup' });
+  });
+
+  it('classes each failed attempt the way the router will act on it: an answered 500 is server, a reset is connect', async () => {
+    for (const [model, expected] of [
+      ['failover-huge-error', { class: 'server', status: 500, code: 'upstream_error' }],
+      ['failover-reset-after-read', { class: 'connect', status: null, code: 'upstream_error' }],
+    ] as const) {
+      const answer = await harness.post('/v1/chat/completions', { model, messages: MESSAGES });
+      expect(answer.status).toBe(200);
+      const [failure] = await linesOf(harness, answer.requestId, 2);
+      expect(failure).toMatchObject({ msg: 'upstream attempt failed', credential: 'fault', ...expected });
+    }
   });
 
   it('logs refusals before authentication too, without a token', async () => {

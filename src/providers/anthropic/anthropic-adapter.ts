@@ -10,7 +10,7 @@ import type {
   ProviderAdapter,
   ProviderFactory,
 } from '../provider-adapter.js';
-import { headerValue, UpstreamClient, type BufferedResponse, type UpstreamRequest } from '../shared/upstream-client.js';
+import { UpstreamClient, type BufferedResponse, type UpstreamRequest } from '../shared/upstream-client.js';
 import { readAnthropicChatStream } from './anthropic-chat-stream.js';
 import { ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_BASE_URL, type AnthropicMessageResponse } from './anthropic-api.js';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.js';
@@ -79,7 +79,7 @@ export class AnthropicAdapter implements ProviderAdapter, ChatProvider {
   }
 
   private error(response: BufferedResponse): GatewayError {
-    return mapAnthropicError(response.statusCode, response.body.toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstreamId);
+    return mapAnthropicError(response.statusCode, response.body.toString('utf8'), response.headers, this.upstreamId);
   }
 }
 

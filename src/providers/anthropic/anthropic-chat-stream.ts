@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors/index.js';
 import type { ChatStreamEvent } from '../provider-adapter.js';
-import { mapTransportError } from '../shared/map-transport-error.js';
+import { classifyTransport } from '../shared/classify-upstream-failure.js';
 import { ServerSentEventDecoder } from '../shared/server-sent-events.js';
 import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-api.js';
 import { mapAnthropicStreamError } from './map-anthropic-error.js';
@@ -39,7 +39,7 @@ export async function* readAnthropicChatStream(
     }
     throw new GatewayError('upstream_error', `Upstream ${upstreamId} closed the stream before message_stop.`);
   } catch (error) {
-    throw mapTransportError(error, upstreamId);
+    throw classifyTransport(error, upstreamId);
   } finally {
     // Stops the upstream generating (and billing) when the client went away early.
     await body.return?.();

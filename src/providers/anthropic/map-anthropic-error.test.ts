@@ -19,7 +19,7 @@ describe('mapAnthropicError', () => {
   });
 
   it('passes rate limiting on with Retry-After', () => {
-    const error = mapAnthropicError(429, errorFixture('429-rate-limit-error.json'), '17', 'claude');
+    const error = mapAnthropicError(429, errorFixture('429-rate-limit-error.json'), { 'retry-after': '17' }, 'claude');
     expect(error).toMatchObject({ code: 'upstream_rate_limited', status: 429, retryAfterSeconds: 17, retryable: true });
     expect(error.message).toContain("This request would exceed your account's rate limit.");
   });

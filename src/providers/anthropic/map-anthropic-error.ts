@@ -1,28 +1,19 @@
 import { GatewayError } from '../../errors/index.js';
-import { parseRetryAfter } from '../../core/index.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
 import type { AnthropicErrorBody, AnthropicErrorObject } from './anthropic-api.js';
 
-/**
- * An Anthropic error response (`{"type":"error","error":{"type","message"}}`) as a GatewayError.
- * The caller's mistakes (400, 413, 422) keep the upstream's message; our credential's problems
- * (401, 403), rate limits (429), overload (529) and other failures are retryable elsewhere.
- */
-export function mapAnthropicError(status: number, bodyText: string, retryAfterHeader: string | undefined, upstreamId: string): GatewayError {
-  const upstreamError = parseError(bodyText);
-  const message = upstreamError?.message ?? (bodyText.trim().slice(0, 200) || `status ${status}`);
-  if (status === 400 || status === 413 || status === 422) return new GatewayError('upstream_bad_request', message);
-  if (status === 401 || status === 403) {
-    return new GatewayError('upstream_auth_failed', `Upstream ${upstreamId} refused the gateway's credential: ${message}`);
-  }
-  if (status === 404) return new GatewayError('upstream_error', `Upstream ${upstreamId} answered 404: ${message}`);
-  if (status === 429) {
-    return new GatewayError('upstream_rate_limited', `Upstream ${upstreamId} is rate limiting: ${message}`, {
-      retryAfterSeconds: parseRetryAfter(retryAfterHeader) ?? 1,
-    });
-  }
-  if (status === 408 || status === 504) return new GatewayError('upstream_timeout', `Upstream ${upstreamId} timed out (status ${status}): ${message}`);
-  // 529 is Anthropic's "overloaded": another credential or vendor may well answer.
-  return new GatewayError('upstream_error', `Upstream ${upstreamId} failed with status ${status}: ${message}`);
+/** What an Anthropic error body says (`{"type":"error","error":{"type","message"}}`); 529 is its "overloaded". */
+export const anthropicErrorDialect: ErrorDialect = {
+  read(_status, bodyText) {
+    const error = parseError(bodyText);
+    return error === null ? null : { message: error.message };
+  },
+};
+
+/** An Anthropic error response, classified (shared/classify-upstream-failure.ts). */
+export function mapAnthropicError(status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string): GatewayError {
+  return classifyAnswer(status, headers, bodyText, upstreamId, anthropicErrorDialect);
 }
 
 /**

@@ -66,7 +66,7 @@ describe('Cohere error mapping, from recorded error bodies', () => {
   });
 
   it('maps 429 to upstream_rate_limited with Retry-After', () => {
-    const error = mapCohereError(429, fixture('errors/429-trial-key-limit.json'), '7', 'co');
+    const error = mapCohereError(429, fixture('errors/429-trial-key-limit.json'), { 'retry-after': '7' }, 'co');
     expect(error).toMatchObject({ code: 'upstream_rate_limited', status: 429, retryAfterSeconds: 7 });
     expect(error.message).toContain('Trial key');
     expect(mapCohereError(429, '{}', undefined, 'co').retryAfterSeconds).toBe(1);

@@ -14,7 +14,7 @@ import type {
   ProviderAdapter,
   ProviderFactory,
 } from '../provider-adapter.js';
-import { headerValue, UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
+import { UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
 import { convertGeminiResponse } from './convert-gemini-response.js';
 import { convertToGeminiRequest } from './convert-to-gemini-request.js';
 import {
@@ -115,7 +115,7 @@ export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingPr
   }
 
   private error(response: BufferedResponse): GatewayError {
-    return mapGeminiError(response.statusCode, response.body.toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstreamId);
+    return mapGeminiError(response.statusCode, response.body.toString('utf8'), response.headers, this.upstreamId);
   }
 }
 

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors/index.js';
 import type { ChatStreamEvent } from '../provider-adapter.js';
-import { mapTransportError } from '../shared/map-transport-error.js';
+import { classifyTransport } from '../shared/classify-upstream-failure.js';
 import { isGenerateContentResponse } from './check-gemini-response.js';
 import { ServerSentEventDecoder } from '../shared/server-sent-events.js';
 import { completionId } from './convert-gemini-response.js';
@@ -51,7 +51,7 @@ export async function* readGeminiChatStream(body: AsyncIterableIterator<Buffer>,
     }
     yield* stream.finish(tail);
   } catch (error) {
-    throw mapTransportError(error, upstreamId);
+    throw classifyTransport(error, upstreamId);
   } finally {
     // Stops the upstream generating (and billing) when the client went away early.
     await body.return?.();

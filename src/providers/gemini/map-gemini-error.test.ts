@@ -28,7 +28,7 @@ describe('mapGeminiError', () => {
 
   it('reads the retry delay of a 429 from Retry-After, else from RetryInfo', () => {
     expect(mapGeminiError(429, errorBody('429-resource-exhausted.json'), undefined, 'g')).toMatchObject({ code: 'upstream_rate_limited', status: 429, retryAfterSeconds: 35 });
-    expect(mapGeminiError(429, errorBody('429-resource-exhausted.json'), '7', 'g')).toMatchObject({ retryAfterSeconds: 7 });
+    expect(mapGeminiError(429, errorBody('429-resource-exhausted.json'), { 'retry-after': '7' }, 'g')).toMatchObject({ retryAfterSeconds: 7 });
     expect(mapGeminiError(429, '{"error":{"code":429,"status":"RESOURCE_EXHAUSTED"}}', undefined, 'g')).toMatchObject({ retryAfterSeconds: 1 });
   });
 

@@ -1,5 +1,6 @@
 import { GatewayError } from '../../errors/index.js';
-import { parseRetryAfter } from '../../core/index.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
 import type { GeminiErrorBody, GeminiErrorObject } from './gemini-api.js';
 
 const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
@@ -8,46 +9,38 @@ const RETRY_INFO_TYPE = 'type.googleapis.com/google.rpc.RetryInfo';
 const CREDENTIAL_REASONS = new Set(['API_KEY_INVALID', 'API_KEY_EXPIRED', 'API_KEY_SERVICE_BLOCKED']);
 
 /**
- * A Gemini error response (`{"error": {code, message, status, details}}`) as a GatewayError.
- * The caller's mistakes keep their 400; problems of our credential (a bad key is a 400 with an
- * ErrorInfo reason on Gemini, a region or billing refusal is 400 FAILED_PRECONDITION), its quota
- * (429) and Google's failures (5xx) are retryable on another credential.
+ * What a Gemini error body says (`{"error": {code, message, status, details}}`). A bad key is a 400
+ * with an ErrorInfo reason on Gemini (the credential's problem, not the caller's); a region or
+ * billing refusal is 400 FAILED_PRECONDITION, which another credential may not share; RetryInfo
+ * carries the delay of a 429.
  */
-export function mapGeminiError(status: number, bodyText: string, retryAfterHeader: string | undefined, upstreamId: string): GatewayError {
-  const upstreamError = parseGeminiError(bodyText);
-  const message = upstreamError?.message?.trim() || bodyText.trim().slice(0, 200) || `status ${status}`;
-  const reasons = new Set((upstreamError?.details ?? []).filter((detail) => detail['@type'] === ERROR_INFO_TYPE).map((detail) => detail.reason));
-  if ([...reasons].some((reason) => reason !== undefined && CREDENTIAL_REASONS.has(reason))) {
-    return new GatewayError('upstream_auth_failed', `Upstream ${upstreamId} refused the gateway's credential: ${message}`);
-  }
-  if (status === 400 && upstreamError?.status === 'FAILED_PRECONDITION') {
-    return new GatewayError('upstream_error', `Upstream ${upstreamId} cannot serve this credential: ${message}`);
-  }
-  if (status === 400 || status === 413 || status === 422) {
-    return new GatewayError('upstream_bad_request', message);
-  }
-  if (status === 401 || status === 403) {
-    return new GatewayError('upstream_auth_failed', `Upstream ${upstreamId} refused the gateway's credential: ${message}`);
-  }
-  if (status === 404) {
-    return new GatewayError('upstream_error', `Upstream ${upstreamId} answered 404: ${message}`);
-  }
-  if (status === 429) {
-    return new GatewayError('upstream_rate_limited', `Upstream ${upstreamId} is rate limiting: ${message}`, {
-      retryAfterSeconds: parseRetryAfter(retryAfterHeader) ?? retryDelaySeconds(upstreamError) ?? 1,
-    });
-  }
-  if (status === 408 || status === 504) {
-    return new GatewayError('upstream_timeout', `Upstream ${upstreamId} timed out (status ${status}): ${message}`);
-  }
-  return new GatewayError('upstream_error', `Upstream ${upstreamId} failed with status ${status}: ${message}`);
+export const geminiErrorDialect: ErrorDialect = {
+  read(status, bodyText) {
+    const error = parseGeminiError(bodyText);
+    if (error === null) return null;
+    const reasons = (error.details ?? []).filter((detail) => detail['@type'] === ERROR_INFO_TYPE).map((detail) => detail.reason);
+    const refusedKey = reasons.some((reason) => reason !== undefined && CREDENTIAL_REASONS.has(reason));
+    return {
+      message: error.message,
+      class: refusedKey ? 'auth' : status === 400 && error.status === 'FAILED_PRECONDITION' ? 'server' : undefined,
+      retryAfterSeconds: retryDelaySeconds(error),
+    };
+  },
+};
+
+/** A Gemini error response, classified (shared/classify-upstream-failure.ts). */
+export function mapGeminiError(status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string): GatewayError {
+  return classifyAnswer(status, headers, bodyText, upstreamId, geminiErrorDialect);
 }
 
 /** An `error` object Gemini sent inside a stream that had already started. */
 export function mapGeminiStreamError(error: GeminiErrorObject, upstreamId: string): GatewayError {
   const code = typeof error.code === 'number' && error.code >= 400 && error.code < 600 ? error.code : 500;
   const mapped = mapGeminiError(code, JSON.stringify({ error }), undefined, upstreamId);
-  return new GatewayError(mapped.code, `Mid-stream: ${mapped.message}`, mapped.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: mapped.retryAfterSeconds });
+  return new GatewayError(mapped.code, `Mid-stream: ${mapped.message}`, {
+    ...(mapped.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: mapped.retryAfterSeconds }),
+    ...(mapped.upstream === undefined ? {} : { upstream: { ...mapped.upstream, status: null } }),
+  });
 }
 
 /** The error object of a Gemini error body; Google sometimes wraps it in a one-element array. */

@@ -75,7 +75,7 @@ describe('Jina error mapping', () => {
   it('treats an empty balance as the credential problem, and 429 as a rate limit with Retry-After', () => {
     expect(mapJinaError(403, fixture('errors/403-insufficient-balance.json'), undefined, 'jina').code).toBe('upstream_auth_failed');
     expect(mapJinaError(402, '{"detail":"payment required"}', undefined, 'jina').code).toBe('upstream_auth_failed');
-    expect(mapJinaError(429, '{"detail":"slow down"}', '3', 'jina')).toMatchObject({ code: 'upstream_rate_limited', retryAfterSeconds: 3 });
+    expect(mapJinaError(429, '{"detail":"slow down"}', { 'retry-after': '3' }, 'jina')).toMatchObject({ code: 'upstream_rate_limited', retryAfterSeconds: 3 });
     expect(mapJinaError(503, 'upstream connect error', undefined, 'jina')).toMatchObject({ code: 'upstream_error', status: 502 });
   });
 });

@@ -1,29 +1,18 @@
-import { GatewayError } from '../../errors/index.js';
-import { parseRetryAfter } from '../../core/index.js';
+import type { GatewayError } from '../../errors/index.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
 import type { JinaErrorBody } from './jina-api.js';
 
-/**
- * A Jina error response as a GatewayError. The caller's mistakes (400, 413, 422) keep Jina's
- * message; the credential's problems (401, 402 and 403 for an empty balance), rate limits and
- * Jina's own failures are retryable on another credential.
- */
-export function mapJinaError(status: number, bodyText: string, retryAfterHeader: string | undefined, upstreamId: string): GatewayError {
-  const message = jinaErrorMessage(bodyText) ?? (bodyText.trim().slice(0, 200) || `status ${status}`);
-  if (status === 400 || status === 413 || status === 422) {
-    return new GatewayError('upstream_bad_request', message);
-  }
-  if (status === 401 || status === 402 || status === 403) {
-    return new GatewayError('upstream_auth_failed', `Upstream ${upstreamId} refused the gateway's credential (status ${status}): ${message}`);
-  }
-  if (status === 429) {
-    return new GatewayError('upstream_rate_limited', `Upstream ${upstreamId} is rate limiting: ${message}`, {
-      retryAfterSeconds: parseRetryAfter(retryAfterHeader) ?? 1,
-    });
-  }
-  if (status === 408 || status === 504) {
-    return new GatewayError('upstream_timeout', `Upstream ${upstreamId} timed out (status ${status}): ${message}`);
-  }
-  return new GatewayError('upstream_error', `Upstream ${upstreamId} failed with status ${status}: ${message}`);
+/** What a Jina error body says (FastAPI's `detail`: a string, a validation list, or an object). 402 is an empty balance. */
+export const jinaErrorDialect: ErrorDialect = {
+  read(_status, bodyText) {
+    return { message: jinaErrorMessage(bodyText) ?? undefined };
+  },
+};
+
+/** A Jina error response, classified (shared/classify-upstream-failure.ts). */
+export function mapJinaError(status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string): GatewayError {
+  return classifyAnswer(status, headers, bodyText, upstreamId, jinaErrorDialect);
 }
 
 function jinaErrorMessage(bodyText: string): string | null {

@@ -1,34 +1,28 @@
-import { parseRetryAfter } from '../../core/index.js';
+import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../../errors/index.js';
+import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
 import type { OpenAIErrorBody, OpenAIErrorObject } from './openai-api.js';
 
 /**
- * An upstream's error response as a GatewayError. The caller's own mistakes (400, 422) keep
- * their status and the upstream's message; our credential's problems (401, 403), its rate
- * limits (429) and the upstream's failures (5xx) are retryable on another credential.
+ * What an OpenAI-compatible error body says (`{"error": {message, type, code, param}}`, or a bare
+ * message from servers that imitate it loosely). A 429 whose code is `insufficient_quota` is a
+ * spent quota, not a rate limit: waiting does not help that credential.
  */
-export function mapOpenAIError(status: number, bodyText: string, retryAfterHeader: string | undefined, upstreamId: string): GatewayError {
-  const upstreamError = parseError(bodyText);
-  const message = typeof upstreamError?.message === 'string' ? upstreamError.message : bodyText.trim().slice(0, 200) || `status ${status}`;
-  const param = typeof upstreamError?.param === 'string' ? upstreamError.param : null;
-  if (status === 400 || status === 422 || status === 413) {
-    return new GatewayError('upstream_bad_request', message, { param });
-  }
-  if (status === 401 || status === 403) {
-    return new GatewayError('upstream_auth_failed', `Upstream ${upstreamId} refused the gateway's credential: ${message}`);
-  }
-  if (status === 404) {
-    return new GatewayError('upstream_error', `Upstream ${upstreamId} answered 404: ${message}`);
-  }
-  if (status === 429) {
-    return new GatewayError('upstream_rate_limited', `Upstream ${upstreamId} is rate limiting: ${message}`, {
-      retryAfterSeconds: parseRetryAfter(retryAfterHeader) ?? 1,
-    });
-  }
-  if (status === 408 || status === 504) {
-    return new GatewayError('upstream_timeout', `Upstream ${upstreamId} timed out (status ${status}): ${message}`);
-  }
-  return new GatewayError('upstream_error', `Upstream ${upstreamId} failed with status ${status}: ${message}`);
+export const openAIErrorDialect: ErrorDialect = {
+  read(status, bodyText) {
+    const error = parseError(bodyText);
+    if (error === null) return null;
+    return {
+      message: typeof error.message === 'string' ? error.message : undefined,
+      param: typeof error.param === 'string' ? error.param : null,
+      class: status === 429 && error.code === 'insufficient_quota' ? 'quota' : undefined,
+    };
+  },
+};
+
+/** An OpenAI-compatible upstream's error response, classified (shared/classify-upstream-failure.ts). */
+export function mapOpenAIError(status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string): GatewayError {
+  return classifyAnswer(status, headers, bodyText, upstreamId, openAIErrorDialect);
 }
 
 /** An `error` object sent inside a stream after it started. */

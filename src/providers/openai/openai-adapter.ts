@@ -168,7 +168,7 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider {
   }
 
   private error(response: BufferedResponse): GatewayError {
-    return mapOpenAIError(response.statusCode, response.body.toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstreamId);
+    return mapOpenAIError(response.statusCode, response.body.toString('utf8'), response.headers, this.upstreamId);
   }
 }
 

@@ -1,7 +1,7 @@
 import { GatewayError } from '../../errors/index.js';
 import type { ChatStreamEvent } from '../provider-adapter.js';
 import { ServerSentEventDecoder } from '../shared/server-sent-events.js';
-import { mapTransportError } from '../shared/map-transport-error.js';
+import { classifyTransport } from '../shared/classify-upstream-failure.js';
 import type { OpenAIChatCompletionChunk } from './openai-api.js';
 import { mapOpenAIStreamError } from './map-openai-error.js';
 import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
@@ -24,7 +24,7 @@ export async function* readOpenAIChatStream(body: AsyncIterableIterator<Buffer>,
       yield toEvent(event.data, upstreamId);
     }
   } catch (error) {
-    throw mapTransportError(error, upstreamId);
+    throw classifyTransport(error, upstreamId);
   } finally {
     // Stops the upstream generating (and billing) when the client went away early.
     await body.return?.();

@@ -1,10 +1,11 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type { Cancellation } from '../../core/index.js';
-import { headerValue, UpstreamClient } from './upstream-client.js';
+import { UpstreamClient } from './upstream-client.js';
 
-/** A provider's error mapping: status, body text and Retry-After to a GatewayError. */
-export type UpstreamErrorMapper = (status: number, bodyText: string, retryAfterHeader: string | undefined, upstreamId: string) => GatewayError;
+/** A provider's error mapping: status, headers and body text to a classified GatewayError. */
+export type UpstreamErrorMapper = (status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string) => GatewayError;
 
 /** `content-type: application/json`, the key as a Bearer token when there is one, then the configured extra headers. */
 export function bearerHeaders(upstream: UpstreamConfig): Record<string, string> {
@@ -34,7 +35,7 @@ export class JsonUpstream {
   async post<T>(path: string, body: unknown, cancellation: Cancellation): Promise<T> {
     const response = await this.client.requestBuffered({ path, method: 'POST', headers: this.headers, body: JSON.stringify(body), cancellation });
     if (response.statusCode < 200 || response.statusCode >= 300) {
-      throw this.mapError(response.statusCode, response.body.toString('utf8'), headerValue(response.headers, 'retry-after'), this.upstream.id);
+      throw this.mapError(response.statusCode, response.body.toString('utf8'), response.headers, this.upstream.id);
     }
     let parsed: unknown = null;
     try {

@@ -5,7 +5,7 @@ import { GatewayError } from '../../errors/index.js';
 import type { Cancellation } from '../../core/index.js';
 import { ChunkQueue } from './chunk-queue.js';
 import { DeadlineWatch, deadlineResolution, type WatchedCall } from './deadline-watch.js';
-import { mapTransportError } from './map-transport-error.js';
+import { classifyTransport } from './classify-upstream-failure.js';
 import type { Http1Call, Http1Handler } from './http1/http1-call.js';
 import { Http1Pool } from './http1/http1-pool.js';
 import type { ResponseHead } from './http1/response-parser.js';
@@ -158,7 +158,7 @@ class BufferingHandler extends TimedCall implements Http1Handler {
   onResponseError(error: Error): void {
     this.stopWatching();
     this.cancellation.clear();
-    this.reject(mapTransportError(error, this.timeouts.upstreamId));
+    this.reject(classifyTransport(error, this.timeouts.upstreamId));
   }
 
   protected abortWith(error: Error): void {
@@ -254,7 +254,7 @@ class StreamingHandler extends TimedCall implements Http1Handler {
   onResponseError(error: Error): void {
     this.stopWatching();
     this.cancellation.clear();
-    const mapped = mapTransportError(error, this.timeouts.upstreamId);
+    const mapped = classifyTransport(error, this.timeouts.upstreamId);
     if (this.queue !== null) this.queue.fail(mapped);
     else this.reject(mapped);
   }
