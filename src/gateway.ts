@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { TokenAuthenticator, TokenService } from './access/index.js';
-import { ConfigError, type SwitchyardConfig } from './config/index.js';
+import type { TProperties } from '@sinclair/typebox';
+import { ConfigError, type SwitchyardConfig, type UpstreamConfig } from './config/index.js';
 import { buildApp } from './http/app.js';
 import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
@@ -8,6 +9,7 @@ import { accessLog } from './observability/access-log.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { OffModel, ProviderAdapter } from './providers/provider-adapter.js';
 import { PROVIDER_LOADERS } from './providers/registry.js';
+import { checkUpstreamKeys } from './providers/shared/upstream-keys.js';
 import { buildCatalog, Router, withPublishedModels, type ModelCatalog } from './routing/index.js';
 import { ChatCompletionService, EmbeddingService, RerankService, SpeechService, TranscriptionService } from './services/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
@@ -126,7 +128,9 @@ async function createAdapters(config: SwitchyardConfig): Promise<Map<string, Pro
       throw new ConfigError(`upstreams[${index}].provider`, `provider "${upstream.provider}" is not available in this version (available: ${available})`);
     }
     try {
-      adapters.set(upstream.id, (await load())(upstream));
+      const provider = await load();
+      checkOwnKeys(upstream, index, provider.upstreamKeys);
+      adapters.set(upstream.id, provider.create(upstream));
     } catch (error) {
       await Promise.all([...adapters.values()].map((adapter) => adapter.close()));
       throw error;
@@ -153,5 +157,15 @@ async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Log
     await new Promise((resolve) => setImmediate(resolve));
     app.server.closeAllConnections();
     await app.close();
+  }
+}
+
+/** An entry's provider-specific keys against its provider's schema; the error names the entry. */
+function checkOwnKeys(upstream: UpstreamConfig, index: number, properties: TProperties): void {
+  try {
+    checkUpstreamKeys(upstream, properties);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ConfigError(`upstreams[${index}].${error.key}`, error.problem);
+    throw error;
   }
 }

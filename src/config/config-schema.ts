@@ -16,6 +16,12 @@ const UpstreamTimeouts = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+/**
+ * The keys every upstream entry may have. A provider's own keys (`engine_threads` for `local`,
+ * `api_version` for `azure`…) are not listed here: each provider folder owns their schema and
+ * checks an entry against it when the gateway starts, so a key of another provider is refused
+ * there, naming the entry and the key (see providers/shared/upstream-keys.ts).
+ */
 export const UpstreamConfigSchema = Type.Object(
   {
     id: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9._-]+$' }),
@@ -23,22 +29,16 @@ export const UpstreamConfigSchema = Type.Object(
     base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
     api_key: Type.Optional(Type.String()),
     headers: Type.Optional(Type.Record(Type.String(), Type.String())),
-    auth_file: Type.Optional(Type.String({ minLength: 1 })),
-    api_version: Type.Optional(Type.String({ minLength: 1, description: 'azure: the api-version query parameter' })),
     max_connections: PositiveInteger(1024, 'connections open at once to this upstream; requests past it wait for one'),
     max_response_bytes: PositiveInteger(128 * 1024 * 1024, 'largest upstream answer read whole (non-streamed answers); past it the call fails as upstream_invalid_response'),
     max_event_bytes: PositiveInteger(16 * 1024 * 1024, 'largest single event of an upstream stream; past it the stream fails as upstream_invalid_response'),
-    max_embedding_inputs: Type.Optional(Type.Integer({ minimum: 1, description: 'inputs per upstream embeddings call; larger requests are split' })),
     timeouts: UpstreamTimeouts,
-    // Keys of the built-in `local` provider; its adapter applies the defaults named here.
-    publish_models: Type.Optional(Type.Boolean({ description: 'local: offer the built-in models and one chat model per GGUF file without listing them under models (default true)' })),
-    models_dir: Type.Optional(Type.String({ minLength: 1, description: 'local: where GGUF chat models are found (default ./models)' })),
-    cache_dir: Type.Optional(Type.String({ minLength: 1, description: 'local: converted engine data and scratch files (default ./data/local)' })),
-    engine_threads: Type.Optional(Type.Integer({ minimum: 1, description: 'local: worker threads per engine: speech, text, transcription (default 1)' })),
-    engine_queue: Type.Optional(Type.Integer({ minimum: 0, description: 'local: requests that may wait for a busy engine before it answers 503 engine_busy (default 16)' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: true },
 );
+
+/** The keys of UpstreamConfigSchema: whatever else an entry has must be its provider's own. */
+export const COMMON_UPSTREAM_KEYS: ReadonlySet<string> = new Set(Object.keys(UpstreamConfigSchema.properties));
 
 export const RouteConfigSchema = Type.Object(
   {

@@ -1,6 +1,7 @@
 export { ConfigError } from './config-error.js';
 export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config.js';
 export {
+  COMMON_UPSTREAM_KEYS,
   MODEL_TYPES,
   PROVIDER_KINDS,
   type ModelConfig,

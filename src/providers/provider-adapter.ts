@@ -1,3 +1,4 @@
+import type { TProperties } from '@sinclair/typebox';
 import type { ModelType, UpstreamConfig } from '../config/index.js';
 import type { Cancellation, Usage } from '../core/index.js';
 
@@ -186,3 +187,10 @@ export interface ProviderAdapter {
 }
 
 export type ProviderFactory = (upstream: UpstreamConfig) => ProviderAdapter;
+
+/** What a provider folder gives the registry: the schema of its own upstream keys, and its factory. */
+export interface ProviderModule {
+  /** Beyond the keys every upstream has (config/config-schema.ts); `{}` when it has none. */
+  readonly upstreamKeys: TProperties;
+  readonly create: ProviderFactory;
+}

@@ -1,5 +1,7 @@
 import type { UpstreamConfig } from '../../config/index.js';
 import type { OpenAIEndpoints } from '../openai/openai-endpoints.js';
+import { readUpstreamKeys } from '../shared/upstream-keys.js';
+import { AZURE_UPSTREAM_KEYS } from './azure-upstream-keys.js';
 
 /** The generally available Azure OpenAI data-plane version used when the config names none. */
 export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
@@ -12,7 +14,7 @@ export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
 export function azureEndpoints(upstream: UpstreamConfig): OpenAIEndpoints {
   // Checked with the rest of the config (check-references); kept here for callers that skip it.
   if (upstream.base_url === undefined) throw new Error(`upstream ${upstream.id}: azure needs base_url`);
-  const version = encodeURIComponent(upstream.api_version ?? DEFAULT_AZURE_API_VERSION);
+  const version = encodeURIComponent(readUpstreamKeys(upstream, AZURE_UPSTREAM_KEYS).api_version ?? DEFAULT_AZURE_API_VERSION);
   return {
     baseUrl: upstream.base_url,
     path: (operation, deployment) => `/openai/deployments/${encodeURIComponent(deployment)}/${operation}?api-version=${version}`,

@@ -16,6 +16,7 @@ import { COHERE_EMBEDDING_LIMITS, DEFAULT_COHERE_BASE_URL, type CohereEmbedRespo
 import { convertCohereEmbedRequest, convertCohereRerankRequest } from './convert-cohere-request.js';
 import { mapCohereError } from './map-cohere-error.js';
 import { mapCohereEmbedResponse, mapCohereRerankResponse } from './map-cohere-response.js';
+import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from '../shared/upstream-keys.js';
 
 /** Cohere's v2 API for embeddings and rerank. Chat through Cohere is not served by this adapter. */
 export class CohereAdapter implements ProviderAdapter, EmbeddingProvider, RerankProvider {
@@ -26,7 +27,7 @@ export class CohereAdapter implements ProviderAdapter, EmbeddingProvider, Rerank
 
   constructor(upstream: UpstreamConfig) {
     this.upstreamId = upstream.id;
-    this.embeddingLimits = { ...COHERE_EMBEDDING_LIMITS, maxInputs: upstream.max_embedding_inputs ?? COHERE_EMBEDDING_LIMITS.maxInputs };
+    this.embeddingLimits = { ...COHERE_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(upstream, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? COHERE_EMBEDDING_LIMITS.maxInputs };
     this.http = new JsonUpstream(upstream.base_url ?? DEFAULT_COHERE_BASE_URL, upstream, bearerHeaders(upstream), mapCohereError);
   }
 

@@ -28,6 +28,7 @@ import { readGeminiChatStream } from './gemini-chat-stream.js';
 import { mapGeminiError } from './map-gemini-error.js';
 import { toUsage } from './map-gemini-usage.js';
 import { generatedText } from './read-gemini-candidate.js';
+import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from '../shared/upstream-keys.js';
 
 /**
  * Google's Gemini API (generativelanguage.googleapis.com): chat through `generateContent` and
@@ -43,7 +44,7 @@ export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingPr
 
   constructor(upstream: UpstreamConfig) {
     this.upstreamId = upstream.id;
-    this.embeddingLimits = { ...GEMINI_EMBEDDING_LIMITS, maxInputs: upstream.max_embedding_inputs ?? GEMINI_EMBEDDING_LIMITS.maxInputs };
+    this.embeddingLimits = { ...GEMINI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(upstream, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? GEMINI_EMBEDDING_LIMITS.maxInputs };
     this.client = new UpstreamClient(upstream.base_url ?? DEFAULT_GEMINI_BASE_URL, upstream);
     this.headers = {
       'content-type': 'application/json',

@@ -16,6 +16,7 @@ import { convertJinaEmbeddingsRequest, convertJinaRerankRequest } from './conver
 import { DEFAULT_JINA_BASE_URL, JINA_EMBEDDING_LIMITS, type JinaEmbeddingsResponse, type JinaRerankResponse } from './jina-api.js';
 import { mapJinaError } from './map-jina-error.js';
 import { mapJinaEmbeddingsResponse, mapJinaRerankResponse } from './map-jina-response.js';
+import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from '../shared/upstream-keys.js';
 
 /** Jina AI's embeddings and rerank API. Chat through Jina is not served by this adapter. */
 export class JinaAdapter implements ProviderAdapter, EmbeddingProvider, RerankProvider {
@@ -26,7 +27,7 @@ export class JinaAdapter implements ProviderAdapter, EmbeddingProvider, RerankPr
 
   constructor(upstream: UpstreamConfig) {
     this.upstreamId = upstream.id;
-    this.embeddingLimits = { ...JINA_EMBEDDING_LIMITS, maxInputs: upstream.max_embedding_inputs ?? JINA_EMBEDDING_LIMITS.maxInputs };
+    this.embeddingLimits = { ...JINA_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(upstream, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? JINA_EMBEDDING_LIMITS.maxInputs };
     this.http = new JsonUpstream(upstream.base_url ?? DEFAULT_JINA_BASE_URL, upstream, bearerHeaders(upstream), mapJinaError);
   }
 

@@ -29,6 +29,8 @@ import { LocalChat } from './local-chat.js';
 import { LOCAL_MODEL_IDS } from './local-model-ids.js';
 import { findPocketsphinx } from './transcription/find-pocketsphinx.js';
 import { WorkerPool } from './worker-pool.js';
+import { readUpstreamKeys } from '../shared/upstream-keys.js';
+import { LOCAL_UPSTREAM_KEYS } from './local-upstream-keys.js';
 
 /** GloVe vectors: what one embedding is, whatever the request asks. */
 const EMBEDDING_DIMENSIONS = 100;
@@ -55,10 +57,11 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
 
   constructor(upstream: UpstreamConfig) {
     this.upstreamId = upstream.id;
-    const cacheDirectory = resolve(upstream.cache_dir ?? './data/local');
+    const keys = readUpstreamKeys(upstream, LOCAL_UPSTREAM_KEYS);
+    const cacheDirectory = resolve(keys.cache_dir ?? './data/local');
     mkdirSync(cacheDirectory, { recursive: true });
-    const threads = upstream.engine_threads ?? 1;
-    const maxQueue = upstream.engine_queue ?? 16;
+    const threads = keys.engine_threads ?? 1;
+    const maxQueue = keys.engine_queue ?? 16;
     const script = engineWorkerScript();
     const workerData = { cacheDirectory };
     const pool = (engineName: string) => new WorkerPool({ script, workerData, threads, maxQueue, engineName });
@@ -66,10 +69,10 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
     this.speech = pool('local speech');
     const pocketsphinx = findPocketsphinx();
     this.transcription = pocketsphinx === null ? null : pool('local transcription');
-    const ggufModels = discoverGgufModels(resolve(upstream.models_dir ?? './models'));
+    const ggufModels = discoverGgufModels(resolve(keys.models_dir ?? './models'));
     this.chat = new LocalChat(new Map(ggufModels.map((model) => [model.id, model.path])), maxQueue);
     this.published =
-      upstream.publish_models === false
+      keys.publish_models === false
         ? []
         : [
             ...ggufModels.map((model) => ({ id: model.id, type: 'chat' as const })),
@@ -79,7 +82,7 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
             ...(this.transcription === null ? [] : [{ id: LOCAL_MODEL_IDS.transcription, type: 'transcription' as const }]),
           ];
     this.off =
-      upstream.publish_models === false || this.transcription !== null
+      keys.publish_models === false || this.transcription !== null
         ? []
         : [{ id: LOCAL_MODEL_IDS.transcription, type: 'transcription', reason: 'pocketsphinx is not installed', remedy: TRANSCRIPTION_REMEDY }];
   }

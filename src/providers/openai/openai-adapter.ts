@@ -28,6 +28,7 @@ import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
 import { readOpenAIChatStream } from './openai-chat-stream.js';
 import { parseChatCompletion } from './parse-chat-completion.js';
 import { openAIEndpoints, type OpenAIEndpoints, type OpenAIOperation } from './openai-endpoints.js';
+import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from '../shared/upstream-keys.js';
 
 /**
  * Any OpenAI-compatible upstream: OpenAI itself, vLLM, Ollama, llama.cpp server, Groq, Together,
@@ -46,7 +47,7 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider {
   ) {
     this.upstreamId = upstream.id;
     this.capabilities = capabilitiesOf(this, endpoints.capabilities);
-    this.embeddingLimits = { ...OPENAI_EMBEDDING_LIMITS, maxInputs: upstream.max_embedding_inputs ?? OPENAI_EMBEDDING_LIMITS.maxInputs };
+    this.embeddingLimits = { ...OPENAI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(upstream, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? OPENAI_EMBEDDING_LIMITS.maxInputs };
     this.client = new UpstreamClient(endpoints.baseUrl, upstream);
     this.headers = { 'content-type': 'application/json', ...endpoints.headers };
   }

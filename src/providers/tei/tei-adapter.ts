@@ -16,6 +16,7 @@ import { convertTeiEmbedRequest, convertTeiRerankRequest } from './convert-tei-r
 import { mapTeiError } from './map-tei-error.js';
 import { mapTeiEmbedResponse, mapTeiRerankResponse } from './map-tei-response.js';
 import { TEI_EMBEDDING_LIMITS, type TeiEmbedResponse, type TeiRerankResponse } from './tei-api.js';
+import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from '../shared/upstream-keys.js';
 
 /**
  * A self-hosted Hugging Face text-embeddings-inference server, through its native `/embed` and
@@ -31,7 +32,7 @@ export class TeiAdapter implements ProviderAdapter, EmbeddingProvider, RerankPro
   constructor(upstream: UpstreamConfig) {
     if (upstream.base_url === undefined) throw new Error(`upstream ${upstream.id}: tei needs base_url`);
     this.upstreamId = upstream.id;
-    this.embeddingLimits = { ...TEI_EMBEDDING_LIMITS, maxInputs: upstream.max_embedding_inputs ?? TEI_EMBEDDING_LIMITS.maxInputs };
+    this.embeddingLimits = { ...TEI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(upstream, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? TEI_EMBEDDING_LIMITS.maxInputs };
     this.http = new JsonUpstream(upstream.base_url, upstream, bearerHeaders(upstream), mapTeiError);
   }
 
