@@ -134,7 +134,7 @@ function rawExchange(bytes: string): Promise<string> {
 
 const HELLO = { model: 'echo-chat', messages: [{ role: 'user', content: 'Hi' }] };
 
-describe('the chat route, served before Fastify', () => {
+describe('the chat route, through the same pipeline as every route', () => {
   it('answers with the upstream payload and the gateway request id', async () => {
     const response = await postChat(HELLO);
     expect(response.status).toBe(200);

@@ -8,14 +8,14 @@ import type { RequestRecorder } from '../usage/index.js';
 import { errorBody, errorHeaders, settleError } from './error-response.js';
 import './fastify-types.js';
 import { clientRequestId, generateRequestId } from './request-id.js';
-import { registerRequestLifecycle } from './request-lifecycle.js';
-import { directServer } from './direct/direct-server.js';
+import { nodeServer } from './node-server.js';
+import { registerPipeline } from './pipeline.js';
 import type { RequestGate } from './request-gate.js';
 import { handleClientError } from './client-error.js';
 import { parseJsonBody } from './json-body.js';
 import { contentEncodingError, decodeRequestBody } from './request-body-encoding.js';
 import type { PausedStreams } from './paused-streams.js';
-import { chatCompletionsRoute } from './routes/chat-completions-route.js';
+import { registerChatCompletionsRoute } from './routes/chat-completions-route.js';
 import { registerEmbeddingsRoute } from './routes/embeddings-route.js';
 import { registerRerankRoute } from './routes/rerank-route.js';
 import { registerSpeechRoute } from './routes/speech-route.js';
@@ -52,7 +52,6 @@ export interface EdgeLimits {
 /** The HTTP edge: parse, authenticate, call a service, map the result. No business logic lives here. */
 export function buildApp(services: AppServices): FastifyInstance {
   const { gate, limits } = services;
-  const directRoutes = [chatCompletionsRoute(services.chat, services.pausedStreams, services.logger)];
   const app = Fastify({
     loggerInstance: services.logger,
     // The request log table is the access log; per-request log lines would only cost CPU.
@@ -65,14 +64,14 @@ export function buildApp(services: AppServices): FastifyInstance {
     requestIdHeader: false,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-    // The hot routes are answered by the server before Fastify sees them (http/direct/).
-    serverFactory: directServer(directRoutes, { gate, logger: services.logger, ...limits }),
+    // Connection-level concerns (CORS preflights, the body's silence timer, the connection cap).
+    serverFactory: nodeServer({ gate, ...limits }),
     clientErrorHandler: handleClientError,
   }) as unknown as FastifyInstance;
 
   // Only JSON is accepted; without this, text/plain bodies would reach the handlers as strings.
   app.removeContentTypeParser('text/plain');
-  // The same parser as the direct routes' (nesting depth, prototype keys).
+  // One JSON parser for every route (nesting depth, prototype keys, compressed bodies).
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const contentEncoding = request.headers['content-encoding'];
@@ -89,9 +88,10 @@ export function buildApp(services: AppServices): FastifyInstance {
       done(null, parsed);
     });
   });
-  registerRequestLifecycle(app, gate);
+  registerPipeline(app, gate);
   registerHealthRoute(app);
   registerModelsRoutes(app, services.catalog);
+  registerChatCompletionsRoute(app, services.chat, services.pausedStreams);
   registerEmbeddingsRoute(app, services.embeddings);
   registerRerankRoute(app, services.reranker);
   registerSpeechRoute(app, services.speech, services.pausedStreams);
@@ -113,6 +113,8 @@ export function buildApp(services: AppServices): FastifyInstance {
     // failed now is the route noticing its connection went away.
     if (reply.raw.headersSent) return;
     const error = settleError(rawError, request.record, request.log, request.id, clientRequestId(request.raw));
+    // The rest of an oversized body is not worth reading: answer, then drop the connection.
+    if (error.code === 'payload_too_large') reply.header('connection', 'close');
     reply.code(error.status).headers(errorHeaders(error)).send(errorBody(error));
   });
 

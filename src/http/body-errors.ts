@@ -2,7 +2,7 @@ import { GatewayError } from '../errors/index.js';
 
 /**
  * Refusals of a request body, in the same words whichever layer read it: Fastify's JSON parser
- * (its errors translated in error-response.ts) or the direct routes' reader (direct/read-json-body.ts).
+ * (its errors translated in error-response.ts) or the JSON parser (app.ts).
  */
 export const bodyErrors = {
   unsupportedMediaType: () => new GatewayError('unsupported_media_type', 'Unsupported Content-Type: send the body as application/json.'),

@@ -3,7 +3,7 @@ import { requireScope, type Principal, type Scope, type TokenAuthenticator } fro
 import { GatewayError } from '../errors/index.js';
 import { Cancellation } from '../core/index.js';
 import { RequestRecord, type RequestRecorder } from '../usage/index.js';
-import { sendError } from './direct/send-response.js';
+import { sendError } from './send-response.js';
 
 export interface TrackedRequest {
   record: RequestRecord;
@@ -11,9 +11,9 @@ export interface TrackedRequest {
 }
 
 /**
- * What every request goes through before its route runs, whichever server layer received it
- * (Fastify's routes, or the direct routes that bypass Fastify): shutdown refusal, the request-log
- * record, and the bearer-token check. One place, so both layers behave the same.
+ * The state behind the pipeline's stages (pipeline.ts): shutdown refusal, the request-log record
+ * of every open request, and the bearer-token check; also what answers requests from outside
+ * their route (the body timeout, the shutdown deadline).
  */
 export class RequestGate {
   private closing = false;

@@ -1,36 +1,41 @@
+import type { FastifyInstance } from 'fastify';
+import type { Principal } from '../../access/index.js';
 import { parseChatCompletionRequest } from '../../api/chat-completion-request.js';
+import type { Cancellation } from '../../core/index.js';
 import type { SessionIdentity } from '../../routing/index.js';
 import type { ChatCompletionService } from '../../services/index.js';
-import type { DirectRoute } from '../direct/direct-route.js';
-import { sendBody, type HeaderList } from '../direct/send-response.js';
+import type { RequestRecord } from '../../usage/index.js';
 import { writeEventStream } from '../event-stream.js';
 import type { PausedStreams } from '../paused-streams.js';
+import { sendBody, type HeaderList } from '../send-response.js';
 
-export interface StreamFailureLogger {
-  warn(object: object, message: string): void;
-}
-
-/** The hottest route of the gateway, so it is served directly (see direct/direct-route.ts). */
-export function chatCompletionsRoute(chat: ChatCompletionService, pausedStreams: PausedStreams, logger: StreamFailureLogger): DirectRoute {
-  return {
-    path: '/v1/chat/completions',
-    scope: 'chat',
-    endpoint: 'chat.completions',
-    async handle({ raw, response, body, principal, record, cancellation }) {
-      const chatRequest = parseChatCompletionRequest(body);
-      const input = { principal, request: chatRequest, sessionHeader: raw.headers['x-session-id'], record, cancellation };
-      if (chatRequest.stream === true) {
-        const outcome = await chat.stream(input);
-        await writeEventStream(response, responseHeaders(record.publicId, outcome.session), outcome.events, record, pausedStreams, (error) =>
-          logger.warn({ err: error, requestId: record.id, clientRequestId: record.clientRequestId }, 'stream failed after the first byte'),
-        );
-        return;
-      }
-      const outcome = await chat.complete(input);
-      record.markFirstByte();
-      sendBody(response, 200, 'application/json', outcome.payload, responseHeaders(record.publicId, outcome.session));
-    },
-  };
+export function registerChatCompletionsRoute(app: FastifyInstance, chat: ChatCompletionService, pausedStreams: PausedStreams): void {
+  app.post('/v1/chat/completions', { config: { scope: 'chat', endpoint: 'chat.completions' } }, async (request, reply) => {
+    const chatRequest = parseChatCompletionRequest(request.body);
+    const record = request.record as RequestRecord;
+    const input = {
+      principal: request.principal as Principal,
+      request: chatRequest,
+      sessionHeader: request.headers['x-session-id'],
+      record,
+      cancellation: request.cancellation as Cancellation,
+    };
+    if (chatRequest.stream === true) {
+      const outcome = await chat.stream(input);
+      // Written here, not by Fastify: events go out as they arrive, within PausedStreams' bounds.
+      reply.hijack();
+      await writeEventStream(reply.raw, responseHeaders(record.publicId, outcome.session), outcome.events, record, pausedStreams, (error) =>
+        request.log.warn({ err: error, requestId: record.id, clientRequestId: record.clientRequestId }, 'stream failed after the first byte'),
+      );
+      return reply;
+    }
+    const outcome = await chat.complete(input);
+    record.markFirstByte();
+    // The upstream's bytes as they are: one write of status, headers and body.
+    reply.hijack();
+    sendBody(reply.raw, 200, 'application/json', outcome.payload, responseHeaders(record.publicId, outcome.session));
+    return reply;
+  });
 }
 
 function responseHeaders(id: string, session: SessionIdentity | null): HeaderList {

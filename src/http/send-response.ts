@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { GatewayError } from '../../errors/index.js';
-import { errorBody, errorHeaders } from '../error-response.js';
+import type { GatewayError } from '../errors/index.js';
+import { errorBody, errorHeaders } from './error-response.js';
 
 /**
  * Response headers as one flat `[name, value, name, value…]` list: `writeHead` takes it straight

@@ -1,0 +1,87 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { Principal } from '../access/index.js';
+import type { RequestGate } from './request-gate.js';
+import { clientRequestId } from './request-id.js';
+
+type Done = Parameters<onRequestHookHandler>[2];
+
+/** One stage of the pipeline: runs before the route, may answer in its place by passing an error. */
+export type Stage = (request: FastifyRequest, reply: FastifyReply, done: Done) => void;
+
+/**
+ * The stages every request goes through, in this order, before its body is read and its handler
+ * runs; every `/v1` route is a Fastify route, so this list is the whole pipeline:
+ *
+ * 1. request id — the gateway's own id is the request's (`genReqId`); the caller's valid
+ *    `X-Request-Id`, else ours, is echoed on the response;
+ * 2. log record — routes with an `endpoint` get a request-log row and a cancellation; it comes
+ *    before the shutdown check so that a request refused while draining is logged too;
+ * 3. shutdown check — 503 `shutting_down` while the gateway drains;
+ * 4. authentication and scope — routes with a `scope` need a token that carries it;
+ * 5. (caller rate limits and quotas plug in here: they need the principal, not the body);
+ * then Fastify reads the body (`app.ts`: JSON, compression, nesting and size rules), validates
+ * and runs the handler; errors from any stage are answered by the one error handler (`app.ts`).
+ * Metrics and tracing plug in as an `onResponse` stage beside the record's own `close` listener.
+ */
+export function pipelineStages(gate: RequestGate): readonly Stage[] {
+  return [requestIdStage, recordStage(gate), shutdownStage(gate), authenticationStage(gate)];
+}
+
+export function registerPipeline(app: FastifyInstance, gate: RequestGate): void {
+  app.decorateRequest('principal', null);
+  app.decorateRequest('record', null);
+  app.decorateRequest('cancellation', null);
+  app.addHook('preClose', (done) => {
+    gate.close();
+    done();
+  });
+  for (const stage of pipelineStages(gate)) app.addHook('onRequest', stage);
+}
+
+const requestIdStage: Stage = (request, reply, done) => {
+  reply.header('x-request-id', clientRequestId(request.raw) ?? request.id);
+  done();
+};
+
+function shutdownStage(gate: RequestGate): Stage {
+  return (_request, reply, done) => {
+    const refusal = gate.refusal();
+    if (refusal === null) return done();
+    reply.header('connection', 'close');
+    done(refusal);
+  };
+}
+
+function recordStage(gate: RequestGate): Stage {
+  return (request, reply, done) => {
+    const { endpoint } = request.routeOptions.config;
+    if (endpoint !== undefined) {
+      const tracked = gate.track(request.raw, reply.raw, request.id, endpoint, clientRequestId(request.raw));
+      request.record = tracked.record;
+      request.cancellation = tracked.cancellation;
+    }
+    done();
+  };
+}
+
+function authenticationStage(gate: RequestGate): Stage {
+  return (request, _reply, done) => {
+    const { scope } = request.routeOptions.config;
+    if (scope === undefined) return done();
+    let principal: Principal | Promise<Principal>;
+    try {
+      principal = gate.admit(request.headers.authorization, scope, request.record);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (principal instanceof Promise) {
+      principal.then((resolved) => {
+        request.principal = resolved;
+        done();
+      }, done);
+      return;
+    }
+    request.principal = principal;
+    done();
+  };
+}
