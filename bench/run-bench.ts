@@ -147,7 +147,11 @@ async function main(): Promise<void> {
   say('measuring machine noise');
   const noiseBefore = await measureMachineNoise(noiseSeconds);
   const workDirectory = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
-  const upstream = await spawnPinned('node', [join(root, 'dist-bench', 'fast-upstream.js'), '0']);
+  // `--upstream-core load`: the fake upstream beside the load generator, off the proxies' core, so
+  // that a proxy's CPU per request is not shaped by how it shares a core with its upstream.
+  const upstreamOnLoadCore = argumentValue('--upstream-core') === 'load';
+  if (upstreamOnLoadCore) notes.push('the fake upstream ran on the load generator\'s core (`--upstream-core load`), not beside the proxies');
+  const upstream = await spawnPinned('node', [join(root, 'dist-bench', 'fast-upstream.js'), '0'], upstreamOnLoadCore ? { core: LOAD_CORE } : {});
   const context: BenchContext = { root, workDirectory, upstreamOrigin: `http://127.0.0.1:${String(upstream.first['port'])}`, upstreamPid: upstream.child.pid as number };
   const targets: Target[] = [
     direct(context),
@@ -351,3 +355,9 @@ main().catch((error: unknown) => {
   process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;
 });
+
+/** The value after `flag` on the command line, if given. */
+function argumentValue(flag: string): string | undefined {
+  const index = process.argv.indexOf(flag);
+  return index === -1 ? undefined : process.argv[index + 1];
+}

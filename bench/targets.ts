@@ -33,13 +33,13 @@ export interface BenchContext {
   upstreamPid: number;
 }
 
-/** Starts a command pinned to the server core; resolves with the first JSON object it prints on stdout (that `waitFor` accepts). */
+/** Starts a command pinned to the server core (or `core`); resolves with the first JSON object it prints on stdout (that `waitFor` accepts). */
 export function spawnPinned(
   command: string,
   args: string[],
-  options: { cwd?: string; waitForJson?: boolean; waitFor?: (line: Record<string, unknown>) => boolean } = {},
+  options: { cwd?: string; waitForJson?: boolean; waitFor?: (line: Record<string, unknown>) => boolean; core?: string } = {},
 ): Promise<{ child: ChildProcess; first: Record<string, unknown> }> {
-  const child = spawn('taskset', ['-c', SERVER_CORE, command, ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('taskset', ['-c', options.core ?? SERVER_CORE, command, ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const errors: string[] = [];
   child.stderr?.on('data', (part: Buffer) => errors.push(part.toString()));
   if (options.waitForJson === false) return Promise.resolve({ child, first: {} });

@@ -6,9 +6,8 @@ import type { Cancellation } from '../../core/index.js';
 import { ChunkQueue } from './chunk-queue.js';
 import { DeadlineWatch, deadlineResolution, type WatchedCall } from './deadline-watch.js';
 import { classifyTransport } from './classify-upstream-failure.js';
-import type { Http1Call, Http1Handler } from './http1/http1-call.js';
-import { Http1Pool } from './http1/http1-pool.js';
-import type { ResponseHead } from './http1/response-parser.js';
+import { createTransport } from './create-transport.js';
+import type { ResponseHeadView, Transport, TransportCall, TransportHandler } from './transport.js';
 
 /** Idle upstream connections are closed after this (sooner if the upstream's `Keep-Alive` says so). */
 const KEEP_ALIVE_MS = 30_000;
@@ -47,7 +46,7 @@ class CancelledError extends Error {
 class BufferedUpstreamResponse implements BufferedResponse {
   constructor(
     readonly statusCode: number,
-    private readonly head: ResponseHead,
+    private readonly head: ResponseHeadView,
     readonly body: Buffer,
   ) {}
 
@@ -109,11 +108,11 @@ abstract class TimedCall implements WatchedCall {
  * Collects one response whole, within caps: a successful answer past `maxResponseBytes` fails the
  * call; of an error answer the first ERROR_BODY_BYTES are kept and the rest is not read.
  */
-class BufferingHandler extends TimedCall implements Http1Handler {
+class BufferingHandler extends TimedCall implements TransportHandler {
   private statusCode = 0;
-  private head: ResponseHead | null = null;
+  private head: ResponseHeadView | null = null;
   private readonly chunks = new BodyChunks();
-  call: Http1Call | null = null;
+  call: TransportCall | null = null;
 
   constructor(
     private readonly cancellation: Cancellation,
@@ -129,7 +128,7 @@ class BufferingHandler extends TimedCall implements Http1Handler {
     this.sent();
   }
 
-  onResponseStart(statusCode: number, head: ResponseHead): void {
+  onResponseStart(statusCode: number, head: ResponseHeadView): void {
     this.statusCode = statusCode;
     this.head = head;
     this.received();
@@ -152,7 +151,7 @@ class BufferingHandler extends TimedCall implements Http1Handler {
   onResponseEnd(): void {
     this.stopWatching();
     this.cancellation.clear();
-    this.resolve(new BufferedUpstreamResponse(this.statusCode, this.head as ResponseHead, this.chunks.concat()));
+    this.resolve(new BufferedUpstreamResponse(this.statusCode, this.head as ResponseHeadView, this.chunks.concat()));
   }
 
   onResponseError(error: Error): void {
@@ -190,12 +189,12 @@ class BodyChunks {
 }
 
 /** Hands a 2xx body to a ChunkQueue as it arrives; any other answer is read whole. */
-class StreamingHandler extends TimedCall implements Http1Handler {
+class StreamingHandler extends TimedCall implements TransportHandler {
   private queue: ChunkQueue | null = null;
   private statusCode = 0;
-  private head: ResponseHead | null = null;
+  private head: ResponseHeadView | null = null;
   private readonly errorChunks = new BodyChunks();
-  call: Http1Call | null = null;
+  call: TransportCall | null = null;
 
   constructor(
     private readonly cancellation: Cancellation,
@@ -210,12 +209,12 @@ class StreamingHandler extends TimedCall implements Http1Handler {
     this.sent();
   }
 
-  onResponseStart(statusCode: number, head: ResponseHead): void {
+  onResponseStart(statusCode: number, head: ResponseHeadView): void {
     this.statusCode = statusCode;
     this.head = head;
     this.received();
     if (statusCode < 200 || statusCode >= 300) return;
-    const call = this.call as Http1Call;
+    const call = this.call as TransportCall;
     this.queue = new ChunkQueue({
       pause: () => {
         this.stopWatching();
@@ -248,7 +247,7 @@ class StreamingHandler extends TimedCall implements Http1Handler {
     this.stopWatching();
     this.cancellation.clear();
     if (this.queue !== null) this.queue.end();
-    else this.resolve({ ok: false, statusCode: this.statusCode, headers: (this.head as ResponseHead).headers, body: this.errorChunks.concat() });
+    else this.resolve({ ok: false, statusCode: this.statusCode, headers: (this.head as ResponseHeadView).headers, body: this.errorChunks.concat() });
   }
 
   onResponseError(error: Error): void {
@@ -273,7 +272,7 @@ class StreamingHandler extends TimedCall implements Http1Handler {
 export class UpstreamClient {
   /** Largest single event of a stream from this upstream, for the SSE decoder. */
   readonly maxEventBytes: number;
-  private readonly pool: Http1Pool;
+  private readonly pool: Transport;
   private readonly pathPrefix: string;
   private readonly timeouts: CallTimeouts;
 
@@ -281,7 +280,7 @@ export class UpstreamClient {
     const url = new URL(baseUrl);
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
     const { connect_ms: connectMs, first_byte_ms: firstByteMs, idle_ms: idleMs } = upstream.timeouts;
-    this.pool = new Http1Pool(url, { maxConnections: upstream.max_connections, connectTimeoutMs: connectMs, keepAliveMs: KEEP_ALIVE_MS });
+    this.pool = createTransport(url, { maxConnections: upstream.max_connections, connectTimeoutMs: connectMs, keepAliveMs: KEEP_ALIVE_MS });
     this.timeouts = {
       upstreamId: upstream.id,
       watch: new DeadlineWatch(deadlineResolution(firstByteMs, idleMs)),

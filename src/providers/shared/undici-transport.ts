@@ -1,0 +1,85 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Pool, type Dispatcher } from 'undici';
+import type { Transport, TransportCall, TransportHandler, TransportOptions, TransportRequest } from './transport.js';
+
+/**
+ * undici's `Pool` for one origin. Its own header and body timeouts are off: the upstream client
+ * runs the first-byte and idle clocks itself, so that time the gateway holds a body back for a
+ * slow client is not counted against the upstream.
+ */
+export class UndiciTransport implements Transport {
+  private readonly pool: Pool;
+
+  constructor(origin: URL, options: TransportOptions) {
+    this.pool = new Pool(origin.origin, {
+      connections: options.maxConnections,
+      pipelining: 1,
+      keepAliveTimeout: options.keepAliveMs,
+      keepAliveMaxTimeout: options.keepAliveMs,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connect: { timeout: options.connectTimeoutMs },
+    });
+  }
+
+  dispatch(request: TransportRequest, handler: TransportHandler): TransportCall {
+    const call = new UndiciCall(handler);
+    this.pool.dispatch({ path: request.path, method: request.method, headers: request.headers, body: request.body ?? null }, call);
+    return call;
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+/** undici's handler for one call, and the caller's handle on it. */
+class UndiciCall implements Dispatcher.DispatchHandler, TransportCall {
+  private controller: Dispatcher.DispatchController | null = null;
+  private pendingAbort: Error | null = null;
+  private pausedFlag = false;
+
+  constructor(private readonly handler: TransportHandler) {}
+
+  get paused(): boolean {
+    return this.pausedFlag;
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.pendingAbort !== null) return controller.abort(this.pendingAbort);
+    this.handler.onRequestSent();
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (this.pausedFlag) controller.pause();
+    this.handler.onResponseStart(statusCode, { headers });
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.handler.onResponseData(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.handler.onResponseEnd();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.handler.onResponseError(error);
+  }
+
+  abort(error: Error): void {
+    if (this.controller === null) this.pendingAbort = error;
+    else this.controller.abort(error);
+  }
+
+  pause(): void {
+    this.pausedFlag = true;
+    this.controller?.pause();
+  }
+
+  resume(): void {
+    this.pausedFlag = false;
+    this.controller?.resume();
+  }
+}
