@@ -61,6 +61,8 @@ export interface FaultUpstream {
   readonly received: Map<string, number>;
   /** Connections open now. */
   readonly openConnections: number;
+  /** Endless streams still being written (each ends when its connection closes). */
+  readonly endlessStreams: number;
   close(): Promise<void>;
 }
 
@@ -111,6 +113,9 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
     received,
     get openConnections() {
       return sockets.size;
+    },
+    get endlessStreams() {
+      return endlessStreams;
     },
     async close() {
       for (const socket of sockets) socket.destroy();
@@ -216,7 +221,11 @@ async function writeFiller(response: ServerResponse, bytes: number): Promise<voi
   response.end();
 }
 
+let endlessStreams = 0;
+
 async function sendEndlessStream(response: ServerResponse, fixtures: Fixtures): Promise<void> {
+  endlessStreams++;
+  response.once('close', () => endlessStreams--);
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   const template = JSON.parse(fixtures.streamChunks[1] as string) as { choices: Array<{ delta: { content: string } }> };
   (template.choices[0] as { delta: { content: string } }).delta.content = 'x'.repeat(STREAM_EVENT_BYTES);

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { Readable, Transform } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import type { Transport, TransportCall, TransportHandler, TransportOptions, TransportRequest } from './transport.js';
 
@@ -24,7 +25,8 @@ export class UndiciTransport implements Transport {
 
   dispatch(request: TransportRequest, handler: TransportHandler): TransportCall {
     const call = new UndiciCall(handler);
-    this.pool.dispatch({ path: request.path, method: request.method, headers: request.headers, body: request.body ?? null }, call);
+    const { body } = request;
+    this.pool.dispatch({ path: request.path, method: request.method, headers: request.headers, body: body instanceof Readable ? notifyingEachChunk(body, handler) : body }, call);
     return call;
   }
 
@@ -82,4 +84,20 @@ class UndiciCall implements Dispatcher.DispatchHandler, TransportCall {
     this.pausedFlag = false;
     this.controller?.resume();
   }
+}
+
+/**
+ * A streamed upload (a transcription's file) tells the handler of each chunk it hands on, so that
+ * the first-byte clock restarts while the upload is still going: a slow upload is not a silent
+ * upstream.
+ */
+function notifyingEachChunk(body: Readable, handler: TransportHandler): Readable {
+  const relay = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      handler.onRequestSent();
+      callback(null, chunk);
+    },
+  });
+  body.on('error', (error) => relay.destroy(error));
+  return body.pipe(relay);
 }

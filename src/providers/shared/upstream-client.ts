@@ -264,10 +264,10 @@ class StreamingHandler extends TimedCall implements TransportHandler {
 }
 
 /**
- * One keep-alive connection pool per upstream credential, with the three timeouts a streaming
- * upstream needs: connect (the pool's), first byte and idle gaps between body chunks (ours, see
- * DeadlineWatch). The pool is the gateway's own HTTP/1.1 client (see http1/ and
- * docs/upstream-http.md): no Node stream, header object or timer is made per call.
+ * One keep-alive connection pool per upstream credential (a Transport: undici's Pool, see
+ * docs/upstream-http.md), with the three timeouts a streaming upstream needs: connect (the
+ * transport's), first byte and idle gaps between body chunks (ours, see DeadlineWatch), and the
+ * caps on what is read whole.
  */
 export class UpstreamClient {
   /** Largest single event of a stream from this upstream, for the SSE decoder. */
