@@ -76,7 +76,7 @@ export function classifyTransport(error: unknown, credentialId: string): Gateway
   if (code !== undefined && TIMEOUT_CODES.has(code)) {
     return new GatewayError('upstream_timeout', `Upstream ${credentialId} timed out (${code}).`, { cause: error, upstream: failure('timeout', code) });
   }
-  if (code === 'HTTP1_PROTOCOL' || (code !== undefined && code.startsWith('HPE_'))) {
+  if (code === 'HTTP1_PROTOCOL') {
     const detail = (error as Error).message;
     return new GatewayError('upstream_invalid_response', `Upstream ${credentialId} sent an invalid HTTP response (${detail}).`, { cause: error, upstream: failure('protocol', detail) });
   }
@@ -87,9 +87,8 @@ export function classifyTransport(error: unknown, credentialId: string): Gateway
   return new GatewayError('upstream_error', `Upstream ${credentialId} could not be reached (${reason}).`, { cause: error, upstream: failure('connect', reason) });
 }
 
-// First-byte and idle timeouts are the upstream client's own GatewayErrors; these are the socket's
-// (our HTTP/1.1 client's, undici's, the kernel's). A protocol error is ours or llhttp's (`HPE_*`).
-const TIMEOUT_CODES = new Set(['HTTP1_CONNECT_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
+// First-byte and idle timeouts are the upstream client's own GatewayErrors; these are the socket's.
+const TIMEOUT_CODES = new Set(['HTTP1_CONNECT_TIMEOUT', 'ETIMEDOUT']);
 
 /** The one mapping of a classified failure to the gateway's error codes (and so to HTTP). */
 export function failureError(failure: UpstreamFailure, param: string | null = null): GatewayError {

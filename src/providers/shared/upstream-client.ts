@@ -264,10 +264,11 @@ class StreamingHandler extends TimedCall implements TransportHandler {
 }
 
 /**
- * One keep-alive connection pool per upstream credential (a Transport: undici's Pool, see
- * docs/upstream-http.md), with the three timeouts a streaming upstream needs: connect (the
- * transport's), first byte and idle gaps between body chunks (ours, see DeadlineWatch), and the
- * caps on what is read whole.
+ * One keep-alive connection pool per upstream credential (a Transport, see create-transport.ts),
+ * with the three timeouts a streaming upstream needs: connect (the pool's), first byte and idle
+ * gaps between body chunks (ours, see DeadlineWatch), and the caps on what is read whole. The
+ * transport is the gateway's own HTTP/1.1 client (http1/; docs/upstream-http.md says why): no
+ * Node stream, header object or timer is made per call.
  */
 export class UpstreamClient {
   /** Largest single event of a stream from this upstream, for the SSE decoder. */
