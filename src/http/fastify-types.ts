@@ -1,5 +1,4 @@
 import type { Principal, Scope } from '../access/index.js';
-import type { Cancellation } from '../core/index.js';
 import type { RequestRecord } from '../usage/index.js';
 
 declare module 'fastify' {
@@ -13,6 +12,6 @@ declare module 'fastify' {
     principal: Principal | null;
     record: RequestRecord | null;
     /** Cancelled when the client leaves before its response is complete. */
-    cancellation: Cancellation | null;
+    cancellation: AbortSignal | null;
   }
 }

@@ -51,13 +51,13 @@ function ignoreStaleTimeout(): void {}
 /** Answers 408 `request_timeout` when nothing was sent yet, then closes the connection: the rest of the body can never be trusted to arrive. */
 function bodyTimedOut(gate: RequestGate): (request: IncomingMessage, response: ServerResponse) => void {
   return (request, response) => {
-    const tracked = gate.find(response);
+    const record = gate.find(response);
     if (response.headersSent) {
       response.destroy();
       return;
     }
     const error = new GatewayError('request_timeout', 'The request body stopped arriving; send it again.');
-    if (tracked !== undefined) tracked.record.errorCode ??= error.code;
-    sendError(response, error, ['x-request-id', tracked?.record.publicId ?? clientRequestId(request) ?? generateRequestId(), 'connection', 'close']);
+    if (record !== undefined) record.errorCode ??= error.code;
+    sendError(response, error, ['x-request-id', record?.publicId ?? clientRequestId(request) ?? generateRequestId(), 'connection', 'close']);
   };
 }

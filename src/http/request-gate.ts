@@ -1,13 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requireScope, type Principal, type Scope, type TokenAuthenticator } from '../access/index.js';
 import { GatewayError } from '../errors/index.js';
-import { Cancellation } from '../core/index.js';
 import { RequestRecord, type RequestRecorder } from '../usage/index.js';
 import { sendError } from './send-response.js';
 
 export interface TrackedRequest {
   record: RequestRecord;
-  cancellation: Cancellation;
+  /** Aborted when the client leaves before its response is complete, or at the shutdown deadline. */
+  cancellation: AbortSignal;
+}
+
+interface OpenRequest {
+  record: RequestRecord;
+  controller: AbortController;
 }
 
 /**
@@ -18,7 +23,7 @@ export interface TrackedRequest {
 export class RequestGate {
   private closing = false;
   /** Requests whose response has not closed yet, for the answers given from outside their route (body timeout, shutdown). */
-  private readonly open = new Map<ServerResponse, TrackedRequest>();
+  private readonly open = new Map<ServerResponse, OpenRequest>();
 
   constructor(
     private readonly authenticator: TokenAuthenticator,
@@ -42,29 +47,28 @@ export class RequestGate {
     const record = new RequestRecord(id, endpoint, clientRequestId);
     record.method = request.method ?? '';
     record.path = request.url ?? '';
-    const cancellation = new Cancellation();
-    const tracked = { record, cancellation };
+    const controller = new AbortController();
     const { recorder, open } = this;
     recorder.begin();
-    open.set(response, tracked);
+    open.set(response, { record, controller });
     // One listener per request does both jobs: stop the upstream call if the client left, and log.
     // It runs outside any request's promise chain: an exception here would reach the process.
     response.on('close', () => {
       open.delete(response);
       try {
         if (response.writableFinished) return recorder.finish(record, response.statusCode);
-        cancellation.cancel();
+        controller.abort(clientGone());
         recorder.finishIncomplete(record);
       } catch (error) {
         this.onListenerError(error);
       }
     });
-    return tracked;
+    return { record, cancellation: controller.signal };
   }
 
-  /** The request a response belongs to, while it is open. */
-  find(response: ServerResponse): TrackedRequest | undefined {
-    return this.open.get(response);
+  /** The record of the request a response belongs to, while it is open. */
+  find(response: ServerResponse): RequestRecord | undefined {
+    return this.open.get(response)?.record;
   }
 
   /**
@@ -73,11 +77,11 @@ export class RequestGate {
    * stopped. Streams already under way are left for the caller to cut.
    */
   answerPending(): void {
-    for (const [response, { record, cancellation }] of this.open) {
+    for (const [response, { record, controller }] of this.open) {
       if (response.headersSent) continue;
       record.errorCode = 'shutting_down';
       sendError(response, shuttingDown(), ['x-request-id', record.publicId, 'connection', 'close']);
-      cancellation.cancel();
+      controller.abort(shuttingDown());
     }
   }
 
@@ -90,6 +94,11 @@ export class RequestGate {
     if (principal instanceof Promise) return principal.then((resolved) => checked(resolved, scope, record));
     return checked(principal, scope, record);
   }
+}
+
+/** The reason a call is aborted with when its client left: engines that reject with it say why. */
+function clientGone(): GatewayError {
+  return new GatewayError('upstream_error', 'The client went away.', { retryable: false });
 }
 
 function shuttingDown(): GatewayError {

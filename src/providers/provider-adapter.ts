@@ -1,8 +1,7 @@
 import type { TProperties } from '@sinclair/typebox';
 import type { ModelType, UpstreamConfig } from '../config/index.js';
-import type { Cancellation, Usage } from '../core/index.js';
+import type { Usage } from '../core/index.js';
 
-export { Cancellation } from '../core/index.js';
 export type { Usage } from '../core/index.js';
 
 /**
@@ -16,7 +15,7 @@ export type ChatRequestBody = Record<string, unknown> & { model: string; message
 export interface ChatCall {
   body: ChatRequestBody;
   /** Cancelled when the client goes away; adapters stop the upstream request. */
-  cancellation: Cancellation;
+  cancellation: AbortSignal;
 }
 
 export interface ChatCompletionResult {
@@ -49,7 +48,7 @@ export interface EmbeddingCall {
   encodingFormat: EncodingFormat;
   dimensions?: number;
   user?: string;
-  cancellation: Cancellation;
+  cancellation: AbortSignal;
 }
 
 export interface EmbeddingResult {
@@ -71,7 +70,7 @@ export interface RerankCall {
   documents: readonly string[];
   /** A hint: the gateway sorts and cuts the results itself. */
   topN?: number;
-  cancellation: Cancellation;
+  cancellation: AbortSignal;
 }
 
 export interface RerankResult {
@@ -87,7 +86,7 @@ export interface SpeechCall {
   responseFormat: string;
   speed: number;
   instructions?: string;
-  cancellation: Cancellation;
+  cancellation: AbortSignal;
 }
 
 export interface SpeechResult {
@@ -101,7 +100,7 @@ export interface TranscriptionCall {
   file: { path: string; size: number; filename: string; contentType: string };
   /** The form's other fields, as sent (language, prompt, response_format, temperature, …). */
   fields: ReadonlyArray<readonly [string, string]>;
-  cancellation: Cancellation;
+  cancellation: AbortSignal;
 }
 
 export interface TranscriptionResult {

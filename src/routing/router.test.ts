@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/index.js';
-import { Cancellation, type ChatProvider } from '../providers/provider-adapter.js';
+import type { ChatProvider } from '../providers/provider-adapter.js';
 import type { CatalogModel, Route } from './model-catalog.js';
 import { failureOf, Router, type AttemptObserver } from './router.js';
 
@@ -27,7 +27,7 @@ function ticking(): () => number {
   return () => (now += 5);
 }
 
-const live = new Cancellation();
+const live = new AbortController().signal;
 const unavailable = () => new GatewayError('upstream_error', 'down');
 
 describe('Router', () => {
@@ -90,13 +90,14 @@ describe('Router', () => {
   });
 
   it('tries no other candidate once the caller has gone', async () => {
-    const cancellation = new Cancellation();
+    const controller = new AbortController();
+    const cancellation = controller.signal;
     const tried: string[] = [];
     const seen = observer();
     await expect(
       new Router({ random: () => 0 }).route(model([1, 1]), { cancellation, observer: seen }, async (route) => {
         tried.push(route.upstreamId);
-        cancellation.cancel();
+        controller.abort();
         throw unavailable();
       }),
     ).rejects.toMatchObject({ code: 'upstream_error' });

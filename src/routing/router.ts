@@ -1,6 +1,5 @@
 import { GatewayError, isGatewayError, type ErrorCode, type FailureClass, type UpstreamFailure } from '../errors/index.js';
 import type { ModelType } from '../config/index.js';
-import type { Cancellation } from '../providers/provider-adapter.js';
 import type { CatalogModel, Route } from './model-catalog.js';
 import { routeOrder } from './route-order.js';
 
@@ -26,7 +25,7 @@ export interface AttemptObserver {
 }
 
 export interface RouteCall {
-  cancellation: Cancellation;
+  cancellation: AbortSignal;
   observer: AttemptObserver;
 }
 
@@ -85,7 +84,7 @@ export class Router {
         return { value, route, attempts };
       } catch (error) {
         lastError = error;
-        if (cancellation.cancelled) throw error;
+        if (cancellation.aborted) throw error;
         const failure = failureOf(error, route.upstreamId);
         attempts.push({ credentialId: route.upstreamId, startedAt, durationMs: this.now() - startedAt, error, failure });
         observer.noteUpstreamFailure(route.upstreamId, error, failure);

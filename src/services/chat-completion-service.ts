@@ -1,7 +1,7 @@
 import type { Principal } from '../access/index.js';
 import type { ChatCompletionRequest } from '../api/chat-completion-request.js';
 import { GatewayError } from '../errors/index.js';
-import type { Cancellation, ChatRequestBody, ChatStreamEvent } from '../providers/provider-adapter.js';
+import type { ChatRequestBody, ChatStreamEvent } from '../providers/provider-adapter.js';
 import { estimateChatUsage, type RequestRecord } from '../usage/index.js';
 import type { ModelCatalog, Route, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
@@ -12,7 +12,7 @@ export interface ChatInput {
   request: ChatCompletionRequest;
   sessionHeader: string | string[] | undefined;
   record: RequestRecord;
-  cancellation: Cancellation;
+  cancellation: AbortSignal;
 }
 
 export interface CompletionOutcome {

@@ -1,6 +1,6 @@
 import type { Principal } from '../access/index.js';
 import { checkEmbeddingTokenLimits, type ParsedEmbeddingsRequest } from '../api/embeddings-request.js';
-import type { Cancellation, EmbeddingLimits, EncodingFormat } from '../providers/provider-adapter.js';
+import type { EmbeddingLimits, EncodingFormat } from '../providers/provider-adapter.js';
 import { estimateEmbeddingTokens, type RequestRecord } from '../usage/index.js';
 import { vectorFromBase64, vectorToBase64 } from './embedding-format.js';
 import type { ModelCatalog, Route, Router } from '../routing/index.js';
@@ -11,7 +11,7 @@ export interface EmbeddingInput {
   principal: Principal;
   parsed: ParsedEmbeddingsRequest;
   record: RequestRecord;
-  cancellation: Cancellation;
+  cancellation: AbortSignal;
 }
 
 /** The embedding list object of spec 2.3. */
@@ -69,7 +69,7 @@ export class EmbeddingService {
   }
 }
 
-function embedWith(route: Route<'embedding'>, call: { inputs: Array<string | number[]>; format: EncodingFormat; request: ParsedEmbeddingsRequest['request']; cancellation: Cancellation }) {
+function embedWith(route: Route<'embedding'>, call: { inputs: Array<string | number[]>; format: EncodingFormat; request: ParsedEmbeddingsRequest['request']; cancellation: AbortSignal }) {
   return route.provider.embed({
     model: route.upstreamModel,
     inputs: call.inputs,

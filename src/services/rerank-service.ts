@@ -1,6 +1,5 @@
 import type { Principal } from '../access/index.js';
 import type { RerankRequest } from '../api/rerank-request.js';
-import type { Cancellation } from '../providers/provider-adapter.js';
 import type { RequestRecord } from '../usage/index.js';
 import type { ModelCatalog, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
@@ -9,7 +8,7 @@ export interface RerankInput {
   principal: Principal;
   request: RerankRequest;
   record: RequestRecord;
-  cancellation: Cancellation;
+  cancellation: AbortSignal;
 }
 
 /** The rerank result object of spec 2.4, with the documents when asked for, Cohere/Jina style. */

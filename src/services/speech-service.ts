@@ -1,6 +1,5 @@
 import type { Principal } from '../access/index.js';
 import { SPEECH_CONTENT_TYPES, type SpeechRequest } from '../api/speech-request.js';
-import type { Cancellation } from '../providers/provider-adapter.js';
 import type { RequestRecord } from '../usage/index.js';
 import type { ModelCatalog, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
@@ -9,7 +8,7 @@ export interface SpeechInput {
   principal: Principal;
   request: SpeechRequest;
   record: RequestRecord;
-  cancellation: Cancellation;
+  cancellation: AbortSignal;
 }
 
 export interface SpeechOutcome {

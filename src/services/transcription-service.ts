@@ -1,6 +1,6 @@
 import type { Principal } from '../access/index.js';
 import { GatewayError } from '../errors/index.js';
-import type { Cancellation, TranscriptionCall, TranscriptionResult } from '../providers/provider-adapter.js';
+import type { TranscriptionCall, TranscriptionResult } from '../providers/provider-adapter.js';
 import type { RequestRecord } from '../usage/index.js';
 import type { ModelCatalog, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
@@ -12,7 +12,7 @@ export interface TranscriptionInput {
   file: TranscriptionCall['file'];
   fields: TranscriptionCall['fields'];
   record: RequestRecord;
-  cancellation: Cancellation;
+  cancellation: AbortSignal;
 }
 
 /**

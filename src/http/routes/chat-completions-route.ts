@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../../access/index.js';
 import { parseChatCompletionRequest } from '../../api/chat-completion-request.js';
-import type { Cancellation } from '../../core/index.js';
 import type { SessionIdentity } from '../../routing/index.js';
 import type { ChatCompletionService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
@@ -18,7 +17,7 @@ export function registerChatCompletionsRoute(app: FastifyInstance, chat: ChatCom
       request: chatRequest,
       sessionHeader: request.headers['x-session-id'],
       record,
-      cancellation: request.cancellation as Cancellation,
+      cancellation: request.cancellation as AbortSignal,
     };
     if (chatRequest.stream === true) {
       const outcome = await chat.stream(input);

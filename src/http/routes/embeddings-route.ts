@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../../access/index.js';
 import { parseEmbeddingsRequest } from '../../api/embeddings-request.js';
-import type { Cancellation } from '../../core/index.js';
 import type { EmbeddingService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 
@@ -13,7 +12,7 @@ export function registerEmbeddingsRoute(app: FastifyInstance, embeddings: Embedd
       principal: request.principal as Principal,
       parsed,
       record,
-      cancellation: request.cancellation as Cancellation,
+      cancellation: request.cancellation as AbortSignal,
     });
     record.markFirstByte();
     return reply.send(list);

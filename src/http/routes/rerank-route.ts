@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../../access/index.js';
 import { parseRerankRequest } from '../../api/rerank-request.js';
-import type { Cancellation } from '../../core/index.js';
 import type { RerankService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 
@@ -13,7 +12,7 @@ export function registerRerankRoute(app: FastifyInstance, reranker: RerankServic
       principal: request.principal as Principal,
       request: rerankRequest,
       record,
-      cancellation: request.cancellation as Cancellation,
+      cancellation: request.cancellation as AbortSignal,
     });
     record.markFirstByte();
     return reply.send(list);

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../../access/index.js';
 import { parseSpeechRequest } from '../../api/speech-request.js';
-import type { Cancellation } from '../../core/index.js';
 import type { SpeechService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 import { toGatewayError } from '../error-response.js';
@@ -15,7 +14,7 @@ export function registerSpeechRoute(app: FastifyInstance, speech: SpeechService,
       principal: request.principal as Principal,
       request: speechRequest,
       record,
-      cancellation: request.cancellation as Cancellation,
+      cancellation: request.cancellation as AbortSignal,
     });
     record.markFirstByte();
     // Written here rather than piped by Fastify, so that a client that stops reading is bounded

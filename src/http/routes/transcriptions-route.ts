@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../../access/index.js';
 import { detectAudioFormat } from '../../api/audio-format.js';
 import { AUDIO_CONTENT_TYPES, MAX_TRANSCRIPTION_BYTES, parseTranscriptionFields } from '../../api/transcription-request.js';
-import type { Cancellation } from '../../core/index.js';
 import type { TranscriptionService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 import { fileIssue, readUpload } from '../multipart-upload.js';
@@ -32,7 +31,7 @@ export function registerTranscriptionsRoute(app: FastifyInstance, transcriptions
         file: { path: file.path, size: file.size, filename: `${stem}.${extension}`, contentType },
         fields: fields.passthrough,
         record,
-        cancellation: request.cancellation as Cancellation,
+        cancellation: request.cancellation as AbortSignal,
       });
       record.markFirstByte();
       return await reply.type(result.contentType).send(result.body);

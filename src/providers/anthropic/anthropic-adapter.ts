@@ -1,6 +1,5 @@
 import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
-import type { Cancellation } from '../../core/index.js';
 import type {
   Capabilities,
   ChatCall,
@@ -62,7 +61,7 @@ export class AnthropicAdapter implements ProviderAdapter, ChatProvider {
     return this.client.close();
   }
 
-  private post(body: string, cancellation: Cancellation): UpstreamRequest {
+  private post(body: string, cancellation: AbortSignal): UpstreamRequest {
     return { path: '/v1/messages', method: 'POST', headers: this.headers, body, cancellation };
   }
 

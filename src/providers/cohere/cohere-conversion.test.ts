@@ -1,14 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/index.js';
-import { Cancellation } from '../../core/index.js';
 import type { CohereEmbedResponse, CohereRerankResponse } from './cohere-api.js';
 import { convertCohereEmbedRequest, convertCohereRerankRequest } from './convert-cohere-request.js';
 import { mapCohereError } from './map-cohere-error.js';
 import { mapCohereEmbedResponse, mapCohereRerankResponse } from './map-cohere-response.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/cohere/${name}`, import.meta.url), 'utf8');
-const cancellation = new Cancellation();
+const cancellation = new AbortController().signal;
 
 describe('Cohere request conversion', () => {
   it('sends texts as search documents with float embeddings, and output_dimension only when asked', () => {

@@ -1,6 +1,5 @@
 import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
-import type { Cancellation } from '../../core/index.js';
 import type {
   Capabilities,
   ChatCall,
@@ -105,7 +104,7 @@ export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingPr
     return this.client.close();
   }
 
-  private async postJson<T>(path: string, body: string, cancellation: Cancellation): Promise<T> {
+  private async postJson<T>(path: string, body: string, cancellation: AbortSignal): Promise<T> {
     const response = await this.client.requestBuffered({ path, method: 'POST', headers: this.headers, body, cancellation });
     if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
     try {

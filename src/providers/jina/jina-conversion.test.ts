@@ -1,13 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Cancellation } from '../../core/index.js';
 import type { JinaEmbeddingsResponse, JinaRerankResponse } from './jina-api.js';
 import { convertJinaEmbeddingsRequest, convertJinaRerankRequest } from './convert-jina-request.js';
 import { mapJinaError } from './map-jina-error.js';
 import { mapJinaEmbeddingsResponse, mapJinaRerankResponse } from './map-jina-response.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/jina/${name}`, import.meta.url), 'utf8');
-const cancellation = new Cancellation();
+const cancellation = new AbortController().signal;
 
 describe('Jina request conversion', () => {
   it('sends strings as input with float embeddings, and dimensions only when asked', () => {

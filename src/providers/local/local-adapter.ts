@@ -24,7 +24,6 @@ import type {
 import { discoverGgufModels } from './chat/discover-gguf-models.js';
 import { engineWorkerScript } from './engine-worker-script.js';
 import type { EmbedParams, EmbedReply, RerankParams, RerankReply, SpeakParams, SpeakReply, TranscribeParams, TranscribeReply } from './engine-methods.js';
-import { abortSignalOf } from './abort-signal-of.js';
 import { LocalChat } from './local-chat.js';
 import { LOCAL_MODEL_IDS } from './local-model-ids.js';
 import { findPocketsphinx } from './transcription/find-pocketsphinx.js';
@@ -112,7 +111,7 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
       if (typeof input !== 'string') throw new GatewayError('upstream_bad_request', `${LOCAL_MODEL_IDS.embedding} embeds text; token arrays are not supported.`, { param: 'input' });
       return input;
     });
-    const reply = await this.text.call<EmbedReply>('embed', { texts } satisfies EmbedParams, abortSignalOf(call.cancellation));
+    const reply = await this.text.call<EmbedReply>('embed', { texts } satisfies EmbedParams, call.cancellation);
     const vectors = new Float32Array(reply.vectors);
     return {
       vectors: texts.map((_, index) => {
@@ -125,14 +124,14 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
 
   async rerank(call: RerankCall): Promise<RerankResult> {
     this.expectModel(call.model, LOCAL_MODEL_IDS.rerank);
-    const scores = await this.text.call<RerankReply>('rerank', { query: call.query, documents: call.documents } satisfies RerankParams, abortSignalOf(call.cancellation));
+    const scores = await this.text.call<RerankReply>('rerank', { query: call.query, documents: call.documents } satisfies RerankParams, call.cancellation);
     return { scores: scores.map((score, index) => ({ index, score })), totalTokens: null };
   }
 
   async speak(call: SpeechCall): Promise<SpeechResult> {
     this.expectModel(call.model, LOCAL_MODEL_IDS.speech);
     const params: SpeakParams = { text: call.input, voice: call.voice, speed: call.speed, format: call.responseFormat };
-    const reply = await this.speech.call<SpeakReply>('speak', params, abortSignalOf(call.cancellation));
+    const reply = await this.speech.call<SpeakReply>('speak', params, call.cancellation);
     return { audio: chunksOf(Buffer.from(reply.audio)) };
   }
 
@@ -147,7 +146,7 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
       timestampGranularities: call.fields.filter(([key]) => key === 'timestamp_granularities[]' || key === 'timestamp_granularities').map(([, value]) => value),
       ...(language === undefined ? {} : { language }),
     };
-    const reply = await this.transcription.call<TranscribeReply>('transcribe', params, abortSignalOf(call.cancellation));
+    const reply = await this.transcription.call<TranscribeReply>('transcribe', params, call.cancellation);
     return { contentType: reply.contentType, body: Buffer.from(reply.body) };
   }
 

@@ -3,7 +3,6 @@ import type { ChatCall, ChatCompletionResult, ChatStreamEvent } from '../provide
 import { ChunkQueue } from '../shared/chunk-queue.js';
 import type { LlamaChatEngine } from './chat/llama-chat-engine.js';
 import { convertLocalChatRequest } from './convert-local-chat-request.js';
-import { abortSignalOf } from './abort-signal-of.js';
 import { JobLimiter } from './job-limiter.js';
 import { chunkEvent, completionId, completionPayload, outcomeUsage, usageEvent } from './local-chat-response.js';
 import { LocalEngineError } from './local-engine-error.js';
@@ -30,7 +29,7 @@ export class LocalChat {
   async complete(call: ChatCall): Promise<ChatCompletionResult> {
     const request = convertOrThrow(call);
     const { engine, limiter } = await this.model(call.body.model);
-    const signal = abortSignalOf(call.cancellation);
+    const signal = call.cancellation;
     const outcome = await limiter.run(() => engine.complete(request, null, signal), signal).catch(rethrow);
     const payload = completionPayload(completionId(), call.body.model, Math.floor(Date.now() / 1000), outcome);
     return { payload, usage: outcomeUsage(outcome), completionText: () => outcome.text };
@@ -40,7 +39,7 @@ export class LocalChat {
   async stream(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
     const request = convertOrThrow(call);
     const { engine, limiter } = await this.model(call.body.model);
-    const signal = abortSignalOf(call.cancellation);
+    const signal = call.cancellation;
     const id = completionId();
     const model = call.body.model;
     const created = Math.floor(Date.now() / 1000);

@@ -2,7 +2,6 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UpstreamConfig } from '../../config/index.js';
 import type { GatewayError } from '../../errors/index.js';
-import { Cancellation } from '../../core/index.js';
 import { OpenAIAdapter } from './openai-adapter.js';
 
 let server: Server;
@@ -33,7 +32,7 @@ afterAll(async () => {
 async function embedCode(data: unknown): Promise<string> {
   answer = { object: 'list', data, model: 'm', usage: { prompt_tokens: 1, total_tokens: 1 } };
   try {
-    await adapter.embed({ model: 'm', inputs: ['a', 'b'], encodingFormat: 'float', cancellation: new Cancellation() });
+    await adapter.embed({ model: 'm', inputs: ['a', 'b'], encodingFormat: 'float', cancellation: new AbortController().signal });
     return 'accepted';
   } catch (error) {
     return (error as GatewayError).code;
@@ -43,7 +42,7 @@ async function embedCode(data: unknown): Promise<string> {
 describe('OpenAIAdapter.embed', () => {
   it('places vectors by index, in any order', async () => {
     answer = { data: [{ index: 1, embedding: [2] }, { index: 0, embedding: [1] }], usage: { prompt_tokens: 3 } };
-    const result = await adapter.embed({ model: 'm', inputs: ['a', 'b'], encodingFormat: 'float', cancellation: new Cancellation() });
+    const result = await adapter.embed({ model: 'm', inputs: ['a', 'b'], encodingFormat: 'float', cancellation: new AbortController().signal });
     expect(result).toEqual({ vectors: [[1], [2]], promptTokens: 3 });
   });
 

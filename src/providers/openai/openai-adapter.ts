@@ -20,7 +20,6 @@ import {
   type TranscriptionResult,
 } from '../provider-adapter.js';
 import { multipartBody } from '../shared/multipart-body.js';
-import type { Cancellation } from '../../core/index.js';
 import { headerValue, UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
 import { OPENAI_EMBEDDING_LIMITS, type OpenAIChatCompletion, type OpenAICompatibleRerankResponse, type OpenAIEmbeddingResponse } from './openai-api.js';
 import { mapOpenAIError } from './map-openai-error.js';
@@ -164,7 +163,7 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider {
     }
   }
 
-  private post(operation: OpenAIOperation, model: string, body: string, cancellation: Cancellation) {
+  private post(operation: OpenAIOperation, model: string, body: string, cancellation: AbortSignal) {
     return { path: this.endpoints.path(operation, model), method: 'POST' as const, headers: this.headers, body, cancellation };
   }
 

@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
-import type { Cancellation } from '../../core/index.js';
 import { UpstreamClient } from './upstream-client.js';
 
 /** A provider's error mapping: status, headers and body text to a classified GatewayError. */
@@ -32,7 +31,7 @@ export class JsonUpstream {
     this.client = new UpstreamClient(baseUrl, upstream);
   }
 
-  async post<T>(path: string, body: unknown, cancellation: Cancellation): Promise<T> {
+  async post<T>(path: string, body: unknown, cancellation: AbortSignal): Promise<T> {
     const response = await this.client.requestBuffered({ path, method: 'POST', headers: this.headers, body: JSON.stringify(body), cancellation });
     if (response.statusCode < 200 || response.statusCode >= 300) {
       throw this.mapError(response.statusCode, response.body.toString('utf8'), response.headers, this.upstream.id);

@@ -4,7 +4,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
-import { Cancellation } from '../../core/index.js';
 import { UpstreamClient, type UpstreamRequest } from './upstream-client.js';
 
 const FIRST_BYTE_MS = 150;
@@ -69,7 +68,7 @@ afterAll(async () => {
 });
 
 function get(path: string): UpstreamRequest {
-  return { path, method: 'GET', headers: {}, cancellation: new Cancellation() };
+  return { path, method: 'GET', headers: {}, cancellation: new AbortController().signal };
 }
 
 async function failure(promise: Promise<unknown>): Promise<GatewayError> {
@@ -102,7 +101,7 @@ describe('UpstreamClient timeouts', () => {
       }
     }
     const response = await client.requestBuffered({
-      path: '/upload', method: 'POST', headers: { 'content-length': '4000' }, body: Readable.from(slowly()), cancellation: new Cancellation(),
+      path: '/upload', method: 'POST', headers: { 'content-length': '4000' }, body: Readable.from(slowly()), cancellation: new AbortController().signal,
     });
     expect(response.body.toString()).toBe('4000');
   });

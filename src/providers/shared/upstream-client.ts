@@ -2,7 +2,6 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
-import type { Cancellation } from '../../core/index.js';
 import { ChunkQueue } from './chunk-queue.js';
 import { DeadlineWatch, deadlineResolution, type WatchedCall } from './deadline-watch.js';
 import { classifyTransport } from './classify-upstream-failure.js';
@@ -21,7 +20,7 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   /** A Readable is streamed; give `content-length` in `headers` with it. */
   body?: string | Buffer | Readable;
-  cancellation: Cancellation;
+  cancellation: AbortSignal;
 }
 
 export interface BufferedResponse {
@@ -114,8 +113,10 @@ class BufferingHandler extends TimedCall implements TransportHandler {
   private readonly chunks = new BodyChunks();
   call: TransportCall | null = null;
 
+  /** Removes the call's abort listener from the caller's signal, once the call has ended. */
+  release: () => void = noRelease;
+
   constructor(
-    private readonly cancellation: Cancellation,
     timeouts: CallTimeouts,
     private readonly resolve: (response: BufferedResponse) => void,
     private readonly reject: (error: unknown) => void,
@@ -150,13 +151,13 @@ class BufferingHandler extends TimedCall implements TransportHandler {
 
   onResponseEnd(): void {
     this.stopWatching();
-    this.cancellation.clear();
+    this.release();
     this.resolve(new BufferedUpstreamResponse(this.statusCode, this.head as ResponseHeadView, this.chunks.concat()));
   }
 
   onResponseError(error: Error): void {
     this.stopWatching();
-    this.cancellation.clear();
+    this.release();
     this.reject(classifyTransport(error, this.timeouts.upstreamId));
   }
 
@@ -196,8 +197,10 @@ class StreamingHandler extends TimedCall implements TransportHandler {
   private readonly errorChunks = new BodyChunks();
   call: TransportCall | null = null;
 
+  /** Removes the call's abort listener from the caller's signal, once the call has ended. */
+  release: () => void = noRelease;
+
   constructor(
-    private readonly cancellation: Cancellation,
     timeouts: CallTimeouts,
     private readonly resolve: (response: StreamingResponse) => void,
     private readonly reject: (error: unknown) => void,
@@ -245,14 +248,14 @@ class StreamingHandler extends TimedCall implements TransportHandler {
 
   onResponseEnd(): void {
     this.stopWatching();
-    this.cancellation.clear();
+    this.release();
     if (this.queue !== null) this.queue.end();
     else this.resolve({ ok: false, statusCode: this.statusCode, headers: (this.head as ResponseHeadView).headers, body: this.errorChunks.concat() });
   }
 
   onResponseError(error: Error): void {
     this.stopWatching();
-    this.cancellation.clear();
+    this.release();
     const mapped = classifyTransport(error, this.timeouts.upstreamId);
     if (this.queue !== null) this.queue.fail(mapped);
     else this.reject(mapped);
@@ -294,12 +297,12 @@ export class UpstreamClient {
 
   /** The whole response, for JSON answers. */
   requestBuffered(request: UpstreamRequest): Promise<BufferedResponse> {
-    return new Promise((resolve, reject) => this.dispatch(request, new BufferingHandler(request.cancellation, this.timeouts, resolve, reject)));
+    return new Promise((resolve, reject) => this.dispatch(request, new BufferingHandler(this.timeouts, resolve, reject)));
   }
 
   /** Resolves when the response headers arrive; a 2xx body is then read chunk by chunk. */
   openStream(request: UpstreamRequest): Promise<StreamingResponse> {
-    return new Promise((resolve, reject) => this.dispatch(request, new StreamingHandler(request.cancellation, this.timeouts, resolve, reject)));
+    return new Promise((resolve, reject) => this.dispatch(request, new StreamingHandler(this.timeouts, resolve, reject)));
   }
 
   /**
@@ -326,9 +329,17 @@ export class UpstreamClient {
   private dispatch(request: UpstreamRequest, handler: BufferingHandler | StreamingHandler): void {
     const call = this.pool.dispatch({ path: this.pathPrefix + request.path, method: request.method, headers: request.headers, body: request.body ?? null }, handler);
     handler.call = call;
-    request.cancellation.onCancel(() => call.abort(new CancelledError()));
+    const signal = request.cancellation;
+    if (signal.aborted) return call.abort(new CancelledError());
+    // One listener per call, removed when the call ends: a failed-over call no longer needs it,
+    // and a signal that outlives many calls must not collect them.
+    const onAbort = (): void => call.abort(new CancelledError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    handler.release = () => signal.removeEventListener('abort', onAbort);
   }
 }
+
+function noRelease(): void {}
 
 function isEventStream(contentType: string | undefined): boolean {
   return contentType !== undefined && contentType.trimStart().toLowerCase().startsWith('text/event-stream');

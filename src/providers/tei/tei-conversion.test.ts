@@ -1,13 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Cancellation } from '../../core/index.js';
 import { convertTeiEmbedRequest, convertTeiRerankRequest } from './convert-tei-request.js';
 import { mapTeiError } from './map-tei-error.js';
 import { mapTeiEmbedResponse, mapTeiRerankResponse } from './map-tei-response.js';
 import { createTeiAdapter } from './tei-adapter.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/tei/${name}`, import.meta.url), 'utf8');
-const cancellation = new Cancellation();
+const cancellation = new AbortController().signal;
 
 describe('TEI request conversion', () => {
   it('sends strings and token ids as inputs, normalized, with dimensions only when asked', () => {
