@@ -8,19 +8,12 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { runCli } from '../../src/cli/main.js';
 import { findPocketsphinx } from '../../src/providers/local/transcription/find-pocketsphinx.js';
+import { cli } from '../support/run-cli.js';
 import { startHarness, type Harness } from '../support/gateway-harness.js';
 
 /** What a new user meets in the first hour, before any feature: each was a trip-up once. */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string[]; stderr: string[] }> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await runCli(argv, { stdout: (line) => stdout.push(line), stderr: (line) => stderr.push(line) });
-  return { code, stdout, stderr };
-}
 
 let harness: Harness;
 let token: string;

@@ -1,20 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
 import { tailRequestsCommand } from '../../src/cli/requests-command.js';
+import { cli } from '../support/run-cli.js';
 import { startHarness, type Harness } from '../support/gateway-harness.js';
-
-interface Captured {
-  code: number;
-  stdout: string[];
-  stderr: string[];
-}
-
-async function cli(...argv: string[]): Promise<Captured> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await runCli(argv, { stdout: (line) => stdout.push(line), stderr: (line) => stderr.push(line) });
-  return { code, stdout, stderr };
-}
 
 async function until<T>(probe: () => T | undefined, what: string): Promise<T> {
   for (let attempt = 0; attempt < 200; attempt++) {

@@ -2,22 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
+import { cli } from '../support/run-cli.js';
 import { startHarness, type Harness } from '../support/gateway-harness.js';
 import { isolatedPostgresUrl } from '../support/postgres-url.js';
-
-interface Captured {
-  code: number;
-  stdout: string[];
-  stderr: string[];
-}
-
-async function cli(...argv: string[]): Promise<Captured> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await runCli(argv, { stdout: (line) => stdout.push(line), stderr: (line) => stderr.push(line) });
-  return { code, stdout, stderr };
-}
 
 const TOKEN_PATTERN = /^svc_[A-Za-z0-9]{43}$/;
 const postgresUrl = process.env['TEST_DATABASE_URL'];

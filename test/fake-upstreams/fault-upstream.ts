@@ -89,6 +89,7 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
   const fixtures = await loadFixtures();
   const received = new Map<string, number>();
   const sockets = new Set<Socket>();
+  let endlessStreams = 0;
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -97,6 +98,10 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
       const fault = faultOf(request, body);
       received.set(fault, (received.get(fault) ?? 0) + 1);
       if (fault === 'ok' && (request.url ?? '').endsWith('/embeddings')) return sendEmbeddings(response, body);
+      if (fault === 'endless-stream') {
+        endlessStreams++;
+        response.once('close', () => endlessStreams--);
+      }
       void answer(fault, streamRequested(request, body), response, fixtures).catch(() => response.destroy());
     });
   });
@@ -221,11 +226,7 @@ async function writeFiller(response: ServerResponse, bytes: number): Promise<voi
   response.end();
 }
 
-let endlessStreams = 0;
-
 async function sendEndlessStream(response: ServerResponse, fixtures: Fixtures): Promise<void> {
-  endlessStreams++;
-  response.once('close', () => endlessStreams--);
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   const template = JSON.parse(fixtures.streamChunks[1] as string) as { choices: Array<{ delta: { content: string } }> };
   (template.choices[0] as { delta: { content: string } }).delta.content = 'x'.repeat(STREAM_EVENT_BYTES);
