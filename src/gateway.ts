@@ -1,16 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { TokenAuthenticator, TokenService } from './access/index.js';
 import type { TProperties } from '@sinclair/typebox';
-import { ConfigError, type SwitchyardConfig, type UpstreamConfig } from './config/index.js';
+import { ConfigError, groupEndpoints, type SwitchyardConfig, type UpstreamConfig } from './config/index.js';
 import { buildApp } from './http/app.js';
 import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
 import { createLogger, type Logger } from './observability/logger.js';
-import type { OffModel, ProviderAdapter } from './providers/provider-adapter.js';
+import type { OffModel, ProviderAdapter, ProviderModule } from './providers/provider-adapter.js';
 import { PROVIDER_LOADERS } from './providers/registry.js';
 import { checkUpstreamKeys } from './providers/shared/upstream-keys.js';
-import { buildCatalog, Router, withPublishedModels, type ModelCatalog } from './routing/index.js';
+import { buildCatalog, Router, withPublishedModels, type CredentialEntry, type ModelCatalog } from './routing/index.js';
 import { ChatCompletionService, EmbeddingService, RerankService, SpeechService, TranscriptionService } from './services/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
 import { RequestLogQueue, RequestRecorder } from './usage/index.js';
@@ -40,7 +40,7 @@ export interface StartOptions {
 /** The composition root: the only place that knows every layer and wires them together. */
 export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logging.level);
-  const adapters = await createAdapters(config);
+  const { adapters, credentials } = await createEndpoints(config);
   const stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
   let watcher: TokenChangeWatcher | null = null;
   let queue: RequestLogQueue | null = null;
@@ -62,9 +62,8 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     });
     const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access));
     const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'));
-    const poolSizes = new Map(config.upstreams.map((upstream) => [upstream.id, upstream.max_connections]));
-    const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (upstreamId) => poolSizes.get(upstreamId) ?? 1, logger);
-    const catalog = buildCatalog(withPublishedModels(config.models, config.upstreams, adapters), config.upstreams, adapters);
+    const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
+    const catalog = buildCatalog(withPublishedModels(config.models, credentials), credentials);
     const router = new Router();
     const app = buildApp({
       logger,
@@ -94,7 +93,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       app,
       stores,
       catalog,
-      offModels: [...adapters.values()].flatMap((adapter) => adapter.offModels?.() ?? []).filter((model) => catalog.get(model.id) === undefined),
+      offModels: adapters.flatMap((adapter) => adapter.offModels?.() ?? []).filter((model) => catalog.get(model.id) === undefined),
       logger,
       tokens,
       url: `http://${host}:${port}`,
@@ -105,7 +104,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         });
         await recorder.close();
         if (queue !== null && queue.size > 0) logger.error({ lostRows: queue.size }, 'request log rows could not be written at shutdown');
-        await Promise.all([...adapters.values()].map((adapter) => adapter.close()));
+        await Promise.all(adapters.map((adapter) => adapter.close()));
         await activeWatcher.close();
         await stores.close();
       },
@@ -114,29 +113,49 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     await queue?.close(1).catch(() => undefined);
     await watcher?.close();
     await stores.close();
-    await Promise.all([...adapters.values()].map((adapter) => adapter.close()));
+    await Promise.all(adapters.map((adapter) => adapter.close()));
     throw error;
   }
 }
 
-async function createAdapters(config: SwitchyardConfig): Promise<Map<string, ProviderAdapter>> {
-  const adapters = new Map<string, ProviderAdapter>();
+/** A credential as the gateway wires it: its route target, and the connection pool it draws on. */
+interface WiredCredential extends CredentialEntry {
+  readonly pool: { readonly name: string; readonly size: number };
+}
+
+/**
+ * One adapter per endpoint (entries that differ only in their credential share one, and its
+ * connection pool), and each entry's credential bound to its endpoint's adapter.
+ */
+async function createEndpoints(config: SwitchyardConfig): Promise<{ adapters: ProviderAdapter[]; credentials: Map<string, WiredCredential> }> {
+  const modules = new Map<string, ProviderModule>();
   for (const [index, upstream] of config.upstreams.entries()) {
     const load = PROVIDER_LOADERS[upstream.provider];
     if (load === undefined) {
       const available = Object.keys(PROVIDER_LOADERS).join(', ');
       throw new ConfigError(`upstreams[${index}].provider`, `provider "${upstream.provider}" is not available in this version (available: ${available})`);
     }
-    try {
-      const provider = await load();
-      checkOwnKeys(upstream, index, provider.upstreamKeys);
-      adapters.set(upstream.id, provider.create(upstream));
-    } catch (error) {
-      await Promise.all([...adapters.values()].map((adapter) => adapter.close()));
-      throw error;
-    }
+    const provider = modules.get(upstream.provider) ?? (await load());
+    modules.set(upstream.provider, provider);
+    checkOwnKeys(upstream, index, provider.upstreamKeys);
   }
-  return adapters;
+  const adapters: ProviderAdapter[] = [];
+  const credentials = new Map<string, WiredCredential>();
+  try {
+    for (const { endpoint, credentials: entries } of groupEndpoints(config.upstreams)) {
+      const adapter = (modules.get(endpoint.provider) as ProviderModule).create(endpoint);
+      adapters.push(adapter);
+      const pool = { name: endpoint.name, size: endpoint.max_connections };
+      for (const entry of entries) {
+        const credential = { id: entry.id, apiKey: entry.api_key, headers: entry.headers ?? {} };
+        credentials.set(entry.id, { credential, provider: entry.provider, adapter, pool });
+      }
+    }
+  } catch (error) {
+    await Promise.all(adapters.map((adapter) => adapter.close()));
+    throw error;
+  }
+  return { adapters, credentials };
 }
 
 async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Logger, onDeadline: () => void): Promise<void> {

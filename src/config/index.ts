@@ -11,3 +11,4 @@ export {
   type SwitchyardConfig,
   type UpstreamConfig,
 } from './config-schema.js';
+export { groupEndpoints, type EndpointConfig, type EndpointGroup } from './upstream-endpoints.js';

@@ -54,8 +54,8 @@ beforeAll(async () => {
     },
   });
   const catalog = new ModelCatalog([
-    { id: 'broken-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, routes: [{ upstreamId: 'broken', upstreamModel: 'm', weight: 1, provider: brokenChat }] },
-    { id: 'echo-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, routes: [{ upstreamId: 'echo', upstreamModel: 'm', weight: 1, provider: echoChat }] },
+    { id: 'broken-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, routes: [{ credential: { id: 'broken', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, provider: brokenChat }] },
+    { id: 'echo-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, routes: [{ credential: { id: 'echo', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, provider: echoChat }] },
   ]);
   const queue = new RequestLogQueue(stores.requestLogs, { batchSize: 10, flushIntervalMs: 10, maxQueue: 100 });
   const recorder = new RequestRecorder(queue);
@@ -72,7 +72,7 @@ beforeAll(async () => {
     speech: new SpeechService(catalog, router),
     transcriptions: new TranscriptionService(catalog, router, undefined),
     gate: new RequestGate(authenticator, recorder),
-    pausedStreams: new PausedStreams(60_000, () => 8, logger),
+    pausedStreams: new PausedStreams(60_000, () => ({ name: 'test', size: 8 }), logger),
     limits: { bodyLimitBytes: 1024, bodyTimeoutMs: 30_000, maxConnections: 100, corsOrigins: [] },
   });
   url = await app.listen({ host: '127.0.0.1', port: 0 });

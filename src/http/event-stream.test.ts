@@ -30,7 +30,7 @@ describe('writeEventStream', () => {
     const log: string[] = [];
     // A turn of the event loop: Node sends what a response wrote when its socket is uncorked, a tick later.
     setImmediate(() => log.push('turn'));
-    const pausedStreams = new PausedStreams(1_000, () => 8, { warn: () => undefined });
+    const pausedStreams = new PausedStreams(1_000, () => ({ name: 'test', size: 8 }), { warn: () => undefined });
     await writeEventStream(recordingResponse(log), [], arrivedTogether(3), new RequestRecord('req_test', 'chat.completions'), pausedStreams, () => undefined);
     expect(log).toEqual(['data: {"n":1}', 'turn', 'data: {"n":2}', 'data: {"n":3}', 'data: [DONE]']);
   });

@@ -5,19 +5,22 @@ export interface PausedStreamLogger {
   warn(object: object, message: string): void;
 }
 
+/** The connection pool a credential draws on: its endpoint's (shared by the credentials to one origin). */
+export type ConnectionPoolOf = (credentialId: string) => { readonly name: string; readonly size: number } | null;
+
 /**
  * Bounds what a client that stops reading can hold. While a streamed response waits for its
- * reader, the upstream is paused and keeps its connection from the credential's pool; so the wait
- * is limited to `timeoutMs`, and one token may keep at most half of a credential's connections
- * waiting at once (the rest of the pool stays for everyone else).
+ * reader, the upstream is paused and keeps its connection from the endpoint's pool; so the wait
+ * is limited to `timeoutMs`, and one token may keep at most half of a pool's connections waiting
+ * at once (the rest of the pool stays for everyone else).
  */
 export class PausedStreams {
   private readonly waiting = new Map<string, number>();
 
   constructor(
     readonly timeoutMs: number,
-    /** The credential's connection pool size (`upstreams[].max_connections`). */
-    private readonly poolSize: (upstreamId: string) => number,
+    /** The pool a credential's connections come from: its endpoint's (`max_connections`). */
+    private readonly poolOf: ConnectionPoolOf,
     private readonly logger: PausedStreamLogger,
   ) {}
 
@@ -28,10 +31,11 @@ export class PausedStreams {
    */
   waitForReader(response: ServerResponse, record: RequestRecord): Promise<boolean> {
     if (response.destroyed) return Promise.resolve(false);
-    const slot = key(record.tokenId, record.upstream);
+    const pool = this.poolOf(record.upstream ?? '');
+    const slot = key(record.tokenId, pool?.name ?? record.upstream);
     const waiting = this.waiting.get(slot) ?? 0;
-    if (waiting >= Math.max(1, Math.floor(this.poolSize(record.upstream ?? '') / 2))) {
-      this.end(response, record, 'paused_stream_limit', 'a token holds half of this credential with streams its clients do not read; ended this one');
+    if (waiting >= Math.max(1, Math.floor((pool?.size ?? 1) / 2))) {
+      this.end(response, record, 'paused_stream_limit', "a token holds half of this endpoint's connections with streams its clients do not read; ended this one");
       return Promise.resolve(false);
     }
     this.waiting.set(slot, waiting + 1);
@@ -65,6 +69,6 @@ export class PausedStreams {
   }
 }
 
-function key(tokenId: string | null, upstreamId: string | null): string {
-  return `${tokenId ?? ''}\u0000${upstreamId ?? ''}`;
+function key(tokenId: string | null, poolName: string | null): string {
+  return `${tokenId ?? ''}\u0000${poolName ?? ''}`;
 }

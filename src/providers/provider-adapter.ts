@@ -1,5 +1,6 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { TProperties } from '@sinclair/typebox';
-import type { ModelType, UpstreamConfig } from '../config/index.js';
+import type { EndpointConfig, ModelType } from '../config/index.js';
 import type { Usage } from '../core/index.js';
 
 export type { Usage } from '../core/index.js';
@@ -8,6 +9,35 @@ export type { Usage } from '../core/index.js';
  * The contract between the gateway's core and every provider. Core code imports only this file;
  * provider folders implement it and are wired in by the composition root (src/cli/serve.ts).
  */
+
+/**
+ * One upstream credential: what routing chooses. An adapter serves an endpoint and is handed the
+ * credential on every call, so that many credentials share one adapter and its connection pool,
+ * and a credential rotated at run time (a new object) needs no new adapter.
+ */
+export interface Credential {
+  /** The entry's id (`upstreams[].id`): in logs, the request log and error messages. */
+  readonly id: string;
+  /** The secret, placed where the provider wants it (a Bearer token, `x-api-key`, `api-key`…). */
+  readonly apiKey: string | undefined;
+  /** Extra headers this credential sends (an organisation, a project, a referer…). */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** The head of an upstream's answer; its headers are parsed only if read. */
+export interface AnswerHead {
+  readonly headers: IncomingHttpHeaders;
+}
+
+/** One try of one credential, as the router hands it to an adapter. */
+export interface Attempt {
+  readonly credential: Credential;
+  /**
+   * Told of the upstream's answer when its head arrives, whatever its status: the router reads a
+   * credential's rate-limit state from successful answers too.
+   */
+  answered(statusCode: number, head: AnswerHead): void;
+}
 
 /** An OpenAI chat completions request body, already validated, with gateway-only fields removed. */
 export type ChatRequestBody = Record<string, unknown> & { model: string; messages: unknown[] };
@@ -126,30 +156,30 @@ export interface OffModel {
 
 export interface ChatProvider {
   /** Resolves with the upstream's completion or rejects with a GatewayError. */
-  chatCompletion(call: ChatCall): Promise<ChatCompletionResult>;
+  chatCompletion(attempt: Attempt, call: ChatCall): Promise<ChatCompletionResult>;
   /**
    * Resolves once the upstream accepted the stream (status 200); rejects with a GatewayError
    * otherwise. Iterating may throw a GatewayError if the upstream fails mid-stream.
    */
-  streamChatCompletion(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>>;
+  streamChatCompletion(attempt: Attempt, call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>>;
 }
 
 export interface EmbeddingProvider {
   readonly embeddingLimits: EmbeddingLimits;
-  embed(call: EmbeddingCall): Promise<EmbeddingResult>;
+  embed(attempt: Attempt, call: EmbeddingCall): Promise<EmbeddingResult>;
 }
 
 export interface RerankProvider {
-  rerank(call: RerankCall): Promise<RerankResult>;
+  rerank(attempt: Attempt, call: RerankCall): Promise<RerankResult>;
 }
 
 export interface SpeechProvider {
   /** Resolves once the upstream accepted the request. */
-  speak(call: SpeechCall): Promise<SpeechResult>;
+  speak(attempt: Attempt, call: SpeechCall): Promise<SpeechResult>;
 }
 
 export interface TranscriptionProvider {
-  transcribe(call: TranscriptionCall): Promise<TranscriptionResult>;
+  transcribe(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult>;
 }
 
 /** What a route of a model of each type calls. */
@@ -174,18 +204,20 @@ export function capabilitiesOf(provider: FullProvider, types: Iterable<ModelType
   return capabilities;
 }
 
+/** Serves one endpoint (config/upstream-endpoints.ts) for every credential routed to it. */
 export interface ProviderAdapter {
-  readonly upstreamId: string;
+  /** The endpoint's name, for logs. */
+  readonly endpoint: string;
   /** What this adapter serves; the catalog refuses at start a model routed to one without its type. */
   readonly capabilities: Capabilities;
-  /** Models this upstream offers by itself (the built-in `local` provider); the catalog adds those the config does not define. */
+  /** Models this endpoint offers by itself (the built-in `local` provider); the catalog adds those the config does not define. */
   publishedModels?(): readonly PublishedModel[];
   /** Models it would publish but cannot on this machine (a missing engine). */
   offModels?(): readonly OffModel[];
   close(): Promise<void>;
 }
 
-export type ProviderFactory = (upstream: UpstreamConfig) => ProviderAdapter;
+export type ProviderFactory = (endpoint: EndpointConfig) => ProviderAdapter;
 
 /** What a provider folder gives the registry: the schema of its own upstream keys, and its factory. */
 export interface ProviderModule {

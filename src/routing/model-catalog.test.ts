@@ -1,22 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, type ModelConfig, type UpstreamConfig } from '../config/index.js';
+import { ConfigError, type ModelConfig } from '../config/index.js';
 import type { ChatProvider, ProviderAdapter } from '../providers/provider-adapter.js';
 import { buildCatalog } from './model-catalog.js';
 
-const upstream = { id: 'chat-only', provider: 'openai', max_connections: 1, timeouts: { connect_ms: 1, first_byte_ms: 1, idle_ms: 1 } } as UpstreamConfig;
-const chatOnly = { upstreamId: 'chat-only', capabilities: { chat: {} as ChatProvider }, close: async () => undefined } satisfies ProviderAdapter;
+const chatOnly = { endpoint: 'openai test', capabilities: { chat: {} as ChatProvider }, close: async () => undefined } satisfies ProviderAdapter;
+const credentials = new Map([['chat-only', { credential: { id: 'chat-only', apiKey: undefined, headers: {} }, provider: 'openai' as const, adapter: chatOnly }]]);
 
 describe('buildCatalog', () => {
   it('refuses at start a model routed to an upstream that cannot serve its type, naming the key', () => {
     const models: ModelConfig[] = [{ id: 'ranker', type: 'rerank', routes: [{ upstream: 'chat-only', model: 'x', weight: 1 }] }];
-    const build = () => buildCatalog(models, [upstream], new Map([['chat-only', chatOnly]]));
+    const build = () => buildCatalog(models, credentials);
     expect(build).toThrow(ConfigError);
     expect(build).toThrow('models[0].routes[0].upstream: upstream "chat-only" (openai) cannot serve rerank models');
   });
 
   it('defaults owned_by to the first route provider and sums weights', () => {
     const models: ModelConfig[] = [{ id: 'm', type: 'chat', routes: [{ upstream: 'chat-only', model: 'x', weight: 2 }, { upstream: 'chat-only', model: 'y', weight: 3 }] }];
-    const model = buildCatalog(models, [upstream], new Map([['chat-only', chatOnly]]), 1_700_000_000_000).get('m');
+    const model = buildCatalog(models, credentials, 1_700_000_000_000).get('m');
     expect(model).toMatchObject({ ownedBy: 'openai', created: 1_700_000_000, totalWeight: 5 });
   });
 });

@@ -1,13 +1,21 @@
-import { ConfigError, type ModelConfig, type ModelType, type UpstreamConfig } from '../config/index.js';
-import type { CapabilityOf, ProviderAdapter } from '../providers/provider-adapter.js';
+import { ConfigError, type ModelConfig, type ModelType, type ProviderKind } from '../config/index.js';
+import type { CapabilityOf, Credential, ProviderAdapter } from '../providers/provider-adapter.js';
+
+/** A configured credential (one `upstreams[]` entry) and the adapter of the endpoint it reaches. */
+export interface CredentialEntry {
+  readonly credential: Credential;
+  readonly provider: ProviderKind;
+  readonly adapter: ProviderAdapter;
+}
 
 /** One credential able to serve a model of type `Type`, and what to call on it. */
 export interface Route<Type extends ModelType = ModelType> {
-  readonly upstreamId: string;
+  /** What the router chooses; handed to the provider on every call. */
+  readonly credential: Credential;
   /** The model name the upstream knows, which may differ from the public id. */
   readonly upstreamModel: string;
   readonly weight: number;
-  /** The adapter's capability for this type: a chat route can only be asked to chat. */
+  /** The endpoint adapter's capability for this type: a chat route can only be asked to chat. */
   readonly provider: CapabilityOf[Type];
 }
 
@@ -43,32 +51,26 @@ export class ModelCatalog {
  * Builds the catalog from configuration. `created` defaults to the time the catalog was built,
  * since a configured alias has no creation date of its own.
  */
-export function buildCatalog(
-  models: readonly ModelConfig[],
-  upstreams: readonly UpstreamConfig[],
-  adapters: ReadonlyMap<string, ProviderAdapter>,
-  now: number = Date.now(),
-): ModelCatalog {
-  const providerOf = new Map(upstreams.map((upstream) => [upstream.id, upstream.provider]));
+export function buildCatalog(models: readonly ModelConfig[], credentials: ReadonlyMap<string, CredentialEntry>, now: number = Date.now()): ModelCatalog {
   return new ModelCatalog(
     models.map((model, modelIndex) => {
       const routes = model.routes.map((route, routeIndex) => {
-        const adapter = adapters.get(route.upstream);
-        if (adapter === undefined) throw new Error(`no adapter for upstream ${route.upstream}`);
-        const provider = adapter.capabilities[model.type];
+        const entry = credentials.get(route.upstream);
+        if (entry === undefined) throw new Error(`no credential ${route.upstream}`);
+        const provider = entry.adapter.capabilities[model.type];
         if (provider === undefined) {
           throw new ConfigError(
             `models[${modelIndex}].routes[${routeIndex}].upstream`,
-            `upstream "${route.upstream}" (${providerOf.get(route.upstream) ?? '?'}) cannot serve ${model.type} models`,
+            `upstream "${route.upstream}" (${entry.provider}) cannot serve ${model.type} models`,
           );
         }
-        return { upstreamId: route.upstream, upstreamModel: route.model, weight: route.weight, provider };
+        return { credential: entry.credential, upstreamModel: route.model, weight: route.weight, provider };
       });
       const firstUpstream = model.routes[0]?.upstream ?? '';
       return {
         id: model.id,
         type: model.type,
-        ownedBy: model.owned_by ?? providerOf.get(firstUpstream) ?? 'switchyard',
+        ownedBy: model.owned_by ?? credentials.get(firstUpstream)?.provider ?? 'switchyard',
         created: model.created ?? Math.floor(now / 1000),
         routes,
         totalWeight: routes.reduce((sum, route) => sum + route.weight, 0),

@@ -6,7 +6,7 @@ import { routeOrder } from './route-order.js';
 const provider = {} as ChatProvider;
 
 function model(weights: number[]): CatalogModel<'chat'> {
-  const routes: Route<'chat'>[] = weights.map((weight, index) => ({ upstreamId: `u${index}`, upstreamModel: 'm', weight, provider }));
+  const routes: Route<'chat'>[] = weights.map((weight, index) => ({ credential: { id: `u${index}`, apiKey: undefined, headers: {} }, upstreamModel: 'm', weight, provider }));
   return { id: 'm', type: 'chat', ownedBy: 'x', created: 0, routes, totalWeight: weights.reduce((sum, weight) => sum + weight, 0) };
 }
 
@@ -30,7 +30,7 @@ describe('routeOrder', () => {
   it('tries every route exactly once', () => {
     const random = seeded(1);
     for (let draw = 0; draw < 100; draw++) {
-      const order = routeOrder(model([1, 2, 3, 4]), random).map((route) => route.upstreamId);
+      const order = routeOrder(model([1, 2, 3, 4]), random).map((route) => route.credential.id);
       expect([...order].sort()).toEqual(['u0', 'u1', 'u2', 'u3']);
     }
   });
@@ -40,7 +40,7 @@ describe('routeOrder', () => {
     const pool = model([1, 3]);
     const first = { u0: 0, u1: 0 } as Record<string, number>;
     const draws = 20_000;
-    for (let draw = 0; draw < draws; draw++) first[(routeOrder(pool, random)[0] as Route).upstreamId]! += 1;
+    for (let draw = 0; draw < draws; draw++) first[(routeOrder(pool, random)[0] as Route).credential.id]! += 1;
     expect((first['u1'] as number) / draws).toBeGreaterThan(0.73);
     expect((first['u1'] as number) / draws).toBeLessThan(0.77);
   });

@@ -7,7 +7,7 @@ import { failureOf, Router, type AttemptObserver } from './router.js';
 const provider = {} as ChatProvider;
 
 function model(weights: number[]): CatalogModel<'chat'> {
-  const routes: Route<'chat'>[] = weights.map((weight, index) => ({ upstreamId: `u${index}`, upstreamModel: 'm', weight, provider }));
+  const routes: Route<'chat'>[] = weights.map((weight, index) => ({ credential: { id: `u${index}`, apiKey: undefined, headers: {} }, upstreamModel: 'm', weight, provider }));
   return { id: 'm', type: 'chat', ownedBy: 'x', created: 0, routes, totalWeight: weights.reduce((sum, weight) => sum + weight, 0) };
 }
 
@@ -33,19 +33,19 @@ const unavailable = () => new GatewayError('upstream_error', 'down');
 describe('Router', () => {
   it('orders candidates with the random source it was given', () => {
     // Draws at the low end pick the first remaining route each time; at the high end the last.
-    expect(new Router({ random: () => 0 }).candidates(model([1, 1, 1])).map((route) => route.upstreamId)).toEqual(['u0', 'u1', 'u2']);
-    expect(new Router({ random: () => 0.999 }).candidates(model([1, 1, 1])).map((route) => route.upstreamId)).toEqual(['u2', 'u1', 'u0']);
+    expect(new Router({ random: () => 0 }).candidates(model([1, 1, 1])).map((route) => route.credential.id)).toEqual(['u0', 'u1', 'u2']);
+    expect(new Router({ random: () => 0.999 }).candidates(model([1, 1, 1])).map((route) => route.credential.id)).toEqual(['u2', 'u1', 'u0']);
   });
 
   it('fails over on a retryable failure and reports every attempt, timed by its clock', async () => {
     const router = new Router({ random: () => 0, now: ticking() });
     const seen = observer();
     const routed = await router.route(model([1, 1, 1]), { cancellation: live, observer: seen }, async (route) => {
-      if (route.upstreamId !== 'u2') throw unavailable();
+      if (route.credential.id !== 'u2') throw unavailable();
       return 'answer';
     });
     expect(routed.value).toBe('answer');
-    expect(routed.route.upstreamId).toBe('u2');
+    expect(routed.route.credential.id).toBe('u2');
     expect(routed.attempts.map(({ credentialId, startedAt, durationMs, error }) => [credentialId, startedAt, durationMs, error === null ? null : 'failed'])).toEqual([
       ['u0', 1_005, 5, 'failed'],
       ['u1', 1_015, 5, 'failed'],
@@ -57,13 +57,28 @@ describe('Router', () => {
     expect(routed.attempts.map((attempt) => attempt.failure?.class ?? null)).toEqual(['server', 'server', null]);
   });
 
+  it('hands each attempt its credential and keeps the head of every answer, a success included', async () => {
+    const router = new Router({ random: () => 0 });
+    const routed = await router.route(model([1, 1]), { cancellation: live, observer: observer() }, async (route, attempt) => {
+      expect(attempt.credential).toBe(route.credential);
+      const limited = route.credential.id === 'u0';
+      attempt.answered(limited ? 429 : 200, { headers: { 'x-ratelimit-remaining-requests': limited ? '0' : '41' } });
+      if (limited) throw new GatewayError('upstream_rate_limited', 'slow down', { retryAfterSeconds: 1 });
+      return 'answer';
+    });
+    expect(routed.attempts.map(({ credentialId, statusCode, answerHead }) => [credentialId, statusCode, answerHead?.headers['x-ratelimit-remaining-requests']])).toEqual([
+      ['u0', 429, '0'],
+      ['u1', 200, '41'],
+    ]);
+  });
+
   it('keeps the classifier\'s outcome of each failed attempt', async () => {
     const limited = new GatewayError('upstream_rate_limited', 'slow down', {
       retryAfterSeconds: 9,
       upstream: { class: 'rate_limit', status: 429, retryAfterSeconds: 9, rateLimitHeaders: { 'retry-after': '9' }, credentialId: 'u0', message: 'slow down' },
     });
     const routed = await new Router({ random: () => 0 }).route(model([1, 1]), { cancellation: live, observer: observer() }, async (route) => {
-      if (route.upstreamId === 'u0') throw limited;
+      if (route.credential.id === 'u0') throw limited;
       return 'ok';
     });
     expect(routed.attempts[0]?.failure).toBe(limited.upstream);
@@ -76,7 +91,7 @@ describe('Router', () => {
     const tried: string[] = [];
     await expect(
       router.route(model([1, 1]), { cancellation: live, observer: observer() }, async (route) => {
-        tried.push(route.upstreamId);
+        tried.push(route.credential.id);
         throw refused;
       }),
     ).rejects.toBe(refused);
@@ -84,7 +99,7 @@ describe('Router', () => {
 
     const seen = observer();
     const last = unavailable();
-    await expect(router.route(model([1, 1]), { cancellation: live, observer: seen }, async (route) => Promise.reject(route.upstreamId === 'u1' ? last : unavailable()))).rejects.toBe(last);
+    await expect(router.route(model([1, 1]), { cancellation: live, observer: seen }, async (route) => Promise.reject(route.credential.id === 'u1' ? last : unavailable()))).rejects.toBe(last);
     // The log names the credential tried last even when every one failed.
     expect(seen.upstream).toBe('u1');
   });
@@ -96,7 +111,7 @@ describe('Router', () => {
     const seen = observer();
     await expect(
       new Router({ random: () => 0 }).route(model([1, 1]), { cancellation, observer: seen }, async (route) => {
-        tried.push(route.upstreamId);
+        tried.push(route.credential.id);
         controller.abort();
         throw unavailable();
       }),

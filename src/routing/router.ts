@@ -1,5 +1,6 @@
 import { GatewayError, isGatewayError, type ErrorCode, type FailureClass, type UpstreamFailure } from '../errors/index.js';
 import type { ModelType } from '../config/index.js';
+import type { AnswerHead, Attempt, Credential } from '../providers/provider-adapter.js';
 import type { CatalogModel, Route } from './model-catalog.js';
 import { routeOrder } from './route-order.js';
 
@@ -12,6 +13,9 @@ export interface AttemptOutcome {
   readonly error: unknown;
   /** What failed, classified; null for the attempt that succeeded. */
   readonly failure: UpstreamFailure | null;
+  /** The upstream answer's status and head, when one arrived: rate-limit state is read from successes too. */
+  readonly statusCode: number | null;
+  readonly answerHead: AnswerHead | null;
 }
 
 /**
@@ -63,7 +67,7 @@ export class Router {
   }
 
   /** Runs `operation` on the model's candidates with failover. */
-  route<T, Type extends ModelType>(model: CatalogModel<Type>, call: RouteCall, operation: (route: Route<Type>) => Promise<T>): Promise<Routed<T, Type>> {
+  route<T, Type extends ModelType>(model: CatalogModel<Type>, call: RouteCall, operation: RoutedOperation<T, Type>): Promise<Routed<T, Type>> {
     return this.attempt(this.candidates(model), call, operation);
   }
 
@@ -71,28 +75,46 @@ export class Router {
    * Tries `operation` on each candidate in order until one succeeds. A retryable failure moves on
    * to the next; anything else, the last candidate's failure, or a cancelled call is thrown.
    */
-  async attempt<T, Type extends ModelType>(candidates: readonly Route<Type>[], call: RouteCall, operation: (route: Route<Type>) => Promise<T>): Promise<Routed<T, Type>> {
+  async attempt<T, Type extends ModelType>(candidates: readonly Route<Type>[], call: RouteCall, operation: RoutedOperation<T, Type>): Promise<Routed<T, Type>> {
     const { cancellation, observer } = call;
     const attempts: AttemptOutcome[] = [];
     let lastError: unknown;
     for (const route of candidates) {
-      observer.upstream = route.upstreamId;
+      const credentialId = route.credential.id;
+      observer.upstream = credentialId;
+      const attempt = new CredentialAttempt(route.credential);
       const startedAt = this.now();
       try {
-        const value = await operation(route);
-        attempts.push({ credentialId: route.upstreamId, startedAt, durationMs: this.now() - startedAt, error: null, failure: null });
+        const value = await operation(route, attempt);
+        attempts.push({ credentialId, startedAt, durationMs: this.now() - startedAt, error: null, failure: null, statusCode: attempt.statusCode, answerHead: attempt.answerHead });
         return { value, route, attempts };
       } catch (error) {
         lastError = error;
         if (cancellation.aborted) throw error;
-        const failure = failureOf(error, route.upstreamId);
-        attempts.push({ credentialId: route.upstreamId, startedAt, durationMs: this.now() - startedAt, error, failure });
-        observer.noteUpstreamFailure(route.upstreamId, error, failure);
+        const failure = failureOf(error, credentialId);
+        attempts.push({ credentialId, startedAt, durationMs: this.now() - startedAt, error, failure, statusCode: attempt.statusCode, answerHead: attempt.answerHead });
+        observer.noteUpstreamFailure(credentialId, error, failure);
         if (!isGatewayError(error) || !error.retryable) throw error;
       }
     }
     // Built only here: an Error captures a stack trace, too costly to make on every request.
     throw lastError ?? new GatewayError('no_upstream_available', 'No upstream is configured for this model.');
+  }
+}
+
+/** What a service runs on one candidate: the route's capability, called with the attempt's credential. */
+export type RoutedOperation<T, Type extends ModelType> = (route: Route<Type>, attempt: Attempt) => Promise<T>;
+
+/** One try of one credential: what the adapter is given, and what it tells of the upstream's answer. */
+class CredentialAttempt implements Attempt {
+  statusCode: number | null = null;
+  answerHead: AnswerHead | null = null;
+
+  constructor(readonly credential: Credential) {}
+
+  answered(statusCode: number, head: AnswerHead): void {
+    this.statusCode = statusCode;
+    this.answerHead = head;
   }
 }
 

@@ -39,7 +39,7 @@ export class ChatCompletionService {
     const { value: result } = await this.router.attempt(
       routes,
       { cancellation: input.cancellation, observer: record },
-      (route) => route.provider.chatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation }),
+      (route, attempt) => route.provider.chatCompletion(attempt, { body: upstreamBody(input.request, route), cancellation: input.cancellation }),
     );
     record.usage = result.usage;
     if (result.usage === null) record.estimateUsage = () => estimateChatUsage(input.request, result.completionText());
@@ -52,12 +52,12 @@ export class ChatCompletionService {
     const { value: opened } = await this.router.attempt(
       routes,
       { cancellation: input.cancellation, observer: record },
-      async (route) => {
-        const events = await route.provider.streamChatCompletion({ body: upstreamBody(input.request, route), cancellation: input.cancellation });
+      async (route, attempt) => {
+        const events = await route.provider.streamChatCompletion(attempt, { body: upstreamBody(input.request, route), cancellation: input.cancellation });
         const iterator = events[Symbol.asyncIterator]();
         const first = await iterator.next();
         // A stream that ends before its first chunk (`data: [DONE]` alone, or nothing) answered nothing.
-        if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${route.upstreamId} ended the stream without sending a chunk.`);
+        if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${route.credential.id} ended the stream without sending a chunk.`);
         return { iterator, first };
       },
     );

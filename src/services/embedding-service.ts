@@ -1,6 +1,6 @@
 import type { Principal } from '../access/index.js';
 import { checkEmbeddingTokenLimits, type ParsedEmbeddingsRequest } from '../api/embeddings-request.js';
-import type { EmbeddingLimits, EncodingFormat } from '../providers/provider-adapter.js';
+import type { Attempt, EmbeddingLimits, EncodingFormat } from '../providers/provider-adapter.js';
 import { estimateEmbeddingTokens, type RequestRecord } from '../usage/index.js';
 import { vectorFromBase64, vectorToBase64 } from './embedding-format.js';
 import type { ModelCatalog, Route, Router } from '../routing/index.js';
@@ -47,7 +47,7 @@ export class EmbeddingService {
         this.router.attempt(
           routes,
           { cancellation, observer: record },
-          (route) => embedWith(route, { inputs: batch.inputs, format, request: parsed.request, cancellation }),
+          (route, attempt) => embedWith(route, attempt, { inputs: batch.inputs, format, request: parsed.request, cancellation }),
         ),
       ),
     );
@@ -69,8 +69,8 @@ export class EmbeddingService {
   }
 }
 
-function embedWith(route: Route<'embedding'>, call: { inputs: Array<string | number[]>; format: EncodingFormat; request: ParsedEmbeddingsRequest['request']; cancellation: AbortSignal }) {
-  return route.provider.embed({
+function embedWith(route: Route<'embedding'>, attempt: Attempt, call: { inputs: Array<string | number[]>; format: EncodingFormat; request: ParsedEmbeddingsRequest['request']; cancellation: AbortSignal }) {
+  return route.provider.embed(attempt, {
     model: route.upstreamModel,
     inputs: call.inputs,
     encodingFormat: call.format,

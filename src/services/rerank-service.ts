@@ -35,8 +35,8 @@ export class RerankService {
     const { value } = await this.router.route(
       model,
       { cancellation, observer: record },
-      (route) => {
-        return route.provider.rerank({
+      (route, attempt) => {
+        return route.provider.rerank(attempt, {
           model: route.upstreamModel,
           query: request.query,
           documents: request.documents,

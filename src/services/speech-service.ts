@@ -31,8 +31,8 @@ export class SpeechService {
     const { value } = await this.router.route(
       model,
       { cancellation, observer: record },
-      async (route) => {
-        const { audio } = await route.provider.speak({
+      async (route, attempt) => {
+        const { audio } = await route.provider.speak(attempt, {
           model: route.upstreamModel,
           input: request.input,
           voice: request.voice ?? model.defaultVoice,

@@ -38,8 +38,8 @@ export class TranscriptionService {
     const { value } = await this.router.route(
       model,
       { cancellation, observer: record },
-      (route) => {
-        return route.provider.transcribe({ model: route.upstreamModel, file, fields, cancellation });
+      (route, attempt) => {
+        return route.provider.transcribe(attempt, { model: route.upstreamModel, file, fields, cancellation });
       },
     );
     return value;

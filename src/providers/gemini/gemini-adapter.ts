@@ -1,7 +1,9 @@
-import type { UpstreamConfig } from '../../config/index.js';
+import type { EndpointConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type {
+  Attempt,
   Capabilities,
+  Credential,
   ChatCall,
   ChatCompletionResult,
   ChatProvider,
@@ -13,6 +15,7 @@ import type {
   ProviderAdapter,
   ProviderFactory,
 } from '../provider-adapter.js';
+import { CredentialHeaders } from '../shared/credential-headers.js';
 import { UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
 import { convertGeminiResponse } from './convert-gemini-response.js';
 import { convertToGeminiRequest } from './convert-to-gemini-request.js';
@@ -35,28 +38,22 @@ import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from '../shared/upstream-ke
  * `batchEmbedContents`.
  */
 export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingProvider {
-  readonly upstreamId: string;
+  readonly endpoint: string;
   readonly capabilities: Capabilities = { chat: this, embedding: this };
   readonly embeddingLimits: EmbeddingLimits;
   private readonly client: UpstreamClient;
-  private readonly headers: Record<string, string>;
+  private readonly headers = new CredentialHeaders(geminiHeaders);
 
-  constructor(upstream: UpstreamConfig) {
-    this.upstreamId = upstream.id;
-    this.embeddingLimits = { ...GEMINI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(upstream, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? GEMINI_EMBEDDING_LIMITS.maxInputs };
-    this.client = new UpstreamClient(upstream.base_url ?? DEFAULT_GEMINI_BASE_URL, upstream);
-    this.headers = {
-      'content-type': 'application/json',
-      // The header rather than `?key=`: query strings end up in access logs.
-      ...(upstream.api_key ? { 'x-goog-api-key': upstream.api_key } : {}),
-      ...upstream.headers,
-    };
+  constructor(endpoint: EndpointConfig) {
+    this.endpoint = endpoint.name;
+    this.embeddingLimits = { ...GEMINI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(endpoint, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? GEMINI_EMBEDDING_LIMITS.maxInputs };
+    this.client = new UpstreamClient(endpoint.base_url ?? DEFAULT_GEMINI_BASE_URL, endpoint);
   }
 
-  async chatCompletion(call: ChatCall): Promise<ChatCompletionResult> {
+  async chatCompletion(attempt: Attempt, call: ChatCall): Promise<ChatCompletionResult> {
     const body = JSON.stringify(convertToGeminiRequest(call.body));
-    const response = await this.postJson<unknown>(`${modelPath(call.body.model)}:generateContent`, body, call.cancellation);
-    if (!isCompleteGenerateContentResponse(response)) throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not a GenerateContentResponse.`);
+    const response = await this.postJson<unknown>(attempt, `${modelPath(call.body.model)}:generateContent`, body, call.cancellation);
+    if (!isCompleteGenerateContentResponse(response)) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} answered with a body that is not a GenerateContentResponse.`);
     const { completion, outputs } = convertGeminiResponse(response, call.body.model);
     return {
       payload: Buffer.from(JSON.stringify(completion)),
@@ -65,20 +62,21 @@ export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingPr
     };
   }
 
-  async streamChatCompletion(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
+  async streamChatCompletion(attempt: Attempt, call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
     const body = JSON.stringify(convertToGeminiRequest(call.body));
     const response = await this.client.openEventStream({
       path: `${modelPath(call.body.model)}:streamGenerateContent?alt=sse`,
       method: 'POST',
-      headers: this.headers,
+      headers: this.headers.of(attempt.credential),
       body,
       cancellation: call.cancellation,
+      attempt,
     });
-    if (!response.ok) throw this.error(response);
-    return readGeminiChatStream(response.body, this.upstreamId, call.body.model, this.client.maxEventBytes);
+    if (!response.ok) throw this.error(response, attempt);
+    return readGeminiChatStream(response.body, attempt.credential.id, call.body.model, this.client.maxEventBytes);
   }
 
-  async embed(call: EmbeddingCall): Promise<EmbeddingResult> {
+  async embed(attempt: Attempt, call: EmbeddingCall): Promise<EmbeddingResult> {
     const path = modelPath(call.model);
     const requests: GeminiEmbedContentRequest[] = call.inputs.map((input, index) => {
       if (typeof input !== 'string') {
@@ -90,11 +88,11 @@ export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingPr
         ...(call.dimensions === undefined ? {} : { outputDimensionality: call.dimensions }),
       };
     });
-    const parsed = await this.postJson<GeminiBatchEmbedContentsResponse>(`${path}:batchEmbedContents`, JSON.stringify({ requests }), call.cancellation);
+    const parsed = await this.postJson<GeminiBatchEmbedContentsResponse>(attempt, `${path}:batchEmbedContents`, JSON.stringify({ requests }), call.cancellation);
     const embeddings = parsed.embeddings ?? [];
     // Gemini answers in request order and gives no index; a count mismatch means they cannot be matched up.
     if (embeddings.length !== call.inputs.length || embeddings.some((embedding) => !Array.isArray(embedding.values))) {
-      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} returned ${embeddings.length} embeddings for ${call.inputs.length} inputs.`);
+      throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} returned ${embeddings.length} embeddings for ${call.inputs.length} inputs.`);
     }
     const promptTokens = parsed.usageMetadata?.promptTokenCount;
     return { vectors: embeddings.map((embedding) => embedding.values as number[]), promptTokens: typeof promptTokens === 'number' ? promptTokens : null };
@@ -104,19 +102,28 @@ export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingPr
     return this.client.close();
   }
 
-  private async postJson<T>(path: string, body: string, cancellation: AbortSignal): Promise<T> {
-    const response = await this.client.requestBuffered({ path, method: 'POST', headers: this.headers, body, cancellation });
-    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
+  private async postJson<T>(attempt: Attempt, path: string, body: string, cancellation: AbortSignal): Promise<T> {
+    const response = await this.client.requestBuffered({ path, method: 'POST', headers: this.headers.of(attempt.credential), body, cancellation, attempt });
+    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response, attempt);
     try {
       return JSON.parse(response.body.toString('utf8')) as T;
     } catch {
-      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not JSON.`);
+      throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} answered with a body that is not JSON.`);
     }
   }
 
-  private error(response: BufferedResponse): GatewayError {
-    return mapGeminiError(response.statusCode, response.body.toString('utf8'), response.headers, this.upstreamId);
+  private error(response: BufferedResponse, attempt: Attempt): GatewayError {
+    return mapGeminiError(response.statusCode, response.body.toString('utf8'), response.headers, attempt.credential.id);
   }
+}
+
+function geminiHeaders(credential: Credential): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    // The header rather than `?key=`: query strings end up in access logs.
+    ...(credential.apiKey ? { 'x-goog-api-key': credential.apiKey } : {}),
+    ...credential.headers,
+  };
 }
 
 /**
@@ -128,4 +135,4 @@ function modelPath(model: string): string {
   return `/${name.split('/').map(encodeURIComponent).join('/')}`;
 }
 
-export const createGeminiAdapter: ProviderFactory = (upstream) => new GeminiAdapter(upstream);
+export const createGeminiAdapter: ProviderFactory = (endpoint) => new GeminiAdapter(endpoint);

@@ -5,6 +5,6 @@ import { LocalAdapter } from './local-adapter.js';
 export { LocalAdapter } from './local-adapter.js';
 export { LOCAL_MODEL_IDS } from './local-model-ids.js';
 
-export const createLocalAdapter: ProviderFactory = (upstream) => new LocalAdapter(upstream);
+export const createLocalAdapter: ProviderFactory = (endpoint) => new LocalAdapter(endpoint);
 
 export const localProvider: ProviderModule = { upstreamKeys: LOCAL_UPSTREAM_KEYS, create: createLocalAdapter };

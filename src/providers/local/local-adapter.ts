@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { UpstreamConfig } from '../../config/index.js';
+import type { EndpointConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type {
+  Attempt,
   Capabilities,
   FullProvider,
   ChatCall,
@@ -34,17 +35,18 @@ import { LOCAL_UPSTREAM_KEYS } from './local-upstream-keys.js';
 /** GloVe vectors: what one embedding is, whatever the request asks. */
 const EMBEDDING_DIMENSIONS = 100;
 
+/** Debian's packages (the recogniser and its US-English model); the gateway finds them on PATH at start. */
+const TRANSCRIPTION_REMEDY = 'sudo apt-get install pocketsphinx pocketsphinx-en-us, then restart the gateway';
+
 /**
  * The built-in `local` provider: engines that ship with the package (Flite speech, GloVe
  * embeddings, BM25 rerank), Debian's pocketsphinx for transcription when installed, and llama.cpp
  * over the GGUF files in `models_dir`. It is an upstream like any other: the same contract, the
  * same failover, the same request log.
  */
-/** Debian's packages (the recogniser and its US-English model); the gateway finds them on PATH at start. */
-const TRANSCRIPTION_REMEDY = 'sudo apt-get install pocketsphinx pocketsphinx-en-us, then restart the gateway';
 
 export class LocalAdapter implements ProviderAdapter, FullProvider {
-  readonly upstreamId: string;
+  readonly endpoint: string;
   readonly capabilities: Capabilities = { chat: this, embedding: this, rerank: this, speech: this, transcription: this };
   readonly embeddingLimits: EmbeddingLimits = { maxInputs: 2048, maxTokens: Number.MAX_SAFE_INTEGER };
   private readonly published: PublishedModel[];
@@ -54,9 +56,9 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
   private readonly speech: WorkerPool;
   private readonly transcription: WorkerPool | null;
 
-  constructor(upstream: UpstreamConfig) {
-    this.upstreamId = upstream.id;
-    const keys = readUpstreamKeys(upstream, LOCAL_UPSTREAM_KEYS);
+  constructor(endpoint: EndpointConfig) {
+    this.endpoint = endpoint.name;
+    const keys = readUpstreamKeys(endpoint, LOCAL_UPSTREAM_KEYS);
     const cacheDirectory = resolve(keys.cache_dir ?? './data/local');
     mkdirSync(cacheDirectory, { recursive: true });
     const threads = keys.engine_threads ?? 1;
@@ -94,15 +96,15 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
     return this.published;
   }
 
-  chatCompletion(call: ChatCall): Promise<ChatCompletionResult> {
+  chatCompletion(_attempt: Attempt, call: ChatCall): Promise<ChatCompletionResult> {
     return this.chat.complete(call);
   }
 
-  streamChatCompletion(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
+  streamChatCompletion(_attempt: Attempt, call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
     return this.chat.stream(call);
   }
 
-  async embed(call: EmbeddingCall): Promise<EmbeddingResult> {
+  async embed(_attempt: Attempt, call: EmbeddingCall): Promise<EmbeddingResult> {
     this.expectModel(call.model, LOCAL_MODEL_IDS.embedding);
     if (call.dimensions !== undefined && call.dimensions !== EMBEDDING_DIMENSIONS) {
       throw new GatewayError('upstream_bad_request', `${LOCAL_MODEL_IDS.embedding} produces ${EMBEDDING_DIMENSIONS} dimensions; 'dimensions' cannot change that.`, { param: 'dimensions' });
@@ -122,20 +124,20 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
     };
   }
 
-  async rerank(call: RerankCall): Promise<RerankResult> {
+  async rerank(_attempt: Attempt, call: RerankCall): Promise<RerankResult> {
     this.expectModel(call.model, LOCAL_MODEL_IDS.rerank);
     const scores = await this.text.call<RerankReply>('rerank', { query: call.query, documents: call.documents } satisfies RerankParams, call.cancellation);
     return { scores: scores.map((score, index) => ({ index, score })), totalTokens: null };
   }
 
-  async speak(call: SpeechCall): Promise<SpeechResult> {
+  async speak(_attempt: Attempt, call: SpeechCall): Promise<SpeechResult> {
     this.expectModel(call.model, LOCAL_MODEL_IDS.speech);
     const params: SpeakParams = { text: call.input, voice: call.voice, speed: call.speed, format: call.responseFormat };
     const reply = await this.speech.call<SpeakReply>('speak', params, call.cancellation);
     return { audio: chunksOf(Buffer.from(reply.audio)) };
   }
 
-  async transcribe(call: TranscriptionCall): Promise<TranscriptionResult> {
+  async transcribe(_attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult> {
     this.expectModel(call.model, LOCAL_MODEL_IDS.transcription);
     if (this.transcription === null) throw new GatewayError('upstream_error', 'Local transcription needs pocketsphinx, which is not installed.');
     const field = (name: string) => call.fields.find(([key]) => key === name)?.[1];

@@ -1,28 +1,28 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UpstreamConfig } from '../../config/index.js';
 import type { GatewayError } from '../../errors/index.js';
+import { testAttempt, testCredential, testEndpoint } from '../../../test/support/attempts.js';
 import { OpenAIAdapter } from './openai-adapter.js';
 
 let server: Server;
 let answer: unknown;
 let adapter: OpenAIAdapter;
+/** What the upstream saw of each request: its credential and the connection it came on. */
+const seen: Array<{ authorization: string | undefined; organization: string | undefined; port: number | undefined }> = [];
 
 beforeAll(async () => {
   server = createServer((request, response) => {
+    seen.push({ authorization: request.headers.authorization, organization: request.headers['openai-organization'] as string | undefined, port: request.socket.remotePort });
     request.resume();
     request.on('end', () => {
-      response.writeHead(200, { 'content-type': 'application/json' });
+      response.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '99', 'x-ratelimit-reset-requests': '1s' });
       response.end(JSON.stringify(answer));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
-  adapter = new OpenAIAdapter({
-    id: 'test', provider: 'openai', base_url: `http://127.0.0.1:${port}/v1`, max_connections: 2, max_response_bytes: 1 << 20, max_event_bytes: 1 << 20,
-    timeouts: { connect_ms: 1_000, first_byte_ms: 5_000, idle_ms: 5_000 },
-  } as UpstreamConfig);
+  adapter = new OpenAIAdapter(testEndpoint({ provider: 'openai', base_url: `http://127.0.0.1:${port}/v1`, max_connections: 2 }));
 });
 afterAll(async () => {
   await adapter.close();
@@ -32,7 +32,7 @@ afterAll(async () => {
 async function embedCode(data: unknown): Promise<string> {
   answer = { object: 'list', data, model: 'm', usage: { prompt_tokens: 1, total_tokens: 1 } };
   try {
-    await adapter.embed({ model: 'm', inputs: ['a', 'b'], encodingFormat: 'float', cancellation: new AbortController().signal });
+    await adapter.embed(testAttempt(), { model: 'm', inputs: ['a', 'b'], encodingFormat: 'float', cancellation: new AbortController().signal });
     return 'accepted';
   } catch (error) {
     return (error as GatewayError).code;
@@ -42,7 +42,7 @@ async function embedCode(data: unknown): Promise<string> {
 describe('OpenAIAdapter.embed', () => {
   it('places vectors by index, in any order', async () => {
     answer = { data: [{ index: 1, embedding: [2] }, { index: 0, embedding: [1] }], usage: { prompt_tokens: 3 } };
-    const result = await adapter.embed({ model: 'm', inputs: ['a', 'b'], encodingFormat: 'float', cancellation: new AbortController().signal });
+    const result = await adapter.embed(testAttempt(), { model: 'm', inputs: ['a', 'b'], encodingFormat: 'float', cancellation: new AbortController().signal });
     expect(result).toEqual({ vectors: [[1], [2]], promptTokens: 3 });
   });
 
@@ -50,5 +50,41 @@ describe('OpenAIAdapter.embed', () => {
     expect(await embedCode([{ index: 0, embedding: [1] }, { index: 0, embedding: [2] }])).toBe('upstream_invalid_response');
     expect(await embedCode([{ index: 0, embedding: [1] }])).toBe('upstream_invalid_response');
     expect(await embedCode([{ index: 0, embedding: [1] }, { index: 2, embedding: [2] }])).toBe('upstream_invalid_response');
+  });
+});
+
+describe('OpenAIAdapter credentials', () => {
+  const twoVectors = { data: [{ index: 0, embedding: [1] }, { index: 1, embedding: [2] }] };
+  const call = () => ({ model: 'm', inputs: ['a', 'b'], encodingFormat: 'float' as const, cancellation: new AbortController().signal });
+
+  it('sends the credential of each call, over one connection pool: a key rotated at run time needs no new adapter', async () => {
+    answer = twoVectors;
+    seen.length = 0;
+    const old = testCredential('key-1', 'sk-old');
+    await adapter.embed(testAttempt(old), call());
+    await adapter.embed(testAttempt(testCredential('key-2', 'sk-other', { 'openai-organization': 'org-2' })), call());
+    // Rotation: the same id with a new secret is a new credential object.
+    await adapter.embed(testAttempt({ ...old, apiKey: 'sk-new' }), call());
+    expect(seen.map(({ authorization, organization }) => [authorization, organization])).toEqual([
+      ['Bearer sk-old', undefined],
+      ['Bearer sk-other', 'org-2'],
+      ['Bearer sk-new', undefined],
+    ]);
+    // Sequential calls reuse the one kept-alive connection, whichever credential they carry.
+    expect(new Set(seen.map(({ port }) => port)).size).toBe(1);
+  });
+
+  it("tells the attempt of the answer's head, a success included, so rate-limit state can be read from it", async () => {
+    answer = twoVectors;
+    const attempt = testAttempt(testCredential('key-1', 'sk-1'));
+    await adapter.embed(attempt, call());
+    expect(attempt.statusCode).toBe(200);
+    expect(attempt.answerHead?.headers['x-ratelimit-remaining-requests']).toBe('99');
+  });
+
+  it('names the credential of the call in its errors', async () => {
+    answer = { data: [{ index: 0, embedding: [1] }] };
+    const error = await adapter.embed(testAttempt(testCredential('key-7', 'sk-7')), call()).catch((caught: unknown) => caught as GatewayError);
+    expect((error as GatewayError).message).toMatch(/^Upstream key-7 returned 1 embeddings for 2 inputs/);
   });
 });

@@ -1,7 +1,8 @@
-import type { UpstreamConfig } from '../../config/index.js';
+import type { EndpointConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
 import {
   capabilitiesOf,
+  type Attempt,
   type Capabilities,
   type FullProvider,
   type ChatCall,
@@ -19,8 +20,9 @@ import {
   type TranscriptionCall,
   type TranscriptionResult,
 } from '../provider-adapter.js';
+import { CredentialHeaders } from '../shared/credential-headers.js';
 import { multipartBody } from '../shared/multipart-body.js';
-import { headerValue, UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
+import { headerValue, UpstreamClient, type BufferedResponse, type UpstreamRequest } from '../shared/upstream-client.js';
 import { OPENAI_EMBEDDING_LIMITS, type OpenAIChatCompletion, type OpenAICompatibleRerankResponse, type OpenAIEmbeddingResponse } from './openai-api.js';
 import { mapOpenAIError } from './map-openai-error.js';
 import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
@@ -31,47 +33,48 @@ import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from '../shared/upstream-ke
 
 /**
  * Any OpenAI-compatible upstream: OpenAI itself, vLLM, Ollama, llama.cpp server, Groq, Together,
- * OpenRouter… Vendors differ only in `base_url`, `api_key` and extra `headers`.
+ * OpenRouter… Vendors differ only in `base_url`, `api_key` and extra `headers`. One adapter serves
+ * an endpoint; the credential comes with each call.
  */
 export class OpenAIAdapter implements ProviderAdapter, FullProvider {
-  readonly upstreamId: string;
+  readonly endpoint: string;
   readonly capabilities: Capabilities;
   readonly embeddingLimits: EmbeddingLimits;
   private readonly client: UpstreamClient;
-  private readonly headers: Record<string, string>;
+  private readonly headers: CredentialHeaders;
 
   constructor(
-    upstream: UpstreamConfig,
-    private readonly endpoints: OpenAIEndpoints = openAIEndpoints(upstream),
+    endpoint: EndpointConfig,
+    private readonly endpoints: OpenAIEndpoints = openAIEndpoints(endpoint),
   ) {
-    this.upstreamId = upstream.id;
+    this.endpoint = endpoint.name;
     this.capabilities = capabilitiesOf(this, endpoints.capabilities);
-    this.embeddingLimits = { ...OPENAI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(upstream, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? OPENAI_EMBEDDING_LIMITS.maxInputs };
-    this.client = new UpstreamClient(endpoints.baseUrl, upstream);
-    this.headers = { 'content-type': 'application/json', ...endpoints.headers };
+    this.embeddingLimits = { ...OPENAI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(endpoint, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? OPENAI_EMBEDDING_LIMITS.maxInputs };
+    this.client = new UpstreamClient(endpoints.baseUrl, endpoint);
+    this.headers = new CredentialHeaders(endpoints.headers);
   }
 
-  async chatCompletion(call: ChatCall): Promise<ChatCompletionResult> {
-    const response = await this.client.requestBuffered(this.post('chat/completions', call.body.model, JSON.stringify(call.body), call.cancellation));
-    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
+  async chatCompletion(attempt: Attempt, call: ChatCall): Promise<ChatCompletionResult> {
+    const response = await this.client.requestBuffered(this.post(attempt, 'chat/completions', call.body.model, JSON.stringify(call.body), call.cancellation));
+    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response, attempt);
     // The body passes through as bytes, but only once it is known to be a chat completion: a 2xx
     // with anything else (an HTML page, `null`, `{"choices":"x"}`) is the upstream failing.
     const payload = response.body;
     const completion = parseChatCompletion(payload);
-    if (completion === null) throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not a chat completion.`);
+    if (completion === null) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} answered with a body that is not a chat completion.`);
     return { payload, usage: mapOpenAIUsage(completion.usage), completionText: () => completionText(completion) };
   }
 
-  async streamChatCompletion(call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
+  async streamChatCompletion(attempt: Attempt, call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
     // Usage is always requested so it can be recorded; the gateway drops the usage chunk for clients that did not ask.
     const streamOptions = typeof call.body['stream_options'] === 'object' && call.body['stream_options'] !== null ? call.body['stream_options'] : {};
     const body = { ...call.body, stream: true, stream_options: { ...streamOptions, include_usage: true } };
-    const response = await this.client.openEventStream(this.post('chat/completions', call.body.model, JSON.stringify(body), call.cancellation));
-    if (!response.ok) throw this.error(response);
-    return readOpenAIChatStream(response.body, this.upstreamId, this.client.maxEventBytes);
+    const response = await this.client.openEventStream(this.post(attempt, 'chat/completions', call.body.model, JSON.stringify(body), call.cancellation));
+    if (!response.ok) throw this.error(response, attempt);
+    return readOpenAIChatStream(response.body, attempt.credential.id, this.client.maxEventBytes);
   }
 
-  async embed(call: EmbeddingCall): Promise<EmbeddingResult> {
+  async embed(attempt: Attempt, call: EmbeddingCall): Promise<EmbeddingResult> {
     const body = JSON.stringify({
       model: call.model,
       input: call.inputs,
@@ -79,27 +82,27 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider {
       ...(call.dimensions === undefined ? {} : { dimensions: call.dimensions }),
       ...(call.user === undefined ? {} : { user: call.user }),
     });
-    const parsed = await this.postJson<OpenAIEmbeddingResponse>(this.post('embeddings', call.model, body, call.cancellation));
+    const parsed = await this.postJson<OpenAIEmbeddingResponse>(attempt, this.post(attempt, 'embeddings', call.model, body, call.cancellation));
     const vectors: Array<number[] | string | undefined> = Array.from({ length: call.inputs.length }, () => undefined);
     let placed = 0;
     for (const [position, item] of (parsed.data ?? []).entries()) {
       const index = item.index ?? position;
       // Each input gets exactly one vector: a repeated or out-of-range index is an answer we cannot trust.
       if (item.embedding === undefined || index < 0 || index >= vectors.length || vectors[index] !== undefined) {
-        throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} returned a misplaced embedding (index ${index}).`);
+        throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} returned a misplaced embedding (index ${index}).`);
       }
       vectors[index] = item.embedding;
       placed++;
     }
     if (placed !== call.inputs.length) {
-      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} returned ${placed} embeddings for ${call.inputs.length} inputs.`);
+      throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} returned ${placed} embeddings for ${call.inputs.length} inputs.`);
     }
     const promptTokens = parsed.usage?.prompt_tokens;
     return { vectors: vectors as Array<number[] | string>, promptTokens: typeof promptTokens === 'number' ? promptTokens : null };
   }
 
   /** OpenAI has no rerank API; OpenAI-compatible servers (vLLM, Infinity, …) serve the Jina/Cohere shape at `/rerank`. */
-  async rerank(call: RerankCall): Promise<RerankResult> {
+  async rerank(attempt: Attempt, call: RerankCall): Promise<RerankResult> {
     const body = JSON.stringify({
       model: call.model,
       query: call.query,
@@ -107,17 +110,17 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider {
       ...(call.topN === undefined ? {} : { top_n: call.topN }),
       return_documents: false,
     });
-    const parsed = await this.postJson<OpenAICompatibleRerankResponse>(this.post('rerank', call.model, body, call.cancellation));
+    const parsed = await this.postJson<OpenAICompatibleRerankResponse>(attempt, this.post(attempt, 'rerank', call.model, body, call.cancellation));
     const scores = (parsed.results ?? []).flatMap((result) => {
       const score = result.relevance_score ?? result.score;
       return typeof result.index === 'number' && typeof score === 'number' ? [{ index: result.index, score }] : [];
     });
-    if (scores.length === 0) throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} returned no rerank results.`);
+    if (scores.length === 0) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} returned no rerank results.`);
     const totalTokens = parsed.usage?.total_tokens;
     return { scores, totalTokens: typeof totalTokens === 'number' ? totalTokens : null };
   }
 
-  async speak(call: SpeechCall): Promise<SpeechResult> {
+  async speak(attempt: Attempt, call: SpeechCall): Promise<SpeechResult> {
     const body = JSON.stringify({
       model: call.model,
       input: call.input,
@@ -127,25 +130,26 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider {
       speed: call.speed,
       ...(call.instructions === undefined ? {} : { instructions: call.instructions }),
     });
-    const response = await this.client.openStream(this.post('audio/speech', call.model, body, call.cancellation));
-    if (!response.ok) throw this.error(response);
+    const response = await this.client.openStream(this.post(attempt, 'audio/speech', call.model, body, call.cancellation));
+    if (!response.ok) throw this.error(response, attempt);
     return { audio: response.body };
   }
 
-  async transcribe(call: TranscriptionCall): Promise<TranscriptionResult> {
+  async transcribe(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult> {
     const body = multipartBody([['model', call.model], ...call.fields], { field: 'file', ...call.file });
     const response = await this.client.requestBuffered({
       path: this.endpoints.path('audio/transcriptions', call.model),
       method: 'POST',
       headers: {
-        ...this.headers,
+        ...this.headers.of(attempt.credential),
         'content-type': body.contentType,
         'content-length': String(body.contentLength),
       },
       body: body.stream,
       cancellation: call.cancellation,
+      attempt,
     });
-    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
+    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response, attempt);
     return { contentType: headerValue(response.headers, 'content-type') ?? 'application/json', body: response.body };
   }
 
@@ -153,22 +157,22 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider {
     return this.client.close();
   }
 
-  private async postJson<T>(request: ReturnType<OpenAIAdapter['post']>): Promise<T> {
+  private async postJson<T>(attempt: Attempt, request: UpstreamRequest): Promise<T> {
     const response = await this.client.requestBuffered(request);
-    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response);
+    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response, attempt);
     try {
       return JSON.parse(response.body.toString('utf8')) as T;
     } catch {
-      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} answered with a body that is not JSON.`);
+      throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} answered with a body that is not JSON.`);
     }
   }
 
-  private post(operation: OpenAIOperation, model: string, body: string, cancellation: AbortSignal) {
-    return { path: this.endpoints.path(operation, model), method: 'POST' as const, headers: this.headers, body, cancellation };
+  private post(attempt: Attempt, operation: OpenAIOperation, model: string, body: string, cancellation: AbortSignal): UpstreamRequest {
+    return { path: this.endpoints.path(operation, model), method: 'POST', headers: this.headers.of(attempt.credential), body, cancellation, attempt };
   }
 
-  private error(response: BufferedResponse): GatewayError {
-    return mapOpenAIError(response.statusCode, response.body.toString('utf8'), response.headers, this.upstreamId);
+  private error(response: BufferedResponse, attempt: Attempt): GatewayError {
+    return mapOpenAIError(response.statusCode, response.body.toString('utf8'), response.headers, attempt.credential.id);
   }
 }
 
@@ -176,4 +180,4 @@ function completionText(completion: OpenAIChatCompletion): string {
   return (completion.choices ?? []).map((choice) => generatedText(choice.message)).join('');
 }
 
-export const createOpenAIAdapter: ProviderFactory = (upstream) => new OpenAIAdapter(upstream);
+export const createOpenAIAdapter: ProviderFactory = (endpoint) => new OpenAIAdapter(endpoint);

@@ -1,40 +1,37 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { UpstreamConfig } from '../../config/index.js';
+import type { EndpointConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
+import type { Attempt } from '../provider-adapter.js';
+import { CredentialHeaders, bearerHeaders } from './credential-headers.js';
 import { UpstreamClient } from './upstream-client.js';
 
 /** A provider's error mapping: status, headers and body text to a classified GatewayError. */
-export type UpstreamErrorMapper = (status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string) => GatewayError;
-
-/** `content-type: application/json`, the key as a Bearer token when there is one, then the configured extra headers. */
-export function bearerHeaders(upstream: UpstreamConfig): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    ...(upstream.api_key ? { authorization: `Bearer ${upstream.api_key}` } : {}),
-    ...upstream.headers,
-  };
-}
+export type UpstreamErrorMapper = (status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, credentialId: string) => GatewayError;
 
 /**
- * A JSON-over-HTTP upstream: posts a body, maps a non-2xx answer with the provider's own error
- * mapping, and parses a 2xx answer, which must be a JSON object or array.
+ * A JSON-over-HTTP endpoint: posts a body with the attempt's credential, maps a non-2xx answer
+ * with the provider's own error mapping, and parses a 2xx answer, which must be a JSON object or
+ * array.
  */
 export class JsonUpstream {
   private readonly client: UpstreamClient;
+  private readonly headers: CredentialHeaders;
 
   constructor(
     baseUrl: string,
-    private readonly upstream: UpstreamConfig,
-    private readonly headers: Record<string, string>,
+    endpoint: EndpointConfig,
     private readonly mapError: UpstreamErrorMapper,
+    headers: CredentialHeaders = new CredentialHeaders(bearerHeaders),
   ) {
-    this.client = new UpstreamClient(baseUrl, upstream);
+    this.client = new UpstreamClient(baseUrl, endpoint);
+    this.headers = headers;
   }
 
-  async post<T>(path: string, body: unknown, cancellation: AbortSignal): Promise<T> {
-    const response = await this.client.requestBuffered({ path, method: 'POST', headers: this.headers, body: JSON.stringify(body), cancellation });
+  async post<T>(attempt: Attempt, path: string, body: unknown, cancellation: AbortSignal): Promise<T> {
+    const credentialId = attempt.credential.id;
+    const response = await this.client.requestBuffered({ path, method: 'POST', headers: this.headers.of(attempt.credential), body: JSON.stringify(body), cancellation, attempt });
     if (response.statusCode < 200 || response.statusCode >= 300) {
-      throw this.mapError(response.statusCode, response.body.toString('utf8'), response.headers, this.upstream.id);
+      throw this.mapError(response.statusCode, response.body.toString('utf8'), response.headers, credentialId);
     }
     let parsed: unknown = null;
     try {
@@ -43,7 +40,7 @@ export class JsonUpstream {
       // Reported below.
     }
     if (typeof parsed !== 'object' || parsed === null) {
-      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstream.id} answered with a body that is not JSON.`);
+      throw new GatewayError('upstream_invalid_response', `Upstream ${credentialId} answered with a body that is not JSON.`);
     }
     return parsed as T;
   }

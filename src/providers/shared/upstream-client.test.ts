@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UpstreamConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
+import { testAttempt, testCredential, testEndpoint } from '../../../test/support/attempts.js';
 import { UpstreamClient, type UpstreamRequest } from './upstream-client.js';
 
 const FIRST_BYTE_MS = 150;
@@ -56,10 +56,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
-  client = new UpstreamClient(`http://127.0.0.1:${port}/v1`, {
-    id: 'timing', provider: 'openai', max_connections: 8, max_response_bytes: 1 << 20, max_event_bytes: 1 << 20,
-    timeouts: { connect_ms: 1_000, first_byte_ms: FIRST_BYTE_MS, idle_ms: IDLE_MS },
-  } as UpstreamConfig);
+  client = new UpstreamClient(`http://127.0.0.1:${port}/v1`, testEndpoint({ provider: 'openai', timeouts: { connect_ms: 1_000, first_byte_ms: FIRST_BYTE_MS, idle_ms: IDLE_MS } }));
 });
 afterAll(async () => {
   await client.close();
@@ -68,7 +65,7 @@ afterAll(async () => {
 });
 
 function get(path: string): UpstreamRequest {
-  return { path, method: 'GET', headers: {}, cancellation: new AbortController().signal };
+  return { path, method: 'GET', headers: {}, cancellation: new AbortController().signal, attempt: testAttempt(testCredential('timing')) };
 }
 
 async function failure(promise: Promise<unknown>): Promise<GatewayError> {
@@ -101,7 +98,7 @@ describe('UpstreamClient timeouts', () => {
       }
     }
     const response = await client.requestBuffered({
-      path: '/upload', method: 'POST', headers: { 'content-length': '4000' }, body: Readable.from(slowly()), cancellation: new AbortController().signal,
+      path: '/upload', method: 'POST', headers: { 'content-length': '4000' }, body: Readable.from(slowly()), cancellation: new AbortController().signal, attempt: testAttempt(),
     });
     expect(response.body.toString()).toBe('4000');
   });

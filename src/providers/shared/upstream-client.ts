@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { UpstreamConfig } from '../../config/index.js';
+import type { EndpointConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
+import type { Attempt } from '../provider-adapter.js';
 import { ChunkQueue } from './chunk-queue.js';
 import { DeadlineWatch, deadlineResolution, type WatchedCall } from './deadline-watch.js';
 import { classifyTransport } from './classify-upstream-failure.js';
@@ -17,10 +18,12 @@ export interface UpstreamRequest {
   /** Appended to the base URL's path, e.g. `/chat/completions`. */
   path: string;
   method: 'GET' | 'POST';
-  headers: Record<string, string>;
+  headers: Readonly<Record<string, string>>;
   /** A Readable is streamed; give `content-length` in `headers` with it. */
   body?: string | Buffer | Readable;
   cancellation: AbortSignal;
+  /** The credential the headers carry (named in errors), and the router's ear for the answer's head. */
+  attempt: Attempt;
 }
 
 export interface BufferedResponse {
@@ -56,7 +59,6 @@ class BufferedUpstreamResponse implements BufferedResponse {
 
 /** What a call needs to time itself out: the pool's watch and the upstream's two limits. */
 interface CallTimeouts {
-  readonly upstreamId: string;
   readonly watch: DeadlineWatch;
   readonly firstByteMs: number;
   readonly idleMs: number;
@@ -76,12 +78,16 @@ abstract class TimedCall implements WatchedCall {
   watchSlot = -1;
   private headersReceived = false;
 
-  protected constructor(protected readonly timeouts: CallTimeouts) {}
+  protected constructor(
+    protected readonly timeouts: CallTimeouts,
+    protected readonly attempt: Attempt,
+  ) {}
 
   protected abstract abortWith(error: Error): void;
 
   expire(): void {
-    const { upstreamId, firstByteMs, idleMs } = this.timeouts;
+    const { firstByteMs, idleMs } = this.timeouts;
+    const upstreamId = this.attempt.credential.id;
     this.abortWith(
       this.headersReceived
         ? new GatewayError('upstream_timeout', `Upstream ${upstreamId} sent nothing for ${idleMs} ms in the middle of its response.`)
@@ -118,10 +124,11 @@ class BufferingHandler extends TimedCall implements TransportHandler {
 
   constructor(
     timeouts: CallTimeouts,
+    attempt: Attempt,
     private readonly resolve: (response: BufferedResponse) => void,
     private readonly reject: (error: unknown) => void,
   ) {
-    super(timeouts);
+    super(timeouts, attempt);
   }
 
   /** Sent: the first-byte clock starts (a streamed upload restarts it with each chunk). */
@@ -133,6 +140,7 @@ class BufferingHandler extends TimedCall implements TransportHandler {
     this.statusCode = statusCode;
     this.head = head;
     this.received();
+    this.attempt.answered(statusCode, head);
   }
 
   onResponseData(chunk: Buffer): void {
@@ -158,7 +166,7 @@ class BufferingHandler extends TimedCall implements TransportHandler {
   onResponseError(error: Error): void {
     this.stopWatching();
     this.release();
-    this.reject(classifyTransport(error, this.timeouts.upstreamId));
+    this.reject(classifyTransport(error, this.attempt.credential.id));
   }
 
   protected abortWith(error: Error): void {
@@ -202,10 +210,11 @@ class StreamingHandler extends TimedCall implements TransportHandler {
 
   constructor(
     timeouts: CallTimeouts,
+    attempt: Attempt,
     private readonly resolve: (response: StreamingResponse) => void,
     private readonly reject: (error: unknown) => void,
   ) {
-    super(timeouts);
+    super(timeouts, attempt);
   }
 
   onRequestSent(): void {
@@ -216,6 +225,7 @@ class StreamingHandler extends TimedCall implements TransportHandler {
     this.statusCode = statusCode;
     this.head = head;
     this.received();
+    this.attempt.answered(statusCode, head);
     if (statusCode < 200 || statusCode >= 300) return;
     const call = this.call as TransportCall;
     this.queue = new ChunkQueue({
@@ -256,7 +266,7 @@ class StreamingHandler extends TimedCall implements TransportHandler {
   onResponseError(error: Error): void {
     this.stopWatching();
     this.release();
-    const mapped = classifyTransport(error, this.timeouts.upstreamId);
+    const mapped = classifyTransport(error, this.attempt.credential.id);
     if (this.queue !== null) this.queue.fail(mapped);
     else this.reject(mapped);
   }
@@ -267,7 +277,7 @@ class StreamingHandler extends TimedCall implements TransportHandler {
 }
 
 /**
- * One keep-alive connection pool per upstream credential (a Transport, see create-transport.ts),
+ * One keep-alive connection pool per endpoint, shared by its credentials (a Transport, see create-transport.ts),
  * with the three timeouts a streaming upstream needs: connect (the pool's), first byte and idle
  * gaps between body chunks (ours, see DeadlineWatch), and the caps on what is read whole. The
  * transport is the gateway's own HTTP/1.1 client (http1/; docs/upstream-http.md says why): no
@@ -280,29 +290,28 @@ export class UpstreamClient {
   private readonly pathPrefix: string;
   private readonly timeouts: CallTimeouts;
 
-  constructor(baseUrl: string, upstream: UpstreamConfig) {
+  constructor(baseUrl: string, endpoint: EndpointConfig) {
     const url = new URL(baseUrl);
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
-    const { connect_ms: connectMs, first_byte_ms: firstByteMs, idle_ms: idleMs } = upstream.timeouts;
-    this.pool = createTransport(url, { maxConnections: upstream.max_connections, connectTimeoutMs: connectMs, keepAliveMs: KEEP_ALIVE_MS });
+    const { connect_ms: connectMs, first_byte_ms: firstByteMs, idle_ms: idleMs } = endpoint.timeouts;
+    this.pool = createTransport(url, { maxConnections: endpoint.max_connections, connectTimeoutMs: connectMs, keepAliveMs: KEEP_ALIVE_MS });
     this.timeouts = {
-      upstreamId: upstream.id,
       watch: new DeadlineWatch(deadlineResolution(firstByteMs, idleMs)),
       firstByteMs,
       idleMs,
-      maxResponseBytes: upstream.max_response_bytes,
+      maxResponseBytes: endpoint.max_response_bytes,
     };
-    this.maxEventBytes = upstream.max_event_bytes;
+    this.maxEventBytes = endpoint.max_event_bytes;
   }
 
   /** The whole response, for JSON answers. */
   requestBuffered(request: UpstreamRequest): Promise<BufferedResponse> {
-    return new Promise((resolve, reject) => this.dispatch(request, new BufferingHandler(this.timeouts, resolve, reject)));
+    return new Promise((resolve, reject) => this.dispatch(request, new BufferingHandler(this.timeouts, request.attempt, resolve, reject)));
   }
 
   /** Resolves when the response headers arrive; a 2xx body is then read chunk by chunk. */
   openStream(request: UpstreamRequest): Promise<StreamingResponse> {
-    return new Promise((resolve, reject) => this.dispatch(request, new StreamingHandler(this.timeouts, resolve, reject)));
+    return new Promise((resolve, reject) => this.dispatch(request, new StreamingHandler(this.timeouts, request.attempt, resolve, reject)));
   }
 
   /**
@@ -314,7 +323,7 @@ export class UpstreamClient {
     const response = await this.openStream(request);
     if (!response.ok || isEventStream(headerValue(response.headers, 'content-type'))) return response;
     await response.body.return?.();
-    throw new GatewayError('upstream_invalid_response', `Upstream ${this.timeouts.upstreamId} answered a stream request with ${describeMediaType(headerValue(response.headers, 'content-type'))} instead of an event stream.`);
+    throw new GatewayError('upstream_invalid_response', `Upstream ${request.attempt.credential.id} answered a stream request with ${describeMediaType(headerValue(response.headers, 'content-type'))} instead of an event stream.`);
   }
 
   /** Calls whose timeouts are running, for tests and diagnostics. */

@@ -1,6 +1,6 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { COMMON_UPSTREAM_KEYS, ConfigError, type UpstreamConfig } from '../../config/index.js';
+import { COMMON_UPSTREAM_KEYS, ConfigError, type EndpointConfig, type UpstreamConfig } from '../../config/index.js';
 
 /** The key of every provider that embeds: how many inputs one upstream call may take. */
 export const EMBEDDING_UPSTREAM_KEYS = {
@@ -26,11 +26,11 @@ export function checkUpstreamKeys(upstream: UpstreamConfig, properties: TPropert
  * The keys of `properties` in an entry that `checkUpstreamKeys` accepted, typed by their schema.
  * Others are ignored: an adapter built on another (Azure's on OpenAI's) reads only what it needs.
  */
-export function readUpstreamKeys<Properties extends TProperties>(upstream: UpstreamConfig, properties: Properties): Static<ReturnType<typeof Type.Object<Properties>>> {
+export function readUpstreamKeys<Properties extends TProperties>(upstream: UpstreamConfig | EndpointConfig, properties: Properties): Static<ReturnType<typeof Type.Object<Properties>>> {
   return Value.Convert(Type.Object(properties), pickOwnKeys(upstream, properties, false)) as Static<ReturnType<typeof Type.Object<Properties>>>;
 }
 
-function pickOwnKeys(upstream: UpstreamConfig, properties: TProperties, strict: boolean): Record<string, unknown> {
+function pickOwnKeys(upstream: UpstreamConfig | EndpointConfig, properties: TProperties, strict: boolean): Record<string, unknown> {
   const own: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(upstream)) {
     if (COMMON_UPSTREAM_KEYS.has(key)) continue;

@@ -1,5 +1,6 @@
-import type { UpstreamConfig } from '../../config/index.js';
+import type { EndpointConfig } from '../../config/index.js';
 import type {
+  Attempt,
   Capabilities,
   EmbeddingCall,
   EmbeddingLimits,
@@ -11,7 +12,7 @@ import type {
   RerankProvider,
   RerankResult,
 } from '../provider-adapter.js';
-import { bearerHeaders, JsonUpstream } from '../shared/json-upstream.js';
+import { JsonUpstream } from '../shared/json-upstream.js';
 import { convertTeiEmbedRequest, convertTeiRerankRequest } from './convert-tei-request.js';
 import { mapTeiError } from './map-tei-error.js';
 import { mapTeiEmbedResponse, mapTeiRerankResponse } from './map-tei-response.js';
@@ -24,26 +25,26 @@ import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from '../shared/upstream-ke
  * with `--api-key`. `base_url` is required (checked with the config): there is no address to default to.
  */
 export class TeiAdapter implements ProviderAdapter, EmbeddingProvider, RerankProvider {
-  readonly upstreamId: string;
+  readonly endpoint: string;
   readonly capabilities: Capabilities = { embedding: this, rerank: this };
   readonly embeddingLimits: EmbeddingLimits;
   private readonly http: JsonUpstream;
 
-  constructor(upstream: UpstreamConfig) {
-    if (upstream.base_url === undefined) throw new Error(`upstream ${upstream.id}: tei needs base_url`);
-    this.upstreamId = upstream.id;
-    this.embeddingLimits = { ...TEI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(upstream, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? TEI_EMBEDDING_LIMITS.maxInputs };
-    this.http = new JsonUpstream(upstream.base_url, upstream, bearerHeaders(upstream), mapTeiError);
+  constructor(endpoint: EndpointConfig) {
+    if (endpoint.base_url === undefined) throw new Error(`${endpoint.name}: tei needs base_url`);
+    this.endpoint = endpoint.name;
+    this.embeddingLimits = { ...TEI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(endpoint, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? TEI_EMBEDDING_LIMITS.maxInputs };
+    this.http = new JsonUpstream(endpoint.base_url, endpoint, mapTeiError);
   }
 
-  async embed(call: EmbeddingCall): Promise<EmbeddingResult> {
-    const response = await this.http.post<TeiEmbedResponse>('/embed', convertTeiEmbedRequest(call), call.cancellation);
-    return mapTeiEmbedResponse(response, call.inputs.length, this.upstreamId);
+  async embed(attempt: Attempt, call: EmbeddingCall): Promise<EmbeddingResult> {
+    const response = await this.http.post<TeiEmbedResponse>(attempt, '/embed', convertTeiEmbedRequest(call), call.cancellation);
+    return mapTeiEmbedResponse(response, call.inputs.length, attempt.credential.id);
   }
 
-  async rerank(call: RerankCall): Promise<RerankResult> {
-    const response = await this.http.post<TeiRerankResponse>('/rerank', convertTeiRerankRequest(call), call.cancellation);
-    return mapTeiRerankResponse(response, this.upstreamId);
+  async rerank(attempt: Attempt, call: RerankCall): Promise<RerankResult> {
+    const response = await this.http.post<TeiRerankResponse>(attempt, '/rerank', convertTeiRerankRequest(call), call.cancellation);
+    return mapTeiRerankResponse(response, attempt.credential.id);
   }
 
   close(): Promise<void> {
@@ -51,4 +52,4 @@ export class TeiAdapter implements ProviderAdapter, EmbeddingProvider, RerankPro
   }
 }
 
-export const createTeiAdapter: ProviderFactory = (upstream) => new TeiAdapter(upstream);
+export const createTeiAdapter: ProviderFactory = (endpoint) => new TeiAdapter(endpoint);

@@ -4,6 +4,7 @@ import { convertTeiEmbedRequest, convertTeiRerankRequest } from './convert-tei-r
 import { mapTeiError } from './map-tei-error.js';
 import { mapTeiEmbedResponse, mapTeiRerankResponse } from './map-tei-response.js';
 import { createTeiAdapter } from './tei-adapter.js';
+import { testEndpoint } from '../../../test/support/attempts.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/tei/${name}`, import.meta.url), 'utf8');
 const cancellation = new AbortController().signal;
@@ -70,7 +71,6 @@ describe('TEI error mapping, from recorded error bodies', () => {
 
 describe('TEI adapter configuration', () => {
   it('refuses to start without base_url (the config check reports it first, with its key)', () => {
-    const upstream = { id: 'tei-a', provider: 'tei' as const, max_connections: 1, max_response_bytes: 1 << 20, max_event_bytes: 1 << 20, timeouts: { connect_ms: 1, first_byte_ms: 1, idle_ms: 1 } };
-    expect(() => createTeiAdapter(upstream)).toThrow(/tei-a.*base_url/);
+    expect(() => createTeiAdapter(testEndpoint({ provider: 'tei', name: 'tei-a' }))).toThrow(/tei-a.*base_url/);
   });
 });
