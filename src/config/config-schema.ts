@@ -17,6 +17,26 @@ const UpstreamTimeouts = Type.Object(
 );
 
 /**
+ * How an upstream is reached: the proxy, extra CAs, a client certificate, HTTP/2. Read by
+ * config/resolve-network.ts at load (the proxy environment, the PEM files), so that nothing later
+ * reads the environment or the disk.
+ */
+const UpstreamNetwork = Type.Object(
+  {
+    proxy: Type.String({
+      default: 'env',
+      pattern: '^(env|none|[hH][tT][tT][pP][sS]?://.+)$',
+      description: 'env (HTTPS_PROXY / HTTP_PROXY / NO_PROXY), none, or the proxy URL (http:// or https://)',
+    }),
+    ca_file: Type.Optional(Type.String({ minLength: 1, description: 'extra CA certificates (PEM) trusted for this upstream, beside the system ones' })),
+    cert_file: Type.Optional(Type.String({ minLength: 1, description: 'client certificate (PEM) for mTLS, with key_file' })),
+    key_file: Type.Optional(Type.String({ minLength: 1, description: "the client certificate's private key (PEM)" })),
+    http2: Type.Boolean({ default: false, description: 'HTTP/2 when an https upstream offers it (ALPN)' }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+/**
  * The keys every upstream entry may have. A provider's own keys (`engine_threads` for `local`,
  * `api_version` for `azure`…) are not listed here: each provider folder owns their schema and
  * checks an entry against it when the gateway starts, so a key of another provider is refused
@@ -33,6 +53,7 @@ export const UpstreamConfigSchema = Type.Object(
     max_response_bytes: PositiveInteger(128 * 1024 * 1024, 'largest upstream answer read whole (non-streamed answers); past it the call fails as upstream_invalid_response'),
     max_event_bytes: PositiveInteger(16 * 1024 * 1024, 'largest single event of an upstream stream; past it the stream fails as upstream_invalid_response'),
     timeouts: UpstreamTimeouts,
+    network: UpstreamNetwork,
   },
   { additionalProperties: true },
 );
@@ -129,8 +150,30 @@ export const ConfigSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export type SwitchyardConfig = Static<typeof ConfigSchema>;
-export type UpstreamConfig = Static<typeof UpstreamConfigSchema>;
+export type SwitchyardConfig = Omit<Static<typeof ConfigSchema>, 'upstreams'> & { upstreams: UpstreamConfig[] };
+/** An entry as loaded: its `network` resolved (config/resolve-network.ts). */
+export type UpstreamConfig = Omit<Static<typeof UpstreamConfigSchema>, 'network'> & { network: ResolvedNetwork };
+/** The `network` block as written in the file. */
+export type NetworkConfig = Static<typeof UpstreamNetwork>;
+
+/** Where an upstream's connections go first: straight to it (null), or through a proxy. */
+export interface ProxyRoute {
+  /** The proxy for http:// upstreams, for https:// ones; null: none for that scheme. */
+  readonly http: string | null;
+  readonly https: string | null;
+  /** Hosts reached directly (the NO_PROXY syntax: `host`, `.domain`, `host:port`, `*`). */
+  readonly noProxy: string;
+}
+
+/** The `network` block with the environment and the files it names already read. */
+export interface ResolvedNetwork {
+  readonly proxy: ProxyRoute | null;
+  /** PEM text. */
+  readonly ca: string | null;
+  readonly cert: string | null;
+  readonly key: string | null;
+  readonly http2: boolean;
+}
 export type ModelConfig = Static<typeof ModelConfigSchema>;
 export type RouteConfig = Static<typeof RouteConfigSchema>;
 export type ModelType = (typeof MODEL_TYPES)[number];

@@ -6,9 +6,13 @@ export {
   PROVIDER_KINDS,
   type ModelConfig,
   type ModelType,
+  type NetworkConfig,
+  type ProxyRoute,
+  type ResolvedNetwork,
   type ProviderKind,
   type RouteConfig,
   type SwitchyardConfig,
   type UpstreamConfig,
 } from './config-schema.js';
 export { groupEndpoints, type EndpointConfig, type EndpointGroup } from './upstream-endpoints.js';
+export { DIRECT } from './resolve-network.js';

@@ -1,11 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { Value, type ValueError } from '@sinclair/typebox/value';
+import type { Static } from '@sinclair/typebox';
 import { parseDocument } from 'yaml';
 import { ConfigError } from './config-error.js';
 import { ConfigSchema, type SwitchyardConfig } from './config-schema.js';
 import { expandEnvironment } from './expand-environment.js';
 import { checkReferences } from './check-references.js';
+import { resolveNetwork } from './resolve-network.js';
 
 export interface LoadConfigOptions {
   /** `--config FILE` from the command line; wins over everything else. */
@@ -50,7 +52,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     throw new ConfigError('', `${source}: the document must be a mapping of keys`);
   }
   const overridden = applyOverrides(expanded as Record<string, unknown>, env);
-  return { config: validate(overridden, env), source };
+  return { config: validate(overridden, env, source === null ? cwd : dirname(source)), source };
 }
 
 function locateConfigFile(configPath: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string | null {
@@ -88,15 +90,19 @@ function applyOverrides(document: Record<string, unknown>, env: NodeJS.ProcessEn
   return document;
 }
 
-function validate(document: Record<string, unknown>, env: NodeJS.ProcessEnv): SwitchyardConfig {
+function validate(document: Record<string, unknown>, env: NodeJS.ProcessEnv, baseDirectory: string): SwitchyardConfig {
   // Convert first so that "8080" from an environment variable becomes a number where one is expected.
   const converted = Value.Convert(ConfigSchema, document);
   const withDefaults = Value.Default(ConfigSchema, converted);
   const firstError = Value.Errors(ConfigSchema, withDefaults).First();
   if (firstError !== undefined) throw describeSchemaError(firstError, env);
-  const config = withDefaults as SwitchyardConfig;
-  checkReferences(config);
-  return config;
+  const config = withDefaults as Static<typeof ConfigSchema>;
+  const resolved: SwitchyardConfig = {
+    ...config,
+    upstreams: config.upstreams.map((upstream, index) => ({ ...upstream, network: resolveNetwork(upstream.network, `upstreams[${index}].network`, env, baseDirectory) })),
+  };
+  checkReferences(resolved);
+  return resolved;
 }
 
 function describeSchemaError(error: ValueError, env: NodeJS.ProcessEnv): ConfigError {

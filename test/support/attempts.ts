@@ -1,4 +1,4 @@
-import type { EndpointConfig } from '../../src/config/index.js';
+import { DIRECT, type EndpointConfig } from '../../src/config/index.js';
 import type { AnswerHead, Attempt, Credential } from '../../src/providers/provider-adapter.js';
 
 /** A credential as the gateway builds one from an `upstreams[]` entry. */
@@ -27,6 +27,7 @@ export function testEndpoint(overrides: Partial<EndpointConfig> & Pick<EndpointC
     max_response_bytes: 1 << 20,
     max_event_bytes: 1 << 20,
     timeouts: { connect_ms: 1_000, first_byte_ms: 5_000, idle_ms: 5_000 },
+    network: DIRECT,
     ...overrides,
   };
 }

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import OpenAI from 'openai';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/index.js';
@@ -17,11 +18,18 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
+export interface TestGatewayOptions {
+  /** The environment the config is loaded with (`${VAR}`, proxy variables); empty by default. */
+  env?: NodeJS.ProcessEnv;
+  /** Collects the log lines (level info and above), parsed; logs are off without it. */
+  logLines?: Array<Record<string, unknown>>;
+}
+
 /**
  * A real gateway from a real config file: the given upstreams and models (plus any other keys),
  * SQLite in a temporary directory, a free port, logs off, and a token for the SDK.
  */
-export async function startTestGateway(document: { upstreams: unknown[]; models: unknown[] } & Record<string, unknown>): Promise<TestGateway> {
+export async function startTestGateway(document: { upstreams: unknown[]; models: unknown[] } & Record<string, unknown>, options: TestGatewayOptions = {}): Promise<TestGateway> {
   const directory = mkdtempSync(join(tmpdir(), 'switchyard-test-'));
   const configPath = join(directory, 'switchyard.yaml');
   writeFileSync(
@@ -33,7 +41,20 @@ export async function startTestGateway(document: { upstreams: unknown[]; models:
       ...document,
     }),
   );
-  const gateway = await startGateway(loadConfig({ configPath, env: {} }).config, { logger: createLogger('silent') });
+  const { logLines } = options;
+  const logger =
+    logLines === undefined
+      ? createLogger('silent')
+      : createLogger(
+          'info',
+          new Writable({
+            write(chunk: Buffer, _encoding, done) {
+              for (const line of chunk.toString('utf8').split('\n')) if (line !== '') logLines.push(JSON.parse(line) as Record<string, unknown>);
+              done();
+            },
+          }),
+        );
+  const gateway = await startGateway(loadConfig({ configPath, env: options.env ?? {} }).config, { logger });
   const { secret } = await gateway.tokens.create({ team: 'test' });
   return {
     gateway,

@@ -76,7 +76,7 @@ export function classifyTransport(error: unknown, credentialId: string): Gateway
   if (code !== undefined && TIMEOUT_CODES.has(code)) {
     return new GatewayError('upstream_timeout', `Upstream ${credentialId} timed out (${code}).`, { cause: error, upstream: failure('timeout', code) });
   }
-  if (code === 'HTTP1_PROTOCOL') {
+  if (code === 'HTTP1_PROTOCOL' || (code !== undefined && code.startsWith('HPE_'))) {
     const detail = (error as Error).message;
     return new GatewayError('upstream_invalid_response', `Upstream ${credentialId} sent an invalid HTTP response (${detail}).`, { cause: error, upstream: failure('protocol', detail) });
   }
@@ -87,8 +87,10 @@ export function classifyTransport(error: unknown, credentialId: string): Gateway
   return new GatewayError('upstream_error', `Upstream ${credentialId} could not be reached (${reason}).`, { cause: error, upstream: failure('connect', reason) });
 }
 
-// First-byte and idle timeouts are the upstream client's own GatewayErrors; these are the socket's.
-const TIMEOUT_CODES = new Set(['HTTP1_CONNECT_TIMEOUT', 'ETIMEDOUT']);
+// First-byte and idle timeouts are the upstream client's own GatewayErrors; these are the connect's
+// (the gateway's connector, undici's, the kernel's). A protocol error is ours or llhttp's (`HPE_*`);
+// a proxy that answers CONNECT with nonsense is a connect failure: the upstream was never reached.
+const TIMEOUT_CODES = new Set(['UPSTREAM_CONNECT_TIMEOUT', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** The one mapping of a classified failure to the gateway's error codes (and so to HTTP). */
 export function failureError(failure: UpstreamFailure, param: string | null = null): GatewayError {

@@ -294,7 +294,7 @@ export class UpstreamClient {
     const url = new URL(baseUrl);
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
     const { connect_ms: connectMs, first_byte_ms: firstByteMs, idle_ms: idleMs } = endpoint.timeouts;
-    this.pool = createTransport(url, { maxConnections: endpoint.max_connections, connectTimeoutMs: connectMs, keepAliveMs: KEEP_ALIVE_MS });
+    this.pool = createTransport(url, { maxConnections: endpoint.max_connections, connectTimeoutMs: connectMs, keepAliveMs: KEEP_ALIVE_MS }, endpoint.network);
     this.timeouts = {
       watch: new DeadlineWatch(deadlineResolution(firstByteMs, idleMs)),
       firstByteMs,

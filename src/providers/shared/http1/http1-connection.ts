@@ -26,8 +26,6 @@ export class Http1Connection implements ResponseSink, CallSocket, BatchedWrite {
   private responseEnded = false;
   private requestWritten = false;
   private socketError: Error | null = null;
-  /** Set by the pool once the socket is connected (and, for https, its TLS handshake done). */
-  connected = false;
   /** Calls this connection has finished: a reused connection may have been closed by the upstream meanwhile. */
   served = 0;
   /** When it became idle (`performance.now()`), and how long the upstream says it keeps idle connections. */

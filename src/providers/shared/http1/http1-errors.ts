@@ -5,7 +5,7 @@
  */
 export class Http1Error extends Error {
   constructor(
-    readonly code: 'HTTP1_PROTOCOL' | 'HTTP1_CONNECT_TIMEOUT' | 'HTTP1_SOCKET_CLOSED' | 'HTTP1_POOL_CLOSED' | 'HTTP1_BODY',
+    readonly code: 'HTTP1_PROTOCOL' | 'HTTP1_SOCKET_CLOSED' | 'HTTP1_POOL_CLOSED' | 'HTTP1_BODY',
     message: string,
     options?: { cause?: unknown },
   ) {

@@ -689,14 +689,14 @@ describe('Http1Pool connection failures', () => {
     expect(pool.size).toBe(0);
   });
 
-  it('fails with HTTP1_CONNECT_TIMEOUT when a TLS handshake never completes', async () => {
+  it('fails with UPSTREAM_CONNECT_TIMEOUT when a TLS handshake never completes', async () => {
     // Accepts the TCP connection and never says a word: TLS connect is done only at secureConnect.
     const upstream = await startRawServer(() => undefined);
     const pool = newPool(new URL(`https://127.0.0.1:${upstream.port}`), { connectTimeoutMs: 100 });
     const started = performance.now();
     const handler = await send(pool);
     const elapsed = performance.now() - started;
-    expect(handler.errorCode).toBe('HTTP1_CONNECT_TIMEOUT');
+    expect(handler.errorCode).toBe('UPSTREAM_CONNECT_TIMEOUT');
     expect(handler.error?.message).toMatch(/took over 100 ms/);
     expect(elapsed).toBeGreaterThanOrEqual(95);
     expect(elapsed).toBeLessThan(1_000);

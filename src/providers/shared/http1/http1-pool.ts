@@ -1,5 +1,5 @@
-import { connect as connectTcp, isIP, type Socket } from 'node:net';
-import { connect as connectTls } from 'node:tls';
+import type { Socket } from 'node:net';
+import { connectUpstream, proxyAuthorization, type ConnectTarget, type UpstreamTls } from '../connect-upstream.js';
 import { PendingCall, type Http1Call, type Http1Handler, type Http1Request } from './http1-call.js';
 import { Http1Connection, type ConnectionOwner } from './http1-connection.js';
 import { Http1Error } from './http1-errors.js';
@@ -11,6 +11,10 @@ export interface Http1PoolOptions {
   connectTimeoutMs: number;
   /** How long an idle connection is kept (shortened by the upstream's `Keep-Alive: timeout`). */
   keepAliveMs: number;
+  /** Extra CAs and a client certificate for an https upstream. */
+  tls?: UpstreamTls;
+  /** Connections go through this proxy: a CONNECT tunnel for https, absolute-form requests for http. */
+  proxy?: URL | null;
 }
 
 /** Closed this long before the upstream's own idle limit, so that it never closes one we are writing to. */
@@ -24,6 +28,10 @@ const KEEP_ALIVE_MARGIN_MS = 1_000;
  */
 export class Http1Pool implements ConnectionOwner {
   readonly hostHeader: string;
+  private readonly target: Omit<ConnectTarget, 'timeoutMs'>;
+  /** For an http upstream behind a proxy: what goes before each path, and the proxy's credentials. */
+  private readonly forwardPrefix: string;
+  private readonly forwardHeaders: string;
   private readonly idle: Http1Connection[] = [];
   private readonly waiting: PendingCall[] = [];
   private waitingHead = 0;
@@ -38,16 +46,30 @@ export class Http1Pool implements ConnectionOwner {
   };
 
   constructor(
-    private readonly origin: URL,
+    origin: URL,
     private readonly options: Http1PoolOptions,
   ) {
     if (origin.protocol !== 'http:' && origin.protocol !== 'https:') throw new TypeError(`unsupported upstream protocol ${origin.protocol}`);
     this.hostHeader = origin.host;
+    const secure = origin.protocol === 'https:';
+    const proxy = options.proxy ?? null;
+    this.target = {
+      host: origin.hostname.startsWith('[') ? origin.hostname.slice(1, -1) : origin.hostname,
+      port: origin.port === '' ? (secure ? 443 : 80) : Number(origin.port),
+      secure,
+      alpn: ['http/1.1'],
+      tls: options.tls ?? {},
+      proxy,
+    };
+    const forwarded = proxy !== null && !secure;
+    const authorization = forwarded ? proxyAuthorization(proxy) : null;
+    this.forwardPrefix = forwarded ? `http://${origin.host}` : '';
+    this.forwardHeaders = authorization === null ? '' : `proxy-authorization: ${authorization}\r\n`;
   }
 
   /** Throws a TypeError, before anything is sent, for a header or path that could split the request. */
   dispatch(request: Http1Request, handler: Http1Handler): Http1Call {
-    const call = new PendingCall(request, requestHead(request, this.hostHeader), handler, this.dequeue);
+    const call = new PendingCall(request, requestHead(request, this.hostHeader, this.forwardPrefix, this.forwardHeaders), handler, this.dequeue);
     if (this.closing) call.fail(new Http1Error('HTTP1_POOL_CLOSED', 'the upstream client is closed'));
     else this.schedule(call);
     return call;
@@ -86,11 +108,6 @@ export class Http1Pool implements ConnectionOwner {
 
   closed(connection: Http1Connection, call: PendingCall | null, error: Error): void {
     this.connections--;
-    if (!connection.connected) {
-      this.connecting--;
-      // A failed connect fails the call that has waited longest, so an unreachable upstream fails fast (and fails over).
-      this.nextWaiting()?.fail(error);
-    }
     const index = this.idle.indexOf(connection);
     if (index !== -1) this.idle.splice(index, 1);
     if (call !== null) {
@@ -151,26 +168,21 @@ export class Http1Pool implements ConnectionOwner {
   private open(): void {
     this.connections++;
     this.connecting++;
-    const { hostname, port: portText, protocol } = this.origin;
-    const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-    const secure = protocol === 'https:';
-    const port = portText === '' ? (secure ? 443 : 80) : Number(portText);
-    const socket: Socket = secure
-      ? connectTls({ host, port, servername: isIP(host) === 0 ? host : undefined, ALPNProtocols: ['http/1.1'] })
-      : connectTcp({ host, port });
-    const connection = new Http1Connection(socket, this);
-    const timer = setTimeout(() => {
-      socket.destroy(new Http1Error('HTTP1_CONNECT_TIMEOUT', `connecting to ${this.hostHeader} took over ${this.options.connectTimeoutMs} ms`));
-    }, this.options.connectTimeoutMs);
-    socket.once(secure ? 'secureConnect' : 'connect', () => {
-      clearTimeout(timer);
-      connection.connected = true;
+    connectUpstream({ ...this.target, timeoutMs: this.options.connectTimeoutMs }, (error, socket) => {
       this.connecting--;
-      socket.setNoDelay(true);
-      socket.setKeepAlive(true, 60_000);
+      if (error !== null) {
+        this.connections--;
+        // A failed connect fails the call that has waited longest, so an unreachable upstream fails fast (and fails over).
+        this.nextWaiting()?.fail(error);
+        this.connectIfNeeded();
+        if (this.connections === 0) this.onDrained?.();
+        return;
+      }
+      const connection = new Http1Connection(socket as Socket, this);
+      (socket as Socket).setNoDelay(true);
+      (socket as Socket).setKeepAlive(true, 60_000);
       this.released(connection, true);
     });
-    socket.once('close', () => clearTimeout(timer));
   }
 
   private armSweep(): void {

@@ -11,9 +11,10 @@ const serialised = new WeakMap<object, string>();
 /**
  * The request line and headers, ending with the blank line; throws a TypeError for a header or
  * path that could split the request. A streamed body is sent with the `content-length` its
- * headers give, or chunked.
+ * headers give, or chunked. Through a forward proxy, `targetPrefix` (`http://host:port`) makes the
+ * target absolute and `proxyLines` carries the proxy's credentials.
  */
-export function requestHead(request: Http1Request, host: string): string {
+export function requestHead(request: Http1Request, host: string, targetPrefix = '', proxyLines = ''): string {
   const { headers, body } = request;
   const contentLength = body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : Buffer.isBuffer(body) ? body.length : null;
   let lines = serialised.get(headers);
@@ -27,7 +28,7 @@ export function requestHead(request: Http1Request, host: string): string {
     const declared = headers['content-length'];
     framing = declared === undefined ? 'transfer-encoding: chunked\r\n' : `content-length: ${checkedLength(declared)}\r\n`;
   }
-  return `${request.method} ${checkedPath(request.path)} HTTP/1.1\r\nhost: ${host}\r\n${lines}${framing}\r\n`;
+  return `${request.method} ${targetPrefix}${checkedPath(request.path)} HTTP/1.1\r\nhost: ${host}\r\n${proxyLines}${lines}${framing}\r\n`;
 }
 
 /** Refuses what would let a header value or path split the request (CR, LF, NUL) or an invalid name. */
