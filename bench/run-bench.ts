@@ -240,7 +240,9 @@ async function main(): Promise<void> {
     // Memory per stream is measured on fresh instances: after the load rounds a heap has grown, and
     // a thousand streams would fit in it without adding anything, hiding their real cost.
     const streams = new Map<TargetName, Awaited<ReturnType<typeof concurrentStreams>>>();
-    for (const name of plan.streamsFor) {
+    // With a baseline build, its memory per stream is measured too: a change's cost is read side by side.
+    const streamsFor: TargetName[] = baseline === null ? plan.streamsFor : [...plan.streamsFor, 'baseline'];
+    for (const name of streamsFor) {
       const index = targets.findIndex((candidate) => candidate.name === name);
       const old = targets[index];
       if (old === undefined) continue;
