@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import type { FailureClass, UpstreamFailure } from '../errors/index.js';
+import { CredentialHealth, type CredentialTransition } from './credential-health.js';
+
+function failure(failureClass: FailureClass, status: number | null, options: Partial<UpstreamFailure> = {}): UpstreamFailure {
+  return { class: failureClass, status, retryAfterSeconds: null, rateLimitHeaders: {}, credentialId: 'a', message: 'boom', ...options };
+}
+
+function setup(maxCooldownMs = 300_000) {
+  const clock = { now: 1_000_000 };
+  const transitions: CredentialTransition[] = [];
+  const health = new CredentialHealth({ now: () => clock.now, maxCooldownMs, onTransition: (transition) => transitions.push(transition) });
+  return { clock, transitions, health };
+}
+
+describe('CredentialHealth', () => {
+  it("cools a rate-limited credential for the upstream's Retry-After, then lets one request probe it", () => {
+    const { clock, transitions, health } = setup();
+    health.failed('a', failure('rate_limit', 429, { retryAfterSeconds: 2 }));
+    expect(health.status('a')).toMatchObject({ state: 'cooling', until: clock.now + 2_000 });
+    expect(health.take('a')).toBe(false);
+    clock.now += 2_000;
+    expect(health.take('a')).toBe(true);
+    // The probe is in flight: nobody else uses it until it ends.
+    expect(health.take('a')).toBe(false);
+    health.succeeded('a');
+    expect(health.status('a').state).toBe('healthy');
+    expect(health.take('a')).toBe(true);
+    expect(transitions.map(({ from, to }) => `${from}→${to}`)).toEqual(['healthy→cooling', 'cooling→healthy']);
+    expect(transitions[0]).toMatchObject({ credentialId: 'a', until: 1_002_000, reason: 'rate limited (the upstream said until when)' });
+  });
+
+  it('takes the reset headers when there is no Retry-After, and caps every cooldown at max_cooldown', () => {
+    const { clock, health } = setup(60_000);
+    health.failed('a', failure('rate_limit', 429, { rateLimitHeaders: { 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '20s' } }));
+    expect(health.status('a').until).toBe(clock.now + 20_000);
+    health.failed('b', failure('rate_limit', 429, { retryAfterSeconds: 3_600 }));
+    expect(health.status('b').until).toBe(clock.now + 60_000);
+  });
+
+  it('backs off 1 s, 2 s, 4 s… after failures in a row, probe failures included, and starts over after a success', () => {
+    const { clock, health } = setup(5_000);
+    const cooldowns: number[] = [];
+    for (let step = 0; step < 5; step++) {
+      health.failed('a', failure('server', 502));
+      const until = health.status('a').until as number;
+      cooldowns.push(until - clock.now);
+      clock.now = until;
+      expect(health.take('a')).toBe(true);
+    }
+    expect(cooldowns).toEqual([1_000, 2_000, 4_000, 5_000, 5_000]);
+    health.succeeded('a');
+    health.failed('a', failure('timeout', null));
+    expect((health.status('a').until as number) - clock.now).toBe(1_000);
+  });
+
+  it("marks a credential the upstream refused as failed until an operator resets it", () => {
+    const { clock, health } = setup();
+    health.failed('a', failure('auth', 401));
+    expect(health.status('a')).toMatchObject({ state: 'failed', until: null, reason: 'the upstream refused the credential (401)' });
+    clock.now += 3_600_000;
+    expect(health.take('a')).toBe(false);
+    health.reset('a');
+    expect(health.status('a').state).toBe('healthy');
+    expect(health.status('a').lastError).toBe('auth 401: boom');
+  });
+
+  it("leaves the state alone for the caller's own mistakes, and a disabled credential stays disabled", () => {
+    const { health, transitions } = setup();
+    health.failed('a', failure('caller', 400));
+    expect(health.status('a').state).toBe('healthy');
+    health.disable('a');
+    health.failed('a', failure('server', 500));
+    expect(health.status('a').state).toBe('disabled');
+    expect(health.take('a')).toBe(false);
+    health.reset('a', 'enabled by an operator');
+    expect(health.take('a')).toBe(true);
+    expect(transitions.map(({ to, reason }) => [to, reason])).toEqual([
+      ['disabled', 'disabled by an operator'],
+      ['healthy', 'enabled by an operator'],
+    ]);
+  });
+
+  it('cools a spent quota for the longest cooldown, and tells the earliest end of a pool', () => {
+    const { clock, health } = setup(120_000);
+    health.failed('a', failure('quota', 429));
+    health.failed('b', failure('rate_limit', 429, { retryAfterSeconds: 7 }));
+    expect(health.status('a')).toMatchObject({ state: 'cooling', until: clock.now + 120_000, reason: 'quota or balance spent' });
+    expect(health.earliestCoolingEnd(['a', 'b', 'c'])).toBe(clock.now + 7_000);
+    expect(health.earliestCoolingEnd(['c'])).toBeNull();
+  });
+
+  it('frees the probe of an attempt that was not the credential\'s fault', () => {
+    const { clock, health } = setup();
+    health.failed('a', failure('overloaded', 503));
+    clock.now += 1_000;
+    expect(health.take('a')).toBe(true);
+    health.released('a');
+    expect(health.take('a')).toBe(true);
+  });
+});
