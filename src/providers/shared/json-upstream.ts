@@ -15,16 +15,14 @@ export type UpstreamErrorMapper = (status: number, bodyText: string, headers: In
  */
 export class JsonUpstream {
   private readonly client: UpstreamClient;
-  private readonly headers: CredentialHeaders;
+  private readonly headers = new CredentialHeaders(bearerHeaders);
 
   constructor(
     baseUrl: string,
     endpoint: EndpointConfig,
     private readonly mapError: UpstreamErrorMapper,
-    headers: CredentialHeaders = new CredentialHeaders(bearerHeaders),
   ) {
     this.client = new UpstreamClient(baseUrl, endpoint);
-    this.headers = headers;
   }
 
   async post<T>(attempt: Attempt, path: string, body: unknown, cancellation: AbortSignal): Promise<T> {
