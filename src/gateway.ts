@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { TokenAuthenticator, TokenService } from './access/index.js';
+import { CredentialAdmin } from './admin/index.js';
 import type { TProperties } from '@sinclair/typebox';
 import { ConfigError, groupEndpoints, type SwitchyardConfig, type UpstreamConfig } from './config/index.js';
 import { buildApp } from './http/app.js';
@@ -10,7 +11,11 @@ import { createLogger, type Logger } from './observability/logger.js';
 import type { OffModel, ProviderAdapter, ProviderModule } from './providers/provider-adapter.js';
 import { PROVIDER_LOADERS } from './providers/registry.js';
 import { checkUpstreamKeys } from './providers/shared/upstream-keys.js';
-import { buildCatalog, Router, withPublishedModels, type CredentialEntry, type ModelCatalog } from './routing/index.js';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { buildCatalog, CredentialHealth, InFlight, Router, SessionBindings, SharedRoutingState, withPublishedModels, type CredentialEntry, type ModelCatalog } from './routing/index.js';
+import { parseDuration } from './core/index.js';
+import { openState, type SharedState } from './state/index.js';
 import { ChatCompletionService, EmbeddingService, RerankService, SpeechService, TranscriptionService } from './services/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
 import { RequestLogQueue, RequestRecorder } from './usage/index.js';
@@ -24,6 +29,8 @@ export interface Gateway {
   readonly logger: Logger;
   /** Token management whose changes this process's cache sees at once (other processes see them through the change watcher). */
   readonly tokens: TokenService;
+  /** The upstream credentials' states, as the admin API shows and changes them. */
+  readonly credentials: CredentialAdmin;
   /** The address it listens on, e.g. `http://127.0.0.1:8080`. */
   readonly url: string;
   /**
@@ -42,9 +49,12 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
   const logger = options.logger ?? createLogger(config.logging.level);
   const { adapters, credentials } = await createEndpoints(config);
   const stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
+  let state: SharedState | null = null;
+  let routingState: SharedRoutingState | null = null;
   let watcher: TokenChangeWatcher | null = null;
   let queue: RequestLogQueue | null = null;
   try {
+    state = await openState(config.state.url, { keyPrefix: config.state.key_prefix });
     const revision = await stores.tokens.readRevision();
     watcher = watchTokenChanges(stores.database, stores.tokens, revision, {
       pollIntervalMs: config.auth.change_poll_ms,
@@ -64,17 +74,20 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'));
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
     const catalog = buildCatalog(withPublishedModels(config.models, credentials), credentials);
-    const router = new Router();
+    const { router, shared } = await createRouter(config, logger, state, [...credentials.keys()]);
+    routingState = shared;
+    const credentialAdmin = new CredentialAdmin(credentials, router.health, router.inFlight);
     const app = buildApp({
       logger,
       authenticator,
       recorder,
       catalog,
-      chat: new ChatCompletionService(catalog, router),
+      chat: new ChatCompletionService(catalog, router, { inferSessions: config.routing.infer_sessions }),
       embeddings: new EmbeddingService(catalog, router),
       reranker: new RerankService(catalog, router),
       speech: new SpeechService(catalog, router),
       transcriptions: new TranscriptionService(catalog, router, config.defaults.transcription_model),
+      credentials: credentialAdmin,
       gate,
       pausedStreams,
       limits: {
@@ -89,6 +102,8 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     const port = typeof address === 'object' && address !== null ? address.port : config.server.port;
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
     const activeWatcher = watcher;
+    const activeState = state;
+    const activeRoutingState = shared;
     return {
       app,
       stores,
@@ -96,6 +111,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       offModels: adapters.flatMap((adapter) => adapter.offModels?.() ?? []).filter((model) => catalog.get(model.id) === undefined),
       logger,
       tokens,
+      credentials: credentialAdmin,
       url: `http://${host}:${port}`,
       shutdown: async () => {
         await closeServer(app, config.server.shutdown_timeout_ms, logger, () => {
@@ -106,16 +122,50 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         if (queue !== null && queue.size > 0) logger.error({ lostRows: queue.size }, 'request log rows could not be written at shutdown');
         await Promise.all(adapters.map((adapter) => adapter.close()));
         await activeWatcher.close();
+        await activeRoutingState.close();
+        await activeState.close();
         await stores.close();
       },
     };
   } catch (error) {
     await queue?.close(1).catch(() => undefined);
     await watcher?.close();
+    await routingState?.close();
+    await state?.close();
     await stores.close();
     await Promise.all(adapters.map((adapter) => adapter.close()));
     throw error;
   }
+}
+
+/** The router over the shared state: credential states, session bindings, in-flight counts, the `routing` settings. */
+async function createRouter(config: SwitchyardConfig, logger: Logger, state: SharedState, credentialIds: readonly string[]): Promise<{ router: Router; shared: SharedRoutingState }> {
+  const { routing } = config;
+  let shared: SharedRoutingState | null = null;
+  const health = new CredentialHealth({
+    maxCooldownMs: parseDuration(routing.max_cooldown) as number,
+    onTransition: (transition) => {
+      const { credentialId, from, to, reason, until } = transition;
+      const line = { credential: credentialId, from, to, reason, until: until === null ? null : new Date(until).toISOString() };
+      // Leaving service is what an operator must see; coming back is news.
+      if (to === 'healthy') logger.info(line, 'credential state changed');
+      else logger.warn(line, 'credential state changed');
+      shared?.shareTransition(transition);
+    },
+  });
+  const inFlight = new InFlight();
+  shared = new SharedRoutingState(state, health, inFlight, {
+    replicaId: `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`,
+    credentialIds,
+    onOutage: (error) => logger.warn({ err: error, state: config.state.url.replace(/\/\/[^@/]*@/, '//***@') }, 'shared state unreachable; routing on with what this process knows (credential states, rendezvous choices for sessions)'),
+    onRecovery: () => logger.info('shared state reachable again; credential states caught up'),
+    onError: (error) => logger.warn({ err: error }, 'shared routing state could not be read'),
+  });
+  const sharedState = shared;
+  const bindings = new SessionBindings(state, parseDuration(routing.session_ttl) as number, (error) => sharedState.noteFailure(error));
+  const router = new Router({ health, inFlight, bindings, maxAttempts: routing.max_attempts, queueTimeoutMs: parseDuration(routing.queue_timeout) as number });
+  await shared.start();
+  return { router, shared };
 }
 
 /** A credential as the gateway wires it: its route target, and the connection pool it draws on. */
@@ -148,7 +198,7 @@ async function createEndpoints(config: SwitchyardConfig): Promise<{ adapters: Pr
       const pool = { name: endpoint.name, size: endpoint.max_connections };
       for (const entry of entries) {
         const credential = { id: entry.id, apiKey: entry.api_key, headers: entry.headers ?? {} };
-        credentials.set(entry.id, { credential, provider: entry.provider, adapter, pool });
+        credentials.set(entry.id, { credential, provider: entry.provider, adapter, pool, maxInFlight: entry.max_in_flight ?? null });
       }
     }
   } catch (error) {

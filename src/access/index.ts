@@ -1,5 +1,5 @@
 export { canUseModel, requireModelAccess, requireScope } from './authorize.js';
-export { parseDuration } from './parse-duration.js';
+export { parseDuration } from '../core/duration.js';
 export { DEFAULT_SCOPES, SCOPES, isScope, type Scope } from './scopes.js';
 export { TokenAuthenticator, type Principal } from './token-authenticator.js';
 export { TokenInputError, TokenService, type CreateTokenInput, type CreatedToken } from './token-service.js';

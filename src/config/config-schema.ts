@@ -1,17 +1,25 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { DURATION_PATTERN } from '../core/duration.js';
 
 /** Provider kinds a config may name. Whether one is available is decided by the provider registry. */
 export const PROVIDER_KINDS = ['openai', 'azure', 'anthropic', 'gemini', 'cohere', 'jina', 'tei', 'codex', 'local'] as const;
 export const MODEL_TYPES = ['chat', 'embedding', 'rerank', 'transcription', 'speech'] as const;
+/** How a model's pool chooses a credential (docs/routing.md). */
+export const ROUTING_STRATEGIES = ['weighted', 'least-busy', 'ordered'] as const;
 
 const PositiveInteger = (defaultValue: number, description: string) =>
   Type.Integer({ minimum: 1, default: defaultValue, description });
+
+/** A duration written as people write them: `250ms`, `90s`, `5m`, `1h`, `7d`. `hint` words the error. */
+const Duration = (defaultValue: string, description: string) =>
+  Type.String({ pattern: DURATION_PATTERN, default: defaultValue, description, hint: 'a duration such as 500ms, 90s, 5m or 1h' });
 
 const UpstreamTimeouts = Type.Object(
   {
     connect_ms: PositiveInteger(10_000, 'TCP/TLS connect timeout'),
     first_byte_ms: PositiveInteger(120_000, 'time allowed until the upstream sends response headers'),
     idle_ms: PositiveInteger(300_000, 'longest silence allowed between two body chunks'),
+    total_ms: Type.Optional(Type.Integer({ minimum: 1, description: 'longest a whole upstream call may take, stream included; none by default' })),
   },
   { additionalProperties: false, default: {} },
 );
@@ -50,6 +58,7 @@ export const UpstreamConfigSchema = Type.Object(
     api_key: Type.Optional(Type.String()),
     headers: Type.Optional(Type.Record(Type.String(), Type.String())),
     max_connections: PositiveInteger(1024, 'connections open at once to this upstream; requests past it wait for one'),
+    max_in_flight: Type.Optional(Type.Integer({ minimum: 1, description: "this credential's requests in flight at once; past it a request goes to another credential or waits (routing.queue_timeout)" })),
     max_response_bytes: PositiveInteger(128 * 1024 * 1024, 'largest upstream answer read whole (non-streamed answers); past it the call fails as upstream_invalid_response'),
     max_event_bytes: PositiveInteger(16 * 1024 * 1024, 'largest single event of an upstream stream; past it the stream fails as upstream_invalid_response'),
     timeouts: UpstreamTimeouts,
@@ -66,6 +75,7 @@ export const RouteConfigSchema = Type.Object(
     upstream: Type.String({ minLength: 1 }),
     model: Type.String({ minLength: 1 }),
     weight: Type.Number({ exclusiveMinimum: 0, default: 1 }),
+    priority: Type.Integer({ default: 0, description: '`ordered` strategy: lower is tried first' }),
   },
   { additionalProperties: false },
 );
@@ -77,6 +87,10 @@ export const ModelConfigSchema = Type.Object(
     owned_by: Type.Optional(Type.String({ minLength: 1 })),
     created: Type.Optional(Type.Integer({ minimum: 0, description: 'unix seconds shown in /v1/models' })),
     default_voice: Type.Optional(Type.String({ minLength: 1, description: 'speech models: the voice used when a request names none' })),
+    strategy: Type.Union(
+      ROUTING_STRATEGIES.map((strategy) => Type.Literal(strategy)),
+      { default: 'weighted', description: 'how a credential of the pool is chosen' },
+    ),
     routes: Type.Array(RouteConfigSchema, { minItems: 1 }),
   },
   { additionalProperties: false },
@@ -112,7 +126,24 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     state: Type.Object(
-      { url: Type.String({ pattern: '^(memory$|redis://|rediss://)', default: 'memory' }) },
+      {
+        url: Type.String({ pattern: '^(memory$|redis://|rediss://)', default: 'memory' }),
+        key_prefix: Type.String({
+          pattern: '^[A-Za-z0-9._:-]{1,64}$',
+          default: 'switchyard:',
+          description: 'Redis: what every key and channel begins with, so that several deployments can share one Redis',
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    routing: Type.Object(
+      {
+        max_attempts: PositiveInteger(3, 'credentials tried for one request before its failure is returned'),
+        max_cooldown: Duration('5m', 'the longest a failing or rate-limited credential is kept out of use'),
+        queue_timeout: Duration('5s', 'how long a request waits for a credential below its max_in_flight'),
+        session_ttl: Duration('1h', 'how long a session stays bound to its credential after its last request'),
+        infer_sessions: Type.Boolean({ default: true, description: 'give a chat request without a session id one inferred from its conversation' }),
+      },
       { additionalProperties: false, default: {} },
     ),
     auth: Type.Object(
@@ -178,3 +209,5 @@ export type ModelConfig = Static<typeof ModelConfigSchema>;
 export type RouteConfig = Static<typeof RouteConfigSchema>;
 export type ModelType = (typeof MODEL_TYPES)[number];
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+export type RoutingStrategy = (typeof ROUTING_STRATEGIES)[number];
+export type RoutingConfig = Static<typeof ConfigSchema>['routing'];

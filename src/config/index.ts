@@ -4,6 +4,7 @@ export {
   COMMON_UPSTREAM_KEYS,
   MODEL_TYPES,
   PROVIDER_KINDS,
+  ROUTING_STRATEGIES,
   type ModelConfig,
   type ModelType,
   type NetworkConfig,
@@ -11,6 +12,8 @@ export {
   type ResolvedNetwork,
   type ProviderKind,
   type RouteConfig,
+  type RoutingConfig,
+  type RoutingStrategy,
   type SwitchyardConfig,
   type UpstreamConfig,
 } from './config-schema.js';

@@ -113,7 +113,8 @@ function describeSchemaError(error: ValueError, env: NodeJS.ProcessEnv): ConfigE
   if (allowed !== null) return new ConfigError(label, `must be one of ${allowed.join(', ')}, got ${JSON.stringify(error.value)}`);
   if (error.message.startsWith('Unexpected property')) return new ConfigError(label, 'unknown key');
   if (error.value === undefined) return new ConfigError(label, 'is required');
-  const { pattern } = error.schema as { pattern?: string };
+  const { pattern, hint } = error.schema as { pattern?: string; hint?: string };
+  if (hint !== undefined) return new ConfigError(label, `must be ${hint}, got ${JSON.stringify(error.value)}`);
   if (pattern !== undefined) return new ConfigError(label, `must match ${pattern}, got ${JSON.stringify(error.value)}`);
   return new ConfigError(label, `${error.message.toLowerCase()}, got ${JSON.stringify(error.value)}`);
 }

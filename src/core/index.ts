@@ -1,2 +1,3 @@
 export { parseRetryAfter } from './retry-after.js';
 export type { Usage } from './usage.js';
+export { DURATION_PATTERN, parseDuration } from './duration.js';

@@ -22,6 +22,8 @@ export const ERROR_CODES = {
 
   model_not_found: { status: 404, type: 'not_found_error', retryable: false },
   route_not_found: { status: 404, type: 'not_found_error', retryable: false },
+  /** The admin API was asked about an upstream credential the config does not have. */
+  credential_not_found: { status: 404, type: 'not_found_error', retryable: false },
 
   /** The request body stopped arriving for `server.body_timeout_ms`, or the headers took too long. */
   request_timeout: { status: 408, type: 'invalid_request_error', retryable: false },
@@ -36,6 +38,8 @@ export const ERROR_CODES = {
   request_headers_too_large: { status: 431, type: 'invalid_request_error', retryable: false },
 
   upstream_rate_limited: { status: 429, type: 'rate_limit_error', retryable: true },
+  /** Every credential of the model is out of quota or balance; `Retry-After` says when the first is tried again. */
+  upstream_quota_exhausted: { status: 429, type: 'rate_limit_error', retryable: false },
 
   internal_error: { status: 500, type: 'server_error', retryable: false },
 

@@ -6,6 +6,7 @@ import { TokenAuthenticator, TokenService } from '../access/index.js';
 import { createLogger } from '../observability/logger.js';
 import type { ChatProvider } from '../providers/provider-adapter.js';
 import { ModelCatalog, Router } from '../routing/index.js';
+import { CredentialAdmin } from '../admin/index.js';
 import { ChatCompletionService, EmbeddingService, RerankService, SpeechService, TranscriptionService } from '../services/index.js';
 import { openStores, watchTokenChanges, type Stores } from '../store/index.js';
 import { RequestLogQueue, RequestRecorder } from '../usage/index.js';
@@ -54,19 +55,21 @@ beforeAll(async () => {
     },
   });
   const catalog = new ModelCatalog([
-    { id: 'broken-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, routes: [{ credential: { id: 'broken', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, provider: brokenChat }] },
-    { id: 'echo-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, routes: [{ credential: { id: 'echo', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, provider: echoChat }] },
+    { id: 'broken-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, strategy: 'weighted', routes: [{ credential: { id: 'broken', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, priority: 0, maxInFlight: null, credentialHash: 0, provider: brokenChat }] },
+    { id: 'echo-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, strategy: 'weighted', routes: [{ credential: { id: 'echo', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, priority: 0, maxInFlight: null, credentialHash: 0, provider: echoChat }] },
   ]);
   const queue = new RequestLogQueue(stores.requestLogs, { batchSize: 10, flushIntervalMs: 10, maxQueue: 100 });
   const recorder = new RequestRecorder(queue);
   const logger = createLogger('info', sink);
   const router = new Router();
+  const credentials = new CredentialAdmin(new Map([['broken', { provider: 'openai' as const }], ['echo', { provider: 'openai' as const }]]), router.health, router.inFlight);
   app = buildApp({
     logger,
     authenticator,
     recorder,
     catalog,
     chat: new ChatCompletionService(catalog, router),
+    credentials,
     embeddings: new EmbeddingService(catalog, router),
     reranker: new RerankService(catalog, router),
     speech: new SpeechService(catalog, router),

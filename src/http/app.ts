@@ -1,6 +1,7 @@
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TokenAuthenticator } from '../access/index.js';
+import type { CredentialAdmin } from '../admin/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { ModelCatalog } from '../routing/index.js';
 import type { ChatCompletionService, EmbeddingService, RerankService, SpeechService, TranscriptionService } from '../services/index.js';
@@ -22,6 +23,7 @@ import { registerSpeechRoute } from './routes/speech-route.js';
 import { registerTranscriptionsRoute } from './routes/transcriptions-route.js';
 import { registerHealthRoute } from './routes/health-route.js';
 import { registerModelsRoutes } from './routes/models-route.js';
+import { registerAdminCredentialsRoutes } from './routes/admin-credentials-route.js';
 import { echo, GatewayError } from '../errors/index.js';
 
 export interface AppServices {
@@ -34,6 +36,8 @@ export interface AppServices {
   reranker: RerankService;
   speech: SpeechService;
   transcriptions: TranscriptionService;
+  /** The admin API's view of the upstream credentials. */
+  credentials: CredentialAdmin;
   /** Made by the composition root, which also answers what is pending at the shutdown deadline. */
   gate: RequestGate;
   /** Bounds on streams whose clients stopped reading. */
@@ -91,6 +95,7 @@ export function buildApp(services: AppServices): FastifyInstance {
   registerPipeline(app, gate);
   registerHealthRoute(app);
   registerModelsRoutes(app, services.catalog);
+  registerAdminCredentialsRoutes(app, services.credentials);
   registerChatCompletionsRoute(app, services.chat, services.pausedStreams);
   registerEmbeddingsRoute(app, services.embeddings);
   registerRerankRoute(app, services.reranker);

@@ -76,6 +76,7 @@ const CALLER_MESSAGES: Partial<Record<ErrorCode, (requestId: string) => string>>
   upstream_auth_failed: (id) => `The model's upstream provider refused the gateway's credentials; the gateway's operator must fix them (request id ${id}).`,
   upstream_invalid_response: (id) => `The model's upstream provider sent an answer the gateway could not use. Retry, or quote request id ${id} to the gateway's operator.`,
   upstream_rate_limited: (id) => `The model's upstream providers are rate limiting the gateway; retry after the Retry-After delay (request id ${id}).`,
+  upstream_quota_exhausted: (id) => `Every upstream credential of this model is out of quota; retry after the Retry-After delay or ask the gateway's operator (request id ${id}).`,
   upstream_timeout: (id) => `The model's upstream provider did not answer in time. Retry, or quote request id ${id} to the gateway's operator.`,
 };
 

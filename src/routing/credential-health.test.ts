@@ -73,7 +73,9 @@ describe('CredentialHealth', () => {
     health.failed('a', failure('server', 500));
     expect(health.status('a').state).toBe('disabled');
     expect(health.take('a')).toBe(false);
-    health.reset('a', 'enabled by an operator');
+    health.reset('a');
+    expect(health.status('a').state).toBe('disabled');
+    health.enable('a');
     expect(health.take('a')).toBe(true);
     expect(transitions.map(({ to, reason }) => [to, reason])).toEqual([
       ['disabled', 'disabled by an operator'],
@@ -88,6 +90,31 @@ describe('CredentialHealth', () => {
     expect(health.status('a')).toMatchObject({ state: 'cooling', until: clock.now + 120_000, reason: 'quota or balance spent' });
     expect(health.earliestCoolingEnd(['a', 'b', 'c'])).toBe(clock.now + 7_000);
     expect(health.earliestCoolingEnd(['c'])).toBeNull();
+  });
+
+  it('does not count failures of requests already under way when the cooldown began as further steps', () => {
+    const { clock, health } = setup();
+    for (let request = 0; request < 10; request++) health.failed('a', failure('server', 500));
+    expect(health.status('a')).toMatchObject({ state: 'cooling', until: clock.now + 1_000, cooldownsInARow: 1 });
+    // A later Retry-After that ends after the backoff lengthens the cooldown, still one step.
+    health.failed('a', failure('rate_limit', 429, { retryAfterSeconds: 3 }));
+    expect(health.status('a')).toMatchObject({ until: clock.now + 3_000, cooldownsInARow: 1, cause: 'rate_limit' });
+    clock.now += 3_000;
+    expect(health.usable('a')).toBe(true);
+    expect(health.take('a')).toBe(true);
+    expect(health.usable('a')).toBe(false);
+    health.failed('a', failure('server', 500));
+    expect(health.status('a')).toMatchObject({ until: clock.now + 2_000, cooldownsInARow: 2 });
+  });
+
+  it('takes a state decided by another process as it is, without a transition of its own', () => {
+    const { clock, health, transitions } = setup();
+    health.adopt('a', { state: 'cooling', until: clock.now + 5_000, reason: 'rate limited', since: clock.now, cooldownsInARow: 1, cause: 'rate_limit', lastError: null });
+    expect(health.take('a')).toBe(false);
+    health.adopt('a', { state: 'healthy', until: null, reason: null, since: clock.now, cooldownsInARow: 0, cause: null, lastError: null });
+    expect(health.take('a')).toBe(true);
+    expect([...health.known()]).toEqual([]);
+    expect(transitions).toEqual([]);
   });
 
   it('frees the probe of an attempt that was not the credential\'s fault', () => {

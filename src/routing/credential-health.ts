@@ -1,4 +1,4 @@
-import type { UpstreamFailure } from '../errors/index.js';
+import type { FailureClass, UpstreamFailure } from '../errors/index.js';
 import { rateLimitResetMs } from './rate-limit-reset.js';
 
 /**
@@ -20,6 +20,8 @@ export interface CredentialStatus {
   readonly since: number;
   /** Cooldowns in a row without a success: the next backoff step. */
   readonly cooldownsInARow: number;
+  /** The class of the failure that put it in `cooling` or `failed`: a pool cooling for 429s answers 429, not 503. */
+  readonly cause: FailureClass | null;
   readonly lastError: string | null;
 }
 
@@ -43,7 +45,7 @@ export interface CredentialHealthOptions {
 /** The first backoff step; each further cooldown in a row doubles it. */
 const FIRST_BACKOFF_MS = 1_000;
 
-const HEALTHY: CredentialStatus = { state: 'healthy', until: null, reason: null, since: 0, cooldownsInARow: 0, lastError: null };
+const HEALTHY: CredentialStatus = { state: 'healthy', until: null, reason: null, since: 0, cooldownsInARow: 0, cause: null, lastError: null };
 
 /**
  * The state of every credential, as this process has seen it (the shared backend comes with the
@@ -66,6 +68,18 @@ export class CredentialHealth {
 
   status(credentialId: string): CredentialStatus {
     return this.statuses.get(credentialId) ?? HEALTHY;
+  }
+
+  /** Every credential whose state is known (the others are healthy), for the admin API. */
+  known(): IterableIterator<[string, CredentialStatus]> {
+    return this.statuses.entries();
+  }
+
+  /** Whether `take` would let a request use it now, without taking it. */
+  usable(credentialId: string): boolean {
+    const status = this.statuses.get(credentialId);
+    if (status === undefined || status.state === 'healthy') return true;
+    return status.state === 'cooling' && (status.until as number) <= this.now() && !this.probing.has(credentialId);
   }
 
   /**
@@ -102,33 +116,57 @@ export class CredentialHealth {
     const now = this.now();
     const lastError = `${failure.class}${failure.status === null ? '' : ` ${failure.status}`}: ${failure.message.slice(0, 200)}`;
     if (failure.class === 'auth') {
-      this.change(credentialId, status, { state: 'failed', until: null, reason: `the upstream refused the credential (${failure.status ?? 'auth'})`, since: now, cooldownsInARow: status.cooldownsInARow, lastError }, 'refused');
+      const reason = `the upstream refused the credential (${failure.status ?? 'auth'})`;
+      this.change(credentialId, status, { state: 'failed', until: null, reason, since: now, cooldownsInARow: status.cooldownsInARow, cause: 'auth', lastError }, reason);
       return;
     }
-    const step = status.cooldownsInARow + 1;
+    // A request that was already under way when the cooldown began failing too is not a new step:
+    // a burst of ten concurrent 500s is one failure of the credential, not ten doublings.
+    const stillCooling = status.state === 'cooling' && (status.until as number) > now;
+    const step = stillCooling ? status.cooldownsInARow : status.cooldownsInARow + 1;
     const backoff = Math.min(FIRST_BACKOFF_MS * 2 ** Math.min(step - 1, 30), this.maxCooldownMs);
     const told = failure.class === 'rate_limit' ? upstreamDelayMs(failure, now) : null;
     const delay = failure.class === 'quota' ? this.maxCooldownMs : Math.min(told ?? backoff, this.maxCooldownMs);
+    if (stillCooling && now + delay <= (status.until as number)) return;
     const reason =
       failure.class === 'rate_limit'
         ? `rate limited${told === null ? '' : ' (the upstream said until when)'}`
         : failure.class === 'quota'
           ? 'quota or balance spent'
           : `${failure.class} failure${failure.status === null ? '' : ` (${failure.status})`}, backoff step ${step}`;
-    this.change(credentialId, status, { state: 'cooling', until: now + delay, reason, since: now, cooldownsInARow: step, lastError }, reason);
+    this.change(credentialId, status, { state: 'cooling', until: now + delay, reason, since: now, cooldownsInARow: step, cause: failure.class, lastError }, reason);
   }
 
   /** By an operator: out of use until enabled. */
   disable(credentialId: string, reason = 'disabled by an operator'): void {
-    this.change(credentialId, this.status(credentialId), { state: 'disabled', until: null, reason, since: this.now(), cooldownsInARow: 0, lastError: this.status(credentialId).lastError }, reason);
+    const status = this.status(credentialId);
+    if (status.state === 'disabled') return;
+    this.change(credentialId, status, { state: 'disabled', until: null, reason, since: this.now(), cooldownsInARow: 0, cause: null, lastError: status.lastError }, reason);
   }
 
-  /** By an operator: back in use, whatever its state (ends a cooldown, a failure or a disable). */
+  /** By an operator: a disabled credential back in use (any other state is left as it is). */
+  enable(credentialId: string, reason = 'enabled by an operator'): void {
+    const status = this.status(credentialId);
+    if (status.state !== 'disabled') return;
+    this.change(credentialId, status, { ...HEALTHY, since: this.now(), lastError: status.lastError }, reason);
+  }
+
+  /** By an operator: ends a cooldown or a failure, and the backoff starts over. A disabled credential stays disabled. */
   reset(credentialId: string, reason = 'reset by an operator'): void {
     this.probing.delete(credentialId);
     const status = this.status(credentialId);
-    if (status.state === 'healthy' && status.cooldownsInARow === 0) return;
+    if (status.state === 'disabled' || (status.state === 'healthy' && status.cooldownsInARow === 0)) return;
     this.change(credentialId, status, { ...HEALTHY, since: this.now(), lastError: status.lastError }, reason);
+  }
+
+  /**
+   * A state another gateway process decided (through the shared state): taken as it is, without
+   * telling `onTransition` (the process that decided it logged it).
+   */
+  adopt(credentialId: string, status: CredentialStatus): void {
+    if (status.state === 'healthy' && status.cooldownsInARow === 0 && status.lastError === null) this.statuses.delete(credentialId);
+    else this.statuses.set(credentialId, status);
+    if (status.state !== 'cooling') this.probing.delete(credentialId);
   }
 
   /** The earliest end of a cooldown among these credentials, or null when none is cooling. */

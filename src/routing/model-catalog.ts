@@ -1,11 +1,14 @@
-import { ConfigError, type ModelConfig, type ModelType, type ProviderKind } from '../config/index.js';
+import { ConfigError, type ModelConfig, type ModelType, type ProviderKind, type RoutingStrategy } from '../config/index.js';
 import type { CapabilityOf, Credential, ProviderAdapter } from '../providers/provider-adapter.js';
+import { hash32 } from './rendezvous.js';
 
 /** A configured credential (one `upstreams[]` entry) and the adapter of the endpoint it reaches. */
 export interface CredentialEntry {
   readonly credential: Credential;
   readonly provider: ProviderKind;
   readonly adapter: ProviderAdapter;
+  /** `upstreams[].max_in_flight`: requests at once on this credential; null for no cap. */
+  readonly maxInFlight: number | null;
 }
 
 /** One credential able to serve a model of type `Type`, and what to call on it. */
@@ -15,6 +18,11 @@ export interface Route<Type extends ModelType = ModelType> {
   /** The model name the upstream knows, which may differ from the public id. */
   readonly upstreamModel: string;
   readonly weight: number;
+  /** `ordered` strategy: lower is tried first. */
+  readonly priority: number;
+  readonly maxInFlight: number | null;
+  /** The credential id's hash, computed once, for rendezvous hashing. */
+  readonly credentialHash: number;
   /** The endpoint adapter's capability for this type: a chat route can only be asked to chat. */
   readonly provider: CapabilityOf[Type];
 }
@@ -26,6 +34,7 @@ export interface CatalogModel<Type extends ModelType = ModelType> {
   readonly created: number;
   readonly routes: readonly Route<Type>[];
   readonly totalWeight: number;
+  readonly strategy: RoutingStrategy;
   /** Speech models: the voice when a request names none (else the provider's default). */
   readonly defaultVoice?: string;
 }
@@ -64,7 +73,15 @@ export function buildCatalog(models: readonly ModelConfig[], credentials: Readon
             `upstream "${route.upstream}" (${entry.provider}) cannot serve ${model.type} models`,
           );
         }
-        return { credential: entry.credential, upstreamModel: route.model, weight: route.weight, provider };
+        return {
+          credential: entry.credential,
+          upstreamModel: route.model,
+          weight: route.weight,
+          priority: route.priority,
+          maxInFlight: entry.maxInFlight,
+          credentialHash: hash32(entry.credential.id),
+          provider,
+        };
       });
       const firstUpstream = model.routes[0]?.upstream ?? '';
       return {
@@ -74,6 +91,7 @@ export function buildCatalog(models: readonly ModelConfig[], credentials: Readon
         created: model.created ?? Math.floor(now / 1000),
         routes,
         totalWeight: routes.reduce((sum, route) => sum + route.weight, 0),
+        strategy: model.strategy,
         ...(model.default_voice === undefined ? {} : { defaultVoice: model.default_voice }),
       };
     }),

@@ -12,9 +12,9 @@ export function withPublishedModels(models: readonly ModelConfig[], credentials:
   for (const [credentialId, { adapter }] of credentials) {
     for (const offered of adapter.publishedModels?.() ?? []) {
       if (configured.has(offered.id)) continue;
-      const route = { upstream: credentialId, model: offered.id, weight: 1 };
+      const route = { upstream: credentialId, model: offered.id, weight: 1, priority: 0 };
       const existing = published.get(offered.id);
-      if (existing === undefined) published.set(offered.id, { id: offered.id, type: offered.type, routes: [route] });
+      if (existing === undefined) published.set(offered.id, { id: offered.id, type: offered.type, strategy: 'weighted', routes: [route] });
       else if (existing.type === offered.type) existing.routes.push(route);
     }
   }

@@ -1,126 +1,360 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../errors/index.js';
+import type { RoutingStrategy } from '../config/index.js';
+import { GatewayError, type UpstreamFailure } from '../errors/index.js';
 import type { ChatProvider } from '../providers/provider-adapter.js';
+import type { AttemptSummary } from './attempt-outcome.js';
+import { CredentialHealth } from './credential-health.js';
 import type { CatalogModel, Route } from './model-catalog.js';
-import { failureOf, Router, type AttemptObserver } from './router.js';
+import { hash32 } from './rendezvous.js';
+import { Router, type AttemptObserver, type RoutedOperation } from './router.js';
+import { SessionBindings, type BindingStore, type RoutingSession } from './session-bindings.js';
 
 const provider = {} as ChatProvider;
 
-function model(weights: number[]): CatalogModel<'chat'> {
-  const routes: Route<'chat'>[] = weights.map((weight, index) => ({ credential: { id: `u${index}`, apiKey: undefined, headers: {} }, upstreamModel: 'm', weight, provider }));
-  return { id: 'm', type: 'chat', ownedBy: 'x', created: 0, routes, totalWeight: weights.reduce((sum, weight) => sum + weight, 0) };
+interface PoolEntry {
+  weight?: number;
+  priority?: number;
+  maxInFlight?: number;
 }
 
-function observer(): AttemptObserver & { failures: Array<[string, unknown]> } {
-  return {
-    upstream: null,
-    failures: [],
-    noteUpstreamFailure(credentialId, error) {
-      this.failures.push([credentialId, error]);
-    },
+function pool(entries: PoolEntry[], strategy: RoutingStrategy = 'weighted'): CatalogModel<'chat'> {
+  const routes: Route<'chat'>[] = entries.map((entry, index) => ({
+    credential: { id: `u${index}`, apiKey: undefined, headers: {} },
+    upstreamModel: 'm',
+    weight: entry.weight ?? 1,
+    priority: entry.priority ?? 0,
+    maxInFlight: entry.maxInFlight ?? null,
+    credentialHash: hash32(`u${index}`),
+    provider,
+  }));
+  return { id: 'm', type: 'chat', ownedBy: 'x', created: 0, routes, totalWeight: routes.reduce((sum, route) => sum + route.weight, 0), strategy };
+}
+
+class Observer implements AttemptObserver {
+  upstream: string | null = null;
+  failures: string[] = [];
+  attempts: AttemptSummary[] = [];
+  held: Array<() => void> = [];
+  noteUpstreamFailure(credentialId: string): void {
+    this.failures.push(credentialId);
+  }
+  noteAttempt(attempt: AttemptSummary): void {
+    this.attempts.push(attempt);
+  }
+  holdUntilFinished(release: () => void): void {
+    this.held.push(release);
+  }
+  finish(): void {
+    for (const release of this.held.splice(0)) release();
+  }
+}
+
+/** Bindings in a map, with the clock of the test: what the shared state does, without its TTL sweep. */
+class MapStore implements BindingStore {
+  readonly values = new Map<string, string>();
+  async getAndTouch(key: string): Promise<string | null> {
+    return this.values.get(key) ?? null;
+  }
+  async setIfAbsent(key: string, value: string): Promise<string> {
+    const existing = this.values.get(key);
+    if (existing !== undefined) return existing;
+    this.values.set(key, value);
+    return value;
+  }
+  async compareAndSet(key: string, expected: string | null, value: string): Promise<boolean> {
+    if ((this.values.get(key) ?? null) !== expected) return false;
+    this.values.set(key, value);
+    return true;
+  }
+}
+
+/** A deterministic generator (mulberry32), so splits are checked without flakiness. */
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let value = Math.imul(state ^ (state >>> 15), 1 | state);
+    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
+    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
   };
 }
 
-/** A clock that moves 5 ms each time it is read. */
-function ticking(): () => number {
-  let now = 1_000;
-  return () => (now += 5);
+function setup(options: { maxAttempts?: number; queueTimeoutMs?: number; random?: () => number } = {}) {
+  const clock = { now: 1_000_000 };
+  const now = () => clock.now;
+  const health = new CredentialHealth({ now });
+  const store = new MapStore();
+  const bindings = new SessionBindings(store, 3_600_000, (error) => {
+    throw error;
+  });
+  const router = new Router({ now, health, bindings, random: options.random ?? seeded(7), maxAttempts: options.maxAttempts ?? 3, queueTimeoutMs: options.queueTimeoutMs ?? 5_000 });
+  return { clock, health, store, router };
 }
 
 const live = new AbortController().signal;
-const unavailable = () => new GatewayError('upstream_error', 'down');
 
-describe('Router', () => {
-  it('orders candidates with the random source it was given', () => {
-    // Draws at the low end pick the first remaining route each time; at the high end the last.
-    expect(new Router({ random: () => 0 }).candidates(model([1, 1, 1])).map((route) => route.credential.id)).toEqual(['u0', 'u1', 'u2']);
-    expect(new Router({ random: () => 0.999 }).candidates(model([1, 1, 1])).map((route) => route.credential.id)).toEqual(['u2', 'u1', 'u0']);
+function classified(code: 'upstream_error' | 'upstream_rate_limited' | 'upstream_auth_failed' | 'upstream_bad_request', failure: Partial<UpstreamFailure> & Pick<UpstreamFailure, 'class'>): GatewayError {
+  const upstream: UpstreamFailure = { status: null, retryAfterSeconds: null, rateLimitHeaders: {}, credentialId: 'x', message: code, ...failure };
+  return new GatewayError(code, code, { upstream, ...(upstream.retryAfterSeconds === null ? {} : { retryAfterSeconds: upstream.retryAfterSeconds }) });
+}
+
+const serverError = () => classified('upstream_error', { class: 'server', status: 502 });
+const answer: RoutedOperation<string, 'chat'> = async (route) => route.credential.id;
+
+function session(id: string): RoutingSession {
+  return { team: 'search', model: 'm', id, source: 'header' };
+}
+
+describe('Router: pools and strategies', () => {
+  it('splits unbound requests by weight: 1:1:2 lands within 10% of 25/25/50', async () => {
+    const { router } = setup();
+    const model = pool([{ weight: 1 }, { weight: 1 }, { weight: 2 }]);
+    const counts: Record<string, number> = { u0: 0, u1: 0, u2: 0 };
+    for (let request = 0; request < 2_000; request++) {
+      const observer = new Observer();
+      const routed = await router.route(model, { cancellation: live, observer }, answer);
+      counts[routed.value] = (counts[routed.value] as number) + 1;
+      observer.finish();
+    }
+    expect(counts['u0']).toBeGreaterThan(450);
+    expect(counts['u0']).toBeLessThan(550);
+    expect(counts['u1']).toBeGreaterThan(450);
+    expect(counts['u1']).toBeLessThan(550);
+    expect(counts['u2']).toBeGreaterThan(900);
+    expect(counts['u2']).toBeLessThan(1_100);
   });
 
-  it('fails over on a retryable failure and reports every attempt, timed by its clock', async () => {
-    const router = new Router({ random: () => 0, now: ticking() });
-    const seen = observer();
-    const routed = await router.route(model([1, 1, 1]), { cancellation: live, observer: seen }, async (route) => {
-      if (route.credential.id !== 'u2') throw unavailable();
-      return 'answer';
-    });
-    expect(routed.value).toBe('answer');
-    expect(routed.route.credential.id).toBe('u2');
-    expect(routed.attempts.map(({ credentialId, startedAt, durationMs, error }) => [credentialId, startedAt, durationMs, error === null ? null : 'failed'])).toEqual([
-      ['u0', 1_005, 5, 'failed'],
-      ['u1', 1_015, 5, 'failed'],
-      ['u2', 1_025, 5, null],
-    ]);
-    expect(seen.upstream).toBe('u2');
-    expect(seen.failures.map(([credentialId]) => credentialId)).toEqual(['u0', 'u1']);
-    // Unclassified upstream errors are read from their code.
-    expect(routed.attempts.map((attempt) => attempt.failure?.class ?? null)).toEqual(['server', 'server', null]);
+  it('least-busy sends new requests away from a credential that holds slow ones', async () => {
+    const { router } = setup();
+    const model = pool([{}, {}, {}], 'least-busy');
+    // u0 serves two long requests (their slots held until their responses end).
+    router.inFlight.acquire('u0');
+    router.inFlight.acquire('u0');
+    const served = new Set<string>();
+    for (let request = 0; request < 20; request++) {
+      const observer = new Observer();
+      served.add((await router.route(model, { cancellation: live, observer }, answer)).value);
+      observer.finish();
+    }
+    expect(served.has('u0')).toBe(false);
+    expect([...served].sort()).toEqual(['u1', 'u2']);
   });
 
-  it('hands each attempt its credential and keeps the head of every answer, a success included', async () => {
-    const router = new Router({ random: () => 0 });
-    const routed = await router.route(model([1, 1]), { cancellation: live, observer: observer() }, async (route, attempt) => {
-      expect(attempt.credential).toBe(route.credential);
-      const limited = route.credential.id === 'u0';
-      attempt.answered(limited ? 429 : 200, { headers: { 'x-ratelimit-remaining-requests': limited ? '0' : '41' } });
-      if (limited) throw new GatewayError('upstream_rate_limited', 'slow down', { retryAfterSeconds: 1 });
-      return 'answer';
-    });
-    expect(routed.attempts.map(({ credentialId, statusCode, answerHead }) => [credentialId, statusCode, answerHead?.headers['x-ratelimit-remaining-requests']])).toEqual([
-      ['u0', 429, '0'],
-      ['u1', 200, '41'],
-    ]);
+  it('ordered uses the second credential only while the first is unavailable', async () => {
+    const { router, clock, health } = setup();
+    const model = pool([{ priority: 5 }, { priority: 0 }, { priority: 9 }], 'ordered');
+    const served: string[] = [];
+    const once = async () => {
+      const observer = new Observer();
+      served.push((await router.route(model, { cancellation: live, observer }, answer)).value);
+      observer.finish();
+    };
+    await once();
+    health.failed('u1', classified('upstream_error', { class: 'server', status: 500 }).upstream as UpstreamFailure);
+    await once();
+    await once();
+    clock.now += 1_000;
+    await once();
+    await once();
+    expect(served).toEqual(['u1', 'u0', 'u0', 'u1', 'u1']);
   });
+});
 
-  it('keeps the classifier\'s outcome of each failed attempt', async () => {
-    const limited = new GatewayError('upstream_rate_limited', 'slow down', {
-      retryAfterSeconds: 9,
-      upstream: { class: 'rate_limit', status: 429, retryAfterSeconds: 9, rateLimitHeaders: { 'retry-after': '9' }, credentialId: 'u0', message: 'slow down' },
-    });
-    const routed = await new Router({ random: () => 0 }).route(model([1, 1]), { cancellation: live, observer: observer() }, async (route) => {
-      if (route.credential.id === 'u0') throw limited;
+describe('Router: failover and credential states', () => {
+  it('429 with Retry-After 2 on A: the request succeeds on B, A cools 2 s and serves again after', async () => {
+    const { router, clock, health } = setup({ random: () => 0 });
+    const model = pool([{}, {}]);
+    const observer = new Observer();
+    const routed = await router.route(model, { cancellation: live, observer }, async (route, attempt) => {
+      if (route.credential.id === 'u0') {
+        attempt.answered(429, { headers: { 'retry-after': '2' } });
+        throw classified('upstream_rate_limited', { class: 'rate_limit', status: 429, retryAfterSeconds: 2 });
+      }
+      attempt.answered(200, { headers: {} });
       return 'ok';
     });
-    expect(routed.attempts[0]?.failure).toBe(limited.upstream);
-    expect(failureOf(new GatewayError('upstream_invalid_response', 'not a completion'), 'u1')).toMatchObject({ class: 'protocol', status: null, credentialId: 'u1' });
+    expect(routed.route.credential.id).toBe('u1');
+    expect(observer.attempts).toEqual([
+      { credential: 'u0', outcome: 'upstream_rate_limited', status: 429, ms: 0 },
+      { credential: 'u1', outcome: 'ok', status: 200, ms: 0 },
+    ]);
+    expect(health.status('u0')).toMatchObject({ state: 'cooling', until: clock.now + 2_000, cause: 'rate_limit' });
+    for (let request = 0; request < 5; request++) expect((await router.route(model, { cancellation: live, observer: new Observer() }, answer)).value).toBe('u1');
+    clock.now += 2_000;
+    expect((await router.route(model, { cancellation: live, observer: new Observer() }, answer)).value).toBe('u0');
+    expect(health.status('u0').state).toBe('healthy');
   });
 
-  it('stops at a failure that is not retryable, and at the last candidate', async () => {
-    const router = new Router({ random: () => 0 });
-    const refused = new GatewayError('upstream_bad_request', 'bad');
+  it('a burst of 5xx opens cooldowns that grow, and a success resets them', async () => {
+    const { router, clock, health } = setup();
+    const model = pool([{}]);
+    const cooldowns: number[] = [];
+    for (let probe = 0; probe < 4; probe++) {
+      await expect(router.route(model, { cancellation: live, observer: new Observer() }, async () => Promise.reject(serverError()))).rejects.toMatchObject({ code: 'upstream_error' });
+      const until = health.status('u0').until as number;
+      cooldowns.push(until - clock.now);
+      // While it cools, the pool answers for it without calling the upstream.
+      await expect(router.route(model, { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({ code: 'no_upstream_available', retryAfterSeconds: (until - clock.now) / 1_000 });
+      clock.now = until;
+    }
+    expect(cooldowns).toEqual([1_000, 2_000, 4_000, 8_000]);
+    expect((await router.route(model, { cancellation: live, observer: new Observer() }, answer)).value).toBe('u0');
+    expect(health.status('u0')).toMatchObject({ state: 'healthy', cooldownsInARow: 0 });
+  });
+
+  it('returns an upstream 400 after one attempt without touching the credential', async () => {
+    const { router, health } = setup({ random: () => 0 });
     const tried: string[] = [];
+    const refused = classified('upstream_bad_request', { class: 'caller', status: 400 });
     await expect(
-      router.route(model([1, 1]), { cancellation: live, observer: observer() }, async (route) => {
+      router.route(pool([{}, {}]), { cancellation: live, observer: new Observer() }, async (route) => {
         tried.push(route.credential.id);
         throw refused;
       }),
     ).rejects.toBe(refused);
     expect(tried).toEqual(['u0']);
-
-    const seen = observer();
-    const last = unavailable();
-    await expect(router.route(model([1, 1]), { cancellation: live, observer: seen }, async (route) => Promise.reject(route.credential.id === 'u1' ? last : unavailable()))).rejects.toBe(last);
-    // The log names the credential tried last even when every one failed.
-    expect(seen.upstream).toBe('u1');
+    expect(health.status('u0').state).toBe('healthy');
   });
 
-  it('tries no other candidate once the caller has gone', async () => {
+  it("marks a credential the upstream refused (401) failed, and serves the request on the next", async () => {
+    const { router, health } = setup({ random: () => 0 });
+    const routed = await router.route(pool([{}, {}]), { cancellation: live, observer: new Observer() }, async (route) => {
+      if (route.credential.id === 'u0') throw classified('upstream_auth_failed', { class: 'auth', status: 401 });
+      return 'ok';
+    });
+    expect(routed.route.credential.id).toBe('u1');
+    expect(health.status('u0')).toMatchObject({ state: 'failed', reason: 'the upstream refused the credential (401)' });
+  });
+
+  it('tries at most max_attempts credentials', async () => {
+    const { router } = setup({ maxAttempts: 3 });
+    const observer = new Observer();
+    await expect(router.route(pool([{}, {}, {}, {}, {}]), { cancellation: live, observer }, async () => Promise.reject(serverError()))).rejects.toMatchObject({ code: 'upstream_error' });
+    expect(observer.attempts).toHaveLength(3);
+  });
+
+  it('answers 429 upstream_rate_limited with the earliest end of a cooldown when the pool cools for 429s, else 503', async () => {
+    const { router, health } = setup();
+    const model = pool([{}, {}]);
+    health.failed('u0', classified('upstream_rate_limited', { class: 'rate_limit', status: 429, retryAfterSeconds: 30 }).upstream as UpstreamFailure);
+    health.failed('u1', classified('upstream_rate_limited', { class: 'rate_limit', status: 429, retryAfterSeconds: 12 }).upstream as UpstreamFailure);
+    await expect(router.route(model, { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({ code: 'upstream_rate_limited', status: 429, retryAfterSeconds: 12 });
+    health.reset('u0');
+    health.reset('u1');
+    health.failed('u0', classified('upstream_auth_failed', { class: 'auth', status: 401 }).upstream as UpstreamFailure);
+    health.disable('u1');
+    await expect(router.route(model, { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({ code: 'no_upstream_available', status: 503, retryAfterSeconds: 60 });
+  });
+
+  it('tries no other credential once the caller has gone, and leaves the credential alone', async () => {
+    const { router, health } = setup();
     const controller = new AbortController();
-    const cancellation = controller.signal;
     const tried: string[] = [];
-    const seen = observer();
     await expect(
-      new Router({ random: () => 0 }).route(model([1, 1]), { cancellation, observer: seen }, async (route) => {
+      router.route(pool([{}, {}]), { cancellation: controller.signal, observer: new Observer() }, async (route) => {
         tried.push(route.credential.id);
         controller.abort();
-        throw unavailable();
+        throw serverError();
       }),
     ).rejects.toMatchObject({ code: 'upstream_error' });
-    expect(tried).toEqual(['u0']);
-    expect(seen.failures).toEqual([]);
+    expect(tried).toHaveLength(1);
+    expect(health.status(tried[0] as string).state).toBe('healthy');
+  });
+});
+
+describe('Router: max_in_flight', () => {
+  it('holds a slot until the response ends; a request that finds every credential full waits for one', async () => {
+    const { router } = setup({ queueTimeoutMs: 5_000 });
+    const model = pool([{ maxInFlight: 1 }, { maxInFlight: 1 }]);
+    const first = new Observer();
+    const second = new Observer();
+    await router.route(model, { cancellation: live, observer: first }, answer);
+    await router.route(model, { cancellation: live, observer: second }, answer);
+    const waiting = router.route(model, { cancellation: live, observer: new Observer() }, answer);
+    let settled = false;
+    void waiting.then(() => (settled = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    first.finish();
+    expect(await waiting).toMatchObject({ value: first.upstream });
   });
 
-  it('says no upstream is available for a model with no candidates', async () => {
-    await expect(new Router().attempt([], { cancellation: live, observer: observer() }, async () => 'never')).rejects.toMatchObject({ code: 'no_upstream_available' });
+  it('gives up after queue_timeout with 503 no_upstream_available and Retry-After', async () => {
+    const { router } = setup({ queueTimeoutMs: 20 });
+    const model = pool([{ maxInFlight: 1 }]);
+    await router.route(model, { cancellation: live, observer: new Observer() }, answer);
+    await expect(router.route(model, { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({ code: 'no_upstream_available', retryAfterSeconds: 1 });
+  });
+});
+
+describe('Router: session affinity', () => {
+  it('keeps 100 turns of a session on one credential; when it fails they move once and stay moved', async () => {
+    const { router, clock } = setup();
+    const model = pool([{}, {}, {}, {}]);
+    const affinities: string[] = [];
+    const served: string[] = [];
+    let failing: string | null = null;
+    for (let turn = 0; turn < 100; turn++) {
+      if (turn === 50) failing = served[0] as string;
+      const observer = new Observer();
+      const routed = await router.route(model, { cancellation: live, observer, session: session('conversation-1') }, async (route) => {
+        if (route.credential.id === failing) throw serverError();
+        return route.credential.id;
+      });
+      observer.finish();
+      served.push(routed.value);
+      affinities.push(routed.session?.affinity as string);
+      clock.now += 10_000;
+    }
+    expect(new Set(served.slice(0, 50)).size).toBe(1);
+    expect(new Set(served.slice(50)).size).toBe(1);
+    expect(served[50]).not.toBe(served[0]);
+    expect(affinities[0]).toBe('new');
+    expect(affinities.slice(1, 50).every((affinity) => affinity === 'kept')).toBe(true);
+    expect(affinities[50]).toBe('moved');
+    // The failing credential recovers (its cooldown ends); the session does not move back.
+    expect(affinities.slice(51).every((affinity) => affinity === 'kept')).toBe(true);
+  });
+
+  it('binds alike in two routers that never talked (rendezvous), and spreads sessions over the pool', async () => {
+    const model = pool([{}, {}, {}, {}]);
+    const first = setup();
+    const second = setup();
+    const spread = new Set<string>();
+    for (let index = 0; index < 40; index++) {
+      const call = () => ({ cancellation: live, observer: new Observer(), session: session(`s-${index}`) });
+      const one = await first.router.route(model, call(), answer);
+      const other = await second.router.route(model, call(), answer);
+      expect(other.value).toBe(one.value);
+      spread.add(one.value);
+    }
+    expect(spread.size).toBe(4);
+  });
+
+  it('serves one request elsewhere when its credential is at max_in_flight, without moving the binding', async () => {
+    const { router } = setup();
+    const model = pool([{ maxInFlight: 1 }, { maxInFlight: 1 }, { maxInFlight: 1 }]);
+    const holder = new Observer();
+    const bound = await router.route(model, { cancellation: live, observer: holder, session: session('busy') }, answer);
+    const overflow = await router.route(model, { cancellation: live, observer: new Observer(), session: session('busy') }, answer);
+    expect(overflow.value).not.toBe(bound.value);
+    expect(overflow.session?.affinity).toBe('overflow');
+    holder.finish();
+    const back = await router.route(model, { cancellation: live, observer: new Observer(), session: session('busy') }, answer);
+    expect(back).toMatchObject({ value: bound.value, session: { affinity: 'kept', id: 'busy', source: 'header' } });
+  });
+
+  it('moves a session whose credential was disabled to the next of its rendezvous order', async () => {
+    const { router, health, store } = setup();
+    const model = pool([{}, {}, {}]);
+    const bound = (await router.route(model, { cancellation: live, observer: new Observer(), session: session('s') }, answer)).value;
+    health.disable(bound);
+    const moved = await router.route(model, { cancellation: live, observer: new Observer(), session: session('s') }, answer);
+    expect(moved.session?.affinity).toBe('moved');
+    expect([...store.values.values()]).toEqual([moved.value]);
+    // The same order in a router that never saw the session: the next credential of its rendezvous ranking.
+    const fresh = setup();
+    fresh.health.disable(bound);
+    expect((await fresh.router.route(model, { cancellation: live, observer: new Observer(), session: session('s') }, answer)).value).toBe(moved.value);
   });
 });

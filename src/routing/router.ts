@@ -1,36 +1,38 @@
-import { GatewayError, isGatewayError, type ErrorCode, type FailureClass, type UpstreamFailure } from '../errors/index.js';
 import type { ModelType } from '../config/index.js';
-import type { AnswerHead, Attempt, Credential } from '../providers/provider-adapter.js';
+import { GatewayError, isGatewayError } from '../errors/index.js';
+import type { Attempt } from '../providers/provider-adapter.js';
+import { AttemptRecorder, type AttemptObserver, type AttemptOutcome } from './attempt-outcome.js';
+import { CredentialHealth } from './credential-health.js';
+import { InFlight } from './in-flight.js';
 import type { CatalogModel, Route } from './model-catalog.js';
-import { routeOrder } from './route-order.js';
+import { chooseForSession, chooseUnbound } from './pool-choice.js';
+import { hash32 } from './rendezvous.js';
+import { SessionBindings, type RoutingSession } from './session-bindings.js';
+import type { SessionSource } from './session-id.js';
+import { unavailable } from './unavailable.js';
 
-/** One try of one credential for a request, as the router saw it end. */
-export interface AttemptOutcome {
-  readonly credentialId: string;
-  readonly startedAt: number;
-  readonly durationMs: number;
-  /** Null for the attempt that succeeded. */
-  readonly error: unknown;
-  /** What failed, classified; null for the attempt that succeeded. */
-  readonly failure: UpstreamFailure | null;
-  /** The upstream answer's status and head, when one arrived: rate-limit state is read from successes too. */
-  readonly statusCode: number | null;
-  readonly answerHead: AnswerHead | null;
-}
+export type { AttemptObserver, AttemptOutcome } from './attempt-outcome.js';
 
 /**
- * What the router tells about a request's attempts as they happen: the request record keeps
- * which credential was tried last (the log names it even when all failed) and each failure with
- * its cause (the request's warn lines).
+ * What became of a request's session binding (`X-Session-Affinity`):
+ * - `new`: it had none and is now bound to the credential that answered;
+ * - `kept`: its credential answered;
+ * - `moved`: its credential was unavailable, and the one that answered holds the binding now;
+ * - `overflow`: its credential was at `max_in_flight`; another answered, the binding stays.
  */
-export interface AttemptObserver {
-  upstream: string | null;
-  noteUpstreamFailure(credentialId: string, error: unknown, failure: UpstreamFailure): void;
+export type Affinity = 'new' | 'kept' | 'moved' | 'overflow';
+
+export interface RoutedSession {
+  readonly id: string;
+  readonly source: SessionSource;
+  readonly affinity: Affinity;
 }
 
 export interface RouteCall {
   cancellation: AbortSignal;
   observer: AttemptObserver;
+  /** The request's session, when it has one: routed to its bound credential. */
+  session?: RoutingSession | null;
 }
 
 export interface Routed<T, Type extends ModelType = ModelType> {
@@ -38,106 +40,129 @@ export interface Routed<T, Type extends ModelType = ModelType> {
   route: Route<Type>;
   /** Every attempt, in order, the successful one last. */
   attempts: readonly AttemptOutcome[];
+  /** Null for a request without a session. */
+  session: RoutedSession | null;
 }
 
 export interface RouterOptions {
-  /** A number in [0, 1): the weighted draw of the order. Tests fix it. */
+  /** A number in [0, 1): the weighted draws. Tests fix it. */
   random?: () => number;
-  /** Milliseconds since the epoch, for attempt times (and, later, cooldowns). Tests fix it. */
+  /** Milliseconds since the epoch, for attempt times and cooldowns. Tests fix it. */
   now?: () => number;
+  /** The credentials' states; one for the whole gateway (the admin API reads and changes it). */
+  health?: CredentialHealth;
+  inFlight?: InFlight;
+  /** Where sessions are bound; without it sessions are routed by their rendezvous choice alone. */
+  bindings?: SessionBindings | null;
+  /** `routing.max_attempts`: credentials tried for one request. */
+  maxAttempts?: number;
+  /** `routing.queue_timeout`: how long a request waits for a credential below its `max_in_flight`. */
+  queueTimeoutMs?: number;
 }
 
+/** What a service runs on one credential: the route's capability, called with the attempt. */
+export type RoutedOperation<T, Type extends ModelType> = (route: Route<Type>, attempt: Attempt) => Promise<T>;
+
 /**
- * The one place that decides which credential serves a call: a model's candidates in the order to
- * try them, then the attempts with failover. Every service goes through it, so what routing learns
- * next (cooldowns, session affinity, limits) is added here once.
+ * The one place that decides which credential serves a call. For each attempt it takes the model's
+ * credentials that are available (their state allows it, they were not tried for this request)
+ * and have room (`max_in_flight`), puts a session on its bound credential or chooses by the
+ * model's strategy, runs the operation, and reports the outcome to the credential's state. A
+ * retryable failure moves on to the next credential, up to `maxAttempts`. See docs/routing.md.
  */
 export class Router {
+  readonly health: CredentialHealth;
+  readonly inFlight: InFlight;
   private readonly random: () => number;
   private readonly now: () => number;
+  private readonly bindings: SessionBindings | null;
+  private readonly maxAttempts: number;
+  private readonly queueTimeoutMs: number;
 
   constructor(options: RouterOptions = {}) {
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
+    this.health = options.health ?? new CredentialHealth({ now: this.now });
+    this.inFlight = options.inFlight ?? new InFlight();
+    this.bindings = options.bindings ?? null;
+    this.maxAttempts = options.maxAttempts ?? 3;
+    this.queueTimeoutMs = options.queueTimeoutMs ?? 5_000;
   }
 
-  /** The model's candidate routes, in the order to try them (a weighted draw without replacement). */
-  candidates<Type extends ModelType>(model: CatalogModel<Type>): readonly Route<Type>[] {
-    return routeOrder(model, this.random);
-  }
-
-  /** Runs `operation` on the model's candidates with failover. */
-  route<T, Type extends ModelType>(model: CatalogModel<Type>, call: RouteCall, operation: RoutedOperation<T, Type>): Promise<Routed<T, Type>> {
-    return this.attempt(this.candidates(model), call, operation);
-  }
-
-  /**
-   * Tries `operation` on each candidate in order until one succeeds. A retryable failure moves on
-   * to the next; anything else, the last candidate's failure, or a cancelled call is thrown.
-   */
-  async attempt<T, Type extends ModelType>(candidates: readonly Route<Type>[], call: RouteCall, operation: RoutedOperation<T, Type>): Promise<Routed<T, Type>> {
+  /** Runs `operation` on the model's credentials with failover. */
+  async route<T, Type extends ModelType>(model: CatalogModel<Type>, call: RouteCall, operation: RoutedOperation<T, Type>): Promise<Routed<T, Type>> {
     const { cancellation, observer } = call;
-    const attempts: AttemptOutcome[] = [];
-    let lastError: unknown;
-    for (const route of candidates) {
+    const session = call.session ?? null;
+    const bindingKey = session === null ? null : SessionBindings.key(session);
+    const sessionHash = session === null ? 0 : hash32(bindingKey as string);
+    const bound = bindingKey === null || this.bindings === null ? null : await this.bindings.lookup(bindingKey);
+    const recorder = new AttemptRecorder(observer, this.now);
+    const tried = new Set<string>();
+    let queueDeadline: number | null = null;
+    for (;;) {
+      const routes = model.routes;
+      const available = routes.filter((route) => !tried.has(route.credential.id) && this.health.usable(route.credential.id));
+      if (available.length === 0) throw recorder.lastError ?? unavailable(model, this.health, this.now());
+      const withRoom = available.filter((route) => this.inFlight.hasRoom(route.credential.id, route.maxInFlight));
+      if (withRoom.length === 0) {
+        queueDeadline ??= this.now() + this.queueTimeoutMs;
+        if (await this.inFlight.waitForChange(queueDeadline - this.now(), cancellation)) continue;
+        if (cancellation.aborted) throw cancellation.reason;
+        throw new GatewayError('no_upstream_available', `Every credential of ${model.id} is at its max_in_flight; waited ${this.queueTimeoutMs} ms.`, { retryAfterSeconds: 1 });
+      }
+      const route = this.pick(model, withRoom, session === null ? null : { bound, sessionHash, firstAttempt: tried.size === 0 });
       const credentialId = route.credential.id;
-      observer.upstream = credentialId;
-      const attempt = new CredentialAttempt(route.credential);
-      const startedAt = this.now();
+      tried.add(credentialId);
+      this.health.take(credentialId);
+      const release = this.inFlight.acquire(credentialId);
+      const attempt = recorder.start(route.credential);
       try {
         const value = await operation(route, attempt);
-        attempts.push({ credentialId, startedAt, durationMs: this.now() - startedAt, error: null, failure: null, statusCode: attempt.statusCode, answerHead: attempt.answerHead });
-        return { value, route, attempts };
+        this.health.succeeded(credentialId);
+        observer.holdUntilFinished(release);
+        const attempts = recorder.succeeded(attempt);
+        const routed = session === null ? null : await this.settleBinding(model, session, bindingKey as string, bound, credentialId);
+        return { value, route, attempts, session: routed };
       } catch (error) {
-        lastError = error;
-        if (cancellation.aborted) throw error;
-        const failure = failureOf(error, credentialId);
-        attempts.push({ credentialId, startedAt, durationMs: this.now() - startedAt, error, failure, statusCode: attempt.statusCode, answerHead: attempt.answerHead });
-        observer.noteUpstreamFailure(credentialId, error, failure);
-        if (!isGatewayError(error) || !error.retryable) throw error;
+        release();
+        if (cancellation.aborted) {
+          this.health.released(credentialId);
+          throw error;
+        }
+        const failure = recorder.failed(attempt, error);
+        // The caller's own mistakes, and our bugs, say nothing about the credential.
+        if (failure.class === 'caller' || !isGatewayError(error)) this.health.released(credentialId);
+        else this.health.failed(credentialId, failure);
+        if (!isGatewayError(error) || !error.retryable || recorder.count >= this.maxAttempts) throw error;
       }
     }
-    // Built only here: an Error captures a stack trace, too costly to make on every request.
-    throw lastError ?? new GatewayError('no_upstream_available', 'No upstream is configured for this model.');
   }
-}
 
-/** What a service runs on one candidate: the route's capability, called with the attempt's credential. */
-export type RoutedOperation<T, Type extends ModelType> = (route: Route<Type>, attempt: Attempt) => Promise<T>;
-
-/** One try of one credential: what the adapter is given, and what it tells of the upstream's answer. */
-class CredentialAttempt implements Attempt {
-  statusCode: number | null = null;
-  answerHead: AnswerHead | null = null;
-
-  constructor(readonly credential: Credential) {}
-
-  answered(statusCode: number, head: AnswerHead): void {
-    this.statusCode = statusCode;
-    this.answerHead = head;
+  /** This attempt's credential: the session's own while it may serve, else the strategy's choice. */
+  private pick<Type extends ModelType>(model: CatalogModel<Type>, withRoom: readonly Route<Type>[], session: { bound: string | null; sessionHash: number; firstAttempt: boolean } | null): Route<Type> {
+    if (session === null) return chooseUnbound(model.strategy, withRoom, this.inFlight, this.random);
+    if (session.bound !== null && session.firstAttempt) {
+      const own = withRoom.find((route) => route.credential.id === session.bound);
+      if (own !== undefined) return own;
+    }
+    return chooseForSession(model.strategy, withRoom, this.inFlight, session.sessionHash);
   }
-}
 
-/** The class of an upstream error the classifier did not see (one raised while reading a stream or an answer). */
-const CLASS_OF_CODE: Partial<Record<ErrorCode, FailureClass>> = {
-  upstream_bad_request: 'caller',
-  upstream_auth_failed: 'auth',
-  upstream_rate_limited: 'rate_limit',
-  upstream_timeout: 'timeout',
-  upstream_invalid_response: 'protocol',
-  upstream_error: 'server',
-  engine_busy: 'overloaded',
-};
-
-/** A failed attempt as a structured outcome: the classifier's when it classified it, else read from its code. */
-export function failureOf(error: unknown, credentialId: string): UpstreamFailure {
-  if (isGatewayError(error) && error.upstream !== undefined) return error.upstream;
-  return {
-    class: (isGatewayError(error) ? CLASS_OF_CODE[error.code] : undefined) ?? 'server',
-    status: null,
-    retryAfterSeconds: isGatewayError(error) ? (error.retryAfterSeconds ?? null) : null,
-    rateLimitHeaders: {},
-    credentialId,
-    message: error instanceof Error ? error.message : String(error),
-  };
+  /** What the answer means for the session's binding, and the binding changed to match. */
+  private async settleBinding(model: CatalogModel, session: RoutingSession, key: string, bound: string | null, answered: string): Promise<RoutedSession> {
+    let affinity: Affinity;
+    if (bound === null) {
+      affinity = 'new';
+      await this.bindings?.bind(key, answered);
+    } else if (bound === answered) {
+      affinity = 'kept';
+    } else if (this.health.status(bound).state === 'healthy' && model.routes.some((route) => route.credential.id === bound)) {
+      // Its credential is fine, only full (or it failed in a way that is not its own): the binding stays.
+      affinity = 'overflow';
+    } else {
+      affinity = 'moved';
+      await this.bindings?.move(key, bound, answered);
+    }
+    return { id: session.id, source: session.source, affinity };
+  }
 }

@@ -1,4 +1,5 @@
-export type SessionSource = 'header' | 'metadata.session_id' | 'metadata.sticky_key';
+/** Where a session id came from (`X-Session-Source`); `native` arrives with the native endpoint. */
+export type SessionSource = 'header' | 'metadata.session_id' | 'metadata.sticky_key' | 'inferred' | 'native';
 
 export interface SessionIdentity {
   id: string;

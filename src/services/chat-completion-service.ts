@@ -1,57 +1,64 @@
-import type { Principal } from '../access/index.js';
 import type { ChatCompletionRequest } from '../api/chat-completion-request.js';
 import { GatewayError } from '../errors/index.js';
 import type { ChatRequestBody, ChatStreamEvent } from '../providers/provider-adapter.js';
 import { estimateChatUsage, type RequestRecord } from '../usage/index.js';
-import type { ModelCatalog, Route, Router } from '../routing/index.js';
+import { inferSessionId, type CatalogModel, type ModelCatalog, type Route, type Router, type RoutingSession } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
-import { resolveSession, type SessionIdentity } from '../routing/index.js';
+import { namedSession, routeRequest, type RoutedRequest } from './routed-request.js';
 
-export interface ChatInput {
-  principal: Principal;
+export interface ChatInput extends RoutedRequest {
   request: ChatCompletionRequest;
-  sessionHeader: string | string[] | undefined;
-  record: RequestRecord;
-  cancellation: AbortSignal;
 }
 
 export interface CompletionOutcome {
-  session: SessionIdentity | null;
   payload: Uint8Array;
 }
 
 export interface StreamOutcome {
-  session: SessionIdentity | null;
   /** Chunks to send, the first already received: an upstream that fails before it is replaced by the next route. */
   events: AsyncIterable<ChatStreamEvent>;
 }
 
-/** Chat completions: picks the model's routes, calls them with failover, and accounts for usage. */
+export interface ChatServiceOptions {
+  /** `routing.infer_sessions`: a request without a session id gets one inferred from its conversation. */
+  inferSessions?: boolean;
+}
+
+/** Chat completions: routes the request (its session on its credential), with failover, and accounts for usage. */
 export class ChatCompletionService {
+  private readonly inferSessions: boolean;
+
   constructor(
     private readonly catalog: ModelCatalog,
     private readonly router: Router,
-  ) {}
+    options: ChatServiceOptions = {},
+  ) {
+    this.inferSessions = options.inferSessions ?? true;
+  }
 
   async complete(input: ChatInput): Promise<CompletionOutcome> {
-    const { routes, session } = this.prepare(input);
+    const { model, session } = this.prepare(input);
     const { record } = input;
-    const { value: result } = await this.router.attempt(
-      routes,
-      { cancellation: input.cancellation, observer: record },
+    const { value: result } = await routeRequest(
+      this.router,
+      model,
+      input,
+      session,
       (route, attempt) => route.provider.chatCompletion(attempt, { body: upstreamBody(input.request, route), cancellation: input.cancellation }),
     );
     record.usage = result.usage;
     if (result.usage === null) record.estimateUsage = () => estimateChatUsage(input.request, result.completionText());
-    return { session, payload: result.payload };
+    return { payload: result.payload };
   }
 
   async stream(input: ChatInput): Promise<StreamOutcome> {
-    const { routes, session } = this.prepare(input);
+    const { model, session } = this.prepare(input);
     const { record } = input;
-    const { value: opened } = await this.router.attempt(
-      routes,
-      { cancellation: input.cancellation, observer: record },
+    const { value: opened } = await routeRequest(
+      this.router,
+      model,
+      input,
+      session,
       async (route, attempt) => {
         const events = await route.provider.streamChatCompletion(attempt, { body: upstreamBody(input.request, route), cancellation: input.cancellation });
         const iterator = events[Symbol.asyncIterator]();
@@ -62,15 +69,16 @@ export class ChatCompletionService {
       },
     );
     const clientWantsUsage = input.request.stream_options?.include_usage === true;
-    return { session, events: accountedEvents(opened.first, opened.iterator, clientWantsUsage, input.request, record) };
+    return { events: accountedEvents(opened.first, opened.iterator, clientWantsUsage, input.request, record) };
   }
 
-  private prepare(input: ChatInput): { routes: readonly Route<'chat'>[]; session: SessionIdentity | null } {
+  private prepare(input: ChatInput): { model: CatalogModel<'chat'>; session: RoutingSession | null } {
     const model = resolveModel(this.catalog, input.principal, input.request.model, 'chat');
-    const session = resolveSession(input.sessionHeader, input.request.metadata);
     input.record.model = model.id;
-    input.record.sessionId = session?.id ?? null;
-    return { routes: this.router.candidates(model), session };
+    const named = namedSession(input, model, input.request.metadata);
+    if (named !== null || !this.inferSessions) return { model, session: named };
+    const id = inferSessionId(input.principal.team, model.id, input.request);
+    return { model, session: { team: input.principal.team, model: model.id, id, source: 'inferred' } };
   }
 }
 

@@ -1,17 +1,14 @@
-import type { Principal } from '../access/index.js';
 import { checkEmbeddingTokenLimits, type ParsedEmbeddingsRequest } from '../api/embeddings-request.js';
 import type { Attempt, EmbeddingLimits, EncodingFormat } from '../providers/provider-adapter.js';
-import { estimateEmbeddingTokens, type RequestRecord } from '../usage/index.js';
+import { estimateEmbeddingTokens } from '../usage/index.js';
 import { vectorFromBase64, vectorToBase64 } from './embedding-format.js';
 import type { ModelCatalog, Route, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
 import { splitBatches } from './split-batches.js';
+import { namedSession, routeRequest, type RoutedRequest } from './routed-request.js';
 
-export interface EmbeddingInput {
-  principal: Principal;
+export interface EmbeddingInput extends RoutedRequest {
   parsed: ParsedEmbeddingsRequest;
-  record: RequestRecord;
-  cancellation: AbortSignal;
 }
 
 /** The embedding list object of spec 2.3. */
@@ -34,19 +31,23 @@ export class EmbeddingService {
     private readonly router: Router,
   ) {}
 
-  async embed({ principal, parsed, record, cancellation }: EmbeddingInput): Promise<EmbeddingList> {
+  async embed(input: EmbeddingInput): Promise<EmbeddingList> {
+    const { principal, parsed, record, cancellation } = input;
     const { request, inputs } = parsed;
     const model = resolveModel(this.catalog, principal, request.model, 'embedding');
     record.model = model.id;
     await checkEmbeddingTokenLimits(parsed);
-    const routes = this.router.candidates(model);
     const format: EncodingFormat = request.encoding_format ?? 'float';
-    const batches = splitBatches(inputs, tightestLimits(routes));
+    const batches = splitBatches(inputs, tightestLimits(model.routes));
+    const session = namedSession(input, model);
+    // Each batch is routed on its own: a large request spreads over the pool (a session keeps them on its credential).
     const results = await Promise.all(
       batches.map((batch) =>
-        this.router.attempt(
-          routes,
-          { cancellation, observer: record },
+        routeRequest(
+          this.router,
+          model,
+          input,
+          session,
           (route, attempt) => embedWith(route, attempt, { inputs: batch.inputs, format, request: parsed.request, cancellation }),
         ),
       ),

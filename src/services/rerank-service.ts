@@ -1,14 +1,10 @@
-import type { Principal } from '../access/index.js';
 import type { RerankRequest } from '../api/rerank-request.js';
-import type { RequestRecord } from '../usage/index.js';
 import type { ModelCatalog, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
+import { namedSession, routeRequest, type RoutedRequest } from './routed-request.js';
 
-export interface RerankInput {
-  principal: Principal;
+export interface RerankInput extends RoutedRequest {
   request: RerankRequest;
-  record: RequestRecord;
-  cancellation: AbortSignal;
 }
 
 /** The rerank result object of spec 2.4, with the documents when asked for, Cohere/Jina style. */
@@ -29,12 +25,15 @@ export class RerankService {
     private readonly router: Router,
   ) {}
 
-  async rerank({ principal, request, record, cancellation }: RerankInput): Promise<RerankList> {
+  async rerank(input: RerankInput): Promise<RerankList> {
+    const { principal, request, record, cancellation } = input;
     const model = resolveModel(this.catalog, principal, request.model, 'rerank');
     record.model = model.id;
-    const { value } = await this.router.route(
+    const { value } = await routeRequest(
+      this.router,
       model,
-      { cancellation, observer: record },
+      input,
+      namedSession(input, model),
       (route, attempt) => {
         return route.provider.rerank(attempt, {
           model: route.upstreamModel,

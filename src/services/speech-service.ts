@@ -1,14 +1,10 @@
-import type { Principal } from '../access/index.js';
 import { SPEECH_CONTENT_TYPES, type SpeechRequest } from '../api/speech-request.js';
-import type { RequestRecord } from '../usage/index.js';
 import type { ModelCatalog, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
+import { namedSession, routeRequest, type RoutedRequest } from './routed-request.js';
 
-export interface SpeechInput {
-  principal: Principal;
+export interface SpeechInput extends RoutedRequest {
   request: SpeechRequest;
-  record: RequestRecord;
-  cancellation: AbortSignal;
 }
 
 export interface SpeechOutcome {
@@ -24,13 +20,16 @@ export class SpeechService {
     private readonly router: Router,
   ) {}
 
-  async speak({ principal, request, record, cancellation }: SpeechInput): Promise<SpeechOutcome> {
+  async speak(input: SpeechInput): Promise<SpeechOutcome> {
+    const { principal, request, record, cancellation } = input;
     const model = resolveModel(this.catalog, principal, request.model, 'speech');
     record.model = model.id;
     const format = request.response_format ?? 'mp3';
-    const { value } = await this.router.route(
+    const { value } = await routeRequest(
+      this.router,
       model,
-      { cancellation, observer: record },
+      input,
+      namedSession(input, model),
       async (route, attempt) => {
         const { audio } = await route.provider.speak(attempt, {
           model: route.upstreamModel,

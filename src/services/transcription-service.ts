@@ -1,18 +1,14 @@
-import type { Principal } from '../access/index.js';
 import { GatewayError } from '../errors/index.js';
 import type { TranscriptionCall, TranscriptionResult } from '../providers/provider-adapter.js';
-import type { RequestRecord } from '../usage/index.js';
 import type { ModelCatalog, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
+import { namedSession, routeRequest, type RoutedRequest } from './routed-request.js';
 
-export interface TranscriptionInput {
-  principal: Principal;
+export interface TranscriptionInput extends RoutedRequest {
   /** As the client sent it; the configured default when absent. */
   model: string | undefined;
   file: TranscriptionCall['file'];
   fields: TranscriptionCall['fields'];
-  record: RequestRecord;
-  cancellation: AbortSignal;
 }
 
 /**
@@ -30,14 +26,17 @@ export class TranscriptionService {
     this.defaultModel = configuredDefault ?? [...catalog.all()].find((model) => model.type === 'transcription')?.id;
   }
 
-  async transcribe({ principal, model: requested, file, fields, record, cancellation }: TranscriptionInput): Promise<TranscriptionResult> {
+  async transcribe(input: TranscriptionInput): Promise<TranscriptionResult> {
+    const { principal, model: requested, file, fields, record, cancellation } = input;
     const modelId = requested ?? this.defaultModel;
     if (modelId === undefined) throw new GatewayError('model_not_found', 'No transcription model is configured.', { param: 'model' });
     const model = resolveModel(this.catalog, principal, modelId, 'transcription');
     record.model = model.id;
-    const { value } = await this.router.route(
+    const { value } = await routeRequest(
+      this.router,
       model,
-      { cancellation, observer: record },
+      input,
+      namedSession(input, model),
       (route, attempt) => {
         return route.provider.transcribe(attempt, { model: route.upstreamModel, file, fields, cancellation });
       },

@@ -22,10 +22,13 @@ describe('MemoryState', () => {
     const state = openMemory(clock);
     await state.set('value', 'v', 1_000);
     await state.addToWindow('counter', 1, 1_000);
+    await state.setField('map', 'replica-a', '1', 1_000);
+    await state.setField('map', 'replica-b', '1', 1_000);
     clock.advance(2_000);
-    expect(state.size).toBe(2);
+    expect(state.size).toBe(4);
     expect(await state.get('value')).toBeNull();
     expect(await state.addToWindow('counter', 0, 1_000)).toMatchObject({ current: 0, previous: 0 });
+    expect(await state.readFields('map')).toEqual({});
     expect(state.size).toBe(0);
   });
 
@@ -36,15 +39,19 @@ describe('MemoryState', () => {
     for (let index = 0; index < 1_000; index += 1) {
       await state.set(`session:${index}`, 'credential', 1_000);
       await state.addToWindow(`team:${index}`, 1, 1_000);
+      await state.setField(`in-flight:${index}`, 'replica-a', '1', 1_000);
     }
     await state.set('session:kept', 'credential', 60_000);
     await state.addToWindow('team:kept', 1, 60_000);
-    expect(state.size).toBe(2_002);
+    await state.setField('in-flight:kept', 'replica-a', '1', 1_000);
+    await state.setField('in-flight:kept', 'replica-b', '2', 60_000);
+    expect(state.size).toBe(3_004);
     clock.advance(3_000);
     vi.advanceTimersByTime(5_000);
-    expect(state.size).toBe(2);
+    expect(state.size).toBe(3);
     expect(await state.get('session:kept')).toBe('credential');
     expect((await state.addToWindow('team:kept', 0, 60_000)).current).toBe(1);
+    expect(await state.readFields('in-flight:kept')).toEqual({ 'replica-b': '2' });
   });
 
   it('holds one entry per key, however often it is written and however many windows pass', async () => {
@@ -58,10 +65,37 @@ describe('MemoryState', () => {
     expect(state.size).toBe(2);
   });
 
-  it('stores nothing for a read of a counter never counted in', async () => {
+  it('stores nothing for a read of a counter never counted in, a map never written or a value never set', async () => {
     const state = openMemory();
-    for (let index = 0; index < 100; index += 1) await state.addToWindow(`team:${index}`, 0, 1_000);
+    for (let index = 0; index < 100; index += 1) {
+      await state.addToWindow(`team:${index}`, 0, 1_000);
+      await state.readFields(`in-flight:${index}`);
+      await state.getAndTouch(`session:${index}`, 1_000);
+      await state.publish(`channel:${index}`, 'nobody listens');
+    }
     expect(state.size).toBe(0);
+  });
+
+  it('drops a message on its way to a state closed before it arrives', async () => {
+    const state = openMemory();
+    const heard: string[] = [];
+    await state.subscribe('events', (message) => heard.push(message));
+    await state.publish('events', 'delivered');
+    const publishing = state.publish('events', 'dropped');
+    await state.close();
+    await publishing;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(heard).toEqual(['delivered']);
+  });
+
+  it('never tells availability listeners anything: the backend is this process', async () => {
+    const state = openMemory();
+    const heard: boolean[] = [];
+    const unregister = state.onAvailability((available) => heard.push(available));
+    await state.set('key', 'value', 1_000);
+    await state.close();
+    unregister();
+    expect(heard).toEqual([]);
   });
 
   it('keeps counting in the window reached when the clock steps back', async () => {

@@ -1,3 +1,5 @@
+import { callListener } from './call-listener.js';
+import { requireAmount, requireEntry, requireListener, requireMilliseconds, requireString } from './check-arguments.js';
 import type { SharedState, WindowCount } from './shared-state.js';
 
 export interface MemoryStateOptions {
@@ -18,6 +20,12 @@ interface StoredValue {
   expiresAtMs: number;
 }
 
+interface Subscription {
+  readonly listener: (message: string) => void;
+  /** False once unsubscribed or closed: a message already queued for it is then not delivered. */
+  active: boolean;
+}
+
 interface StoredCounter {
   windowStartMs: number;
   current: number;
@@ -26,20 +34,26 @@ interface StoredCounter {
 }
 
 /**
- * Shared state for a single gateway process (`state.url: memory`): two maps in this process, so
- * several gateways each count on their own. Every method is an `async` function that never awaits:
- * its whole body runs before any other call can start, which is what makes each operation atomic
- * here, while callers still get the promise a networked backend must return.
+ * Shared state for a single gateway process (`state.url: memory`): maps in this process, so
+ * several gateways each count on their own, and messages reach this instance's subscribers only.
+ * Every method is an `async` function that never awaits: its whole body runs before any other call
+ * can start, which is what makes each operation atomic here, while callers still get the promise a
+ * networked backend must return.
  *
  * An expired entry is never returned, and is removed the next time its key is used or, for keys
  * nobody uses again, by a sweep every `sweepIntervalMs` on an unref'd timer (it does not keep the
- * process alive; `close()` stops it). A key holds one entry however often it is written, and a
- * window counter two numbers however many windows pass.
+ * process alive; `close()` stops it). A key holds one entry however often it is written, a window
+ * counter two numbers however many windows pass, and an expiring map one entry per field.
+ *
+ * The backend cannot become unreachable, so `onAvailability` listeners are never called.
  */
 export class MemoryState implements SharedState {
   private readonly values = new Map<string, StoredValue>();
   /** Keyed by `counterId`: the window length is part of a counter's identity. */
   private readonly counters = new Map<string, StoredCounter>();
+  /** Expiring maps: key → field → value. */
+  private readonly fieldMaps = new Map<string, Map<string, StoredValue>>();
+  private readonly channels = new Map<string, Set<Subscription>>();
   private readonly now: () => number;
   /** Null once closed. */
   private sweeper: NodeJS.Timeout | null;
@@ -56,7 +70,9 @@ export class MemoryState implements SharedState {
    * whether expired keys are being let go, not how many values are live.
    */
   get size(): number {
-    return this.values.size + this.counters.size;
+    let fields = 0;
+    for (const map of this.fieldMaps.values()) fields += map.size;
+    return this.values.size + this.counters.size + fields;
   }
 
   async get(key: string): Promise<string | null> {
@@ -110,10 +126,21 @@ export class MemoryState implements SharedState {
     return true;
   }
 
+  async getAndTouch(key: string, ttlMs: number): Promise<string | null> {
+    this.requireOpen();
+    requireString('key', key);
+    requireMilliseconds('ttlMs', ttlMs);
+    const now = this.now();
+    const existing = live(this.values, key, now);
+    if (existing === undefined) return null;
+    existing.expiresAtMs = now + ttlMs;
+    return existing.value;
+  }
+
   async addToWindow(key: string, amount: number, windowMs: number): Promise<WindowCount> {
     this.requireOpen();
     requireString('key', key);
-    if (typeof amount !== 'number' || !Number.isFinite(amount)) throw new TypeError(`amount must be a finite number, got ${String(amount)}`);
+    requireAmount(amount);
     requireMilliseconds('windowMs', windowMs);
     const now = this.now();
     const id = counterId(key, windowMs);
@@ -137,11 +164,83 @@ export class MemoryState implements SharedState {
     return { current, previous, windowStartMs, windowMs };
   }
 
+  async setField(key: string, field: string, value: string, ttlMs: number): Promise<void> {
+    this.requireOpen();
+    requireString('key', key);
+    requireString('field', field);
+    requireString('value', value);
+    requireMilliseconds('ttlMs', ttlMs);
+    let fields = this.fieldMaps.get(key);
+    if (fields === undefined) {
+      fields = new Map();
+      this.fieldMaps.set(key, fields);
+    }
+    fields.set(field, { value, expiresAtMs: this.now() + ttlMs });
+  }
+
+  async readFields(key: string): Promise<Record<string, string>> {
+    this.requireOpen();
+    requireString('key', key);
+    const fields = this.fieldMaps.get(key);
+    if (fields === undefined) return {};
+    const now = this.now();
+    const entries: Array<[string, string]> = [];
+    for (const [field, stored] of fields) {
+      if (stored.expiresAtMs > now) entries.push([field, stored.value]);
+      else fields.delete(field);
+    }
+    if (fields.size === 0) this.fieldMaps.delete(key);
+    // fromEntries defines own properties, so a field named "__proto__" is a field like any other.
+    return Object.fromEntries(entries);
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    this.requireOpen();
+    requireString('channel', channel);
+    requireString('message', message);
+    const subscriptions = this.channels.get(channel);
+    if (subscriptions === undefined) return;
+    // Those subscribed now, as Redis does; a microtask each keeps publish order and keeps listeners
+    // out of the publisher's call, as a networked backend would.
+    const recipients = [...subscriptions];
+    queueMicrotask(() => {
+      for (const subscription of recipients) if (subscription.active) callListener(subscription.listener, message);
+    });
+  }
+
+  async subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {
+    this.requireOpen();
+    requireString('channel', channel);
+    requireListener(listener);
+    const subscription: Subscription = { listener, active: true };
+    let subscriptions = this.channels.get(channel);
+    if (subscriptions === undefined) {
+      subscriptions = new Set();
+      this.channels.set(channel, subscriptions);
+    }
+    subscriptions.add(subscription);
+    return async () => {
+      subscription.active = false;
+      const current = this.channels.get(channel);
+      current?.delete(subscription);
+      if (current?.size === 0) this.channels.delete(channel);
+    };
+  }
+
+  onAvailability(listener: (available: boolean) => void): () => void {
+    this.requireOpen();
+    requireListener(listener);
+    return () => {};
+  }
+
   async close(): Promise<void> {
     if (this.sweeper !== null) clearInterval(this.sweeper);
     this.sweeper = null;
     this.values.clear();
     this.counters.clear();
+    this.fieldMaps.clear();
+    for (const subscriptions of this.channels.values()) for (const subscription of subscriptions) subscription.active = false;
+    this.channels.clear();
   }
 
   private sweep(): void {
@@ -149,6 +248,10 @@ export class MemoryState implements SharedState {
     // Deleting the entry being visited is safe while iterating a Map.
     for (const [key, stored] of this.values) if (stored.expiresAtMs <= now) this.values.delete(key);
     for (const [id, stored] of this.counters) if (stored.expiresAtMs <= now) this.counters.delete(id);
+    for (const [key, fields] of this.fieldMaps) {
+      for (const [field, stored] of fields) if (stored.expiresAtMs <= now) fields.delete(field);
+      if (fields.size === 0) this.fieldMaps.delete(key);
+    }
   }
 
   private requireOpen(): void {
@@ -168,20 +271,4 @@ function live<Entry extends { expiresAtMs: number }>(entries: Map<string, Entry>
 /** The window length first: digits never contain the separator, so no two (key, length) pairs collide. */
 function counterId(key: string, windowMs: number): string {
   return `${windowMs}:${key}`;
-}
-
-function requireEntry(key: string, value: string, ttlMs: number): void {
-  requireString('key', key);
-  requireString('value', value);
-  requireMilliseconds('ttlMs', ttlMs);
-}
-
-// The types already say so; these checks are for values that reach here untyped (parsed config,
-// headers) and would otherwise be stored as an entry that never expires or a count of NaN.
-function requireString(name: string, value: string): void {
-  if (typeof value !== 'string') throw new TypeError(`${name} must be a string, got ${typeof value}`);
-}
-
-function requireMilliseconds(name: string, value: number): void {
-  if (!Number.isSafeInteger(value) || value <= 0) throw new TypeError(`${name} must be a positive integer number of milliseconds, got ${String(value)}`);
 }

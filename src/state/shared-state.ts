@@ -4,13 +4,16 @@
  * cooldowns, short locks. Not durable: a restart of the backend may lose it, and nothing here is
  * worth a database write. See docs/state.md.
  *
- * Keys and values are strings. Values (`get`/`set`/…) and window counters (`addToWindow`) are two
- * separate namespaces: a counter is invisible to `get`, and the same key may name one of each.
- * Every value has a time to live, so an entry a crashed process left behind always goes away.
+ * Keys and values are strings. Values (`get`/`set`/…), window counters (`addToWindow`) and
+ * expiring maps (`setField`/`readFields`) are three separate namespaces: a counter or a map is
+ * invisible to `get`, and the same key may name one of each. Every value, counter and field has a
+ * time to live, so an entry a crashed process left behind always goes away. Messages
+ * (`publish`/`subscribe`) are not stored at all: they reach whoever is subscribed when they are sent.
  *
  * Every operation is asynchronous, since a networked backend must be; each one is atomic with
  * respect to every other, across all processes sharing the backend. Invalid arguments reject with
- * a TypeError (never a synchronous throw) before anything is changed.
+ * a TypeError (never a synchronous throw) before anything is changed; only `onAvailability`, which
+ * registers synchronously, throws.
  */
 export interface SharedState {
   /** The value, or null when absent or expired. */
@@ -43,6 +46,13 @@ export interface SharedState {
   touch(key: string, ttlMs: number): Promise<boolean>;
 
   /**
+   * The value, or null when absent or expired, and a present value now expires `ttlMs` from now: a
+   * sliding TTL (a session kept while it is used) in one round trip, like Redis `GETEX key PX`.
+   * Creates nothing when absent.
+   */
+  getAndTouch(key: string, ttlMs: number): Promise<string | null>;
+
+  /**
    * Adds `amount` (may be 0 to read, or negative to give back) to the fixed window of length
    * `windowMs` that contains now, returning that window's total and the previous window's, so a
    * caller can compute a sliding-window estimate with {@link slidingWindowEstimate}. Atomic.
@@ -52,7 +62,45 @@ export interface SharedState {
    */
   addToWindow(key: string, amount: number, windowMs: number): Promise<WindowCount>;
 
-  /** Releases timers and connections; afterwards every operation rejects. Calling it again is harmless. */
+  /**
+   * Sets one field of the expiring map at `key`, replacing its value and TTL; the map's other
+   * fields keep theirs. Each field expires on its own: a gateway replica that writes its own field
+   * every second with a TTL of a few seconds stops being counted soon after it dies.
+   */
+  setField(key: string, field: string, value: string, ttlMs: number): Promise<void>;
+
+  /** The live fields of the expiring map at `key` and their values; `{}` when it has none. */
+  readFields(key: string): Promise<Record<string, string>>;
+
+  /**
+   * Sends `message` to every subscriber of `channel` across the backend, this handle's own
+   * included, at most once each and in the order published. Nothing is kept: a subscriber that is
+   * not connected when it is sent never sees it.
+   */
+  publish(channel: string, message: string): Promise<void>;
+
+  /**
+   * Calls `listener` with each message published on `channel` from when this resolves until the
+   * returned function is called: from that moment it is not called again, even for a message
+   * already on its way (the function resolves once the backend is told; calling it again, or after
+   * `close`, is harmless). Listeners are called asynchronously, never inside `publish`; one that
+   * throws does not keep the message from the others, and its error is rethrown on its own.
+   */
+  subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>>;
+
+  /**
+   * Registers `listener` to be told when the backend becomes unreachable (`false`, once per
+   * outage, while operations fail fast) and reachable again (`true`; not on the first connection).
+   * A backend in this process (memory) never calls it. Messages published during an outage are
+   * lost, so a subscriber that caches what they announce should re-read on `true`. Returns the
+   * function that unregisters it.
+   */
+  onAvailability(listener: (available: boolean) => void): () => void;
+
+  /**
+   * Releases timers, connections and subscriptions; afterwards every operation rejects (and
+   * `onAvailability` throws). Calling it again, or an unsubscribe function, is harmless.
+   */
   close(): Promise<void>;
 }
 

@@ -36,6 +36,10 @@ export interface RequestLogsTable {
   client_request_id: string | null;
   /** When the row was written: the order `requests tail` follows. */
   logged_at: number | null;
+  session_source: string | null;
+  affinity: string | null;
+  /** JSON: `[{ credential, outcome, status, ms }]`, in the order tried. */
+  attempts: string | null;
 }
 
 export interface RevisionsTable {

@@ -21,6 +21,6 @@ export async function openStores(url: string, options: OpenDatabaseOptions = {})
 }
 
 export type { Database, DialectName, OpenDatabaseOptions } from './open-database.js';
-export type { RequestLogEntry, RequestLogQuery, RequestLogStore, StoredRequestLogEntry, UsageSource } from './request-log-store.js';
+export type { LoggedAttempt, RequestLogEntry, RequestLogQuery, RequestLogStore, StoredRequestLogEntry, UsageSource } from './request-log-store.js';
 export type { TokenRecord, TokenStore } from './token-store.js';
 export { watchTokenChanges, type TokenChangeWatcher } from './token-change-watcher.js';

@@ -24,6 +24,22 @@ export interface RequestLogEntry {
   completionTokens: number | null;
   usageSource: UsageSource | null;
   errorCode: string | null;
+  /** Where the session id came from (`header`, `metadata.session_id`, `metadata.sticky_key`, `inferred`). */
+  sessionSource: string | null;
+  /** What became of the session's binding: `new`, `kept`, `moved`, `overflow`. */
+  affinity: string | null;
+  /** Every upstream attempt, in order; null when the request reached no upstream. */
+  attempts: readonly LoggedAttempt[] | null;
+}
+
+/** One upstream attempt of a request. */
+export interface LoggedAttempt {
+  readonly credential: string;
+  /** `ok`, or the error code it ended with. */
+  readonly outcome: string;
+  /** The upstream's HTTP status, when it answered. */
+  readonly status: number | null;
+  readonly ms: number;
 }
 
 /** A row as read back: with the time it was written. */
@@ -54,14 +70,14 @@ export interface RequestLogStore {
 const COLUMNS = [
   'id', 'created_at', 'token_id', 'team', 'project', 'endpoint', 'model', 'upstream', 'session_id',
   'status', 'latency_ms', 'ttfb_ms', 'prompt_tokens', 'completion_tokens', 'usage_source', 'error_code', 'client_request_id',
-  'logged_at',
+  'logged_at', 'session_source', 'affinity', 'attempts',
 ] as const satisfies ReadonlyArray<keyof RequestLogsTable>;
 
 const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
   id: 'varchar', created_at: 'bigint', token_id: 'varchar', team: 'varchar', project: 'varchar', endpoint: 'varchar',
   model: 'varchar', upstream: 'varchar', session_id: 'varchar', status: 'integer', latency_ms: 'double precision',
   ttfb_ms: 'double precision', prompt_tokens: 'integer', completion_tokens: 'integer', usage_source: 'varchar', error_code: 'varchar',
-  client_request_id: 'varchar', logged_at: 'bigint',
+  client_request_id: 'varchar', logged_at: 'bigint', session_source: 'varchar', affinity: 'varchar', attempts: 'text',
 };
 
 /**
@@ -125,7 +141,8 @@ function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: r
       statement.run(
         entry.id, entry.createdAt, entry.tokenId, entry.team, entry.project, entry.endpoint, entry.model, entry.upstream,
         entry.sessionId, entry.status, entry.latencyMs, entry.ttfbMs, entry.promptTokens, entry.completionTokens,
-        entry.usageSource, entry.errorCode, entry.clientRequestId, loggedAt,
+        entry.usageSource, entry.errorCode, entry.clientRequestId, loggedAt, entry.sessionSource, entry.affinity,
+        attemptsJson(entry.attempts),
       );
     }
   });
@@ -161,7 +178,14 @@ function toRow(entry: RequestLogEntry, loggedAt: number): RequestLogsTable {
     error_code: entry.errorCode,
     client_request_id: entry.clientRequestId,
     logged_at: loggedAt,
+    session_source: entry.sessionSource,
+    affinity: entry.affinity,
+    attempts: attemptsJson(entry.attempts),
   };
+}
+
+function attemptsJson(attempts: readonly LoggedAttempt[] | null): string | null {
+  return attempts === null ? null : JSON.stringify(attempts);
 }
 
 function fromRow(row: Selectable<RequestLogsTable>): StoredRequestLogEntry {
@@ -183,6 +207,9 @@ function fromRow(row: Selectable<RequestLogsTable>): StoredRequestLogEntry {
     completionTokens: row.completion_tokens,
     usageSource: row.usage_source as UsageSource | null,
     errorCode: row.error_code,
+    sessionSource: row.session_source,
+    affinity: row.affinity,
+    attempts: row.attempts === null ? null : (JSON.parse(row.attempts) as LoggedAttempt[]),
     loggedAt: row.logged_at === null ? null : Number(row.logged_at),
   };
 }

@@ -37,6 +37,9 @@ function rows(count: number): RequestLogEntry[] {
     completionTokens: 20,
     usageSource: 'upstream',
     errorCode: null,
+    sessionSource: 'inferred',
+    affinity: 'kept',
+    attempts: [{ credential: 'openai-a', outcome: 'ok', status: 200, ms: 1.5 }],
   }));
 }
 

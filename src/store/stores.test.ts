@@ -38,6 +38,12 @@ function logEntry(id: string, createdAt: number, overrides: Partial<RequestLogEn
     completionTokens: 20,
     usageSource: 'upstream',
     errorCode: null,
+    sessionSource: 'header',
+    affinity: 'moved',
+    attempts: [
+      { credential: 'openai-b', outcome: 'upstream_rate_limited', status: 429, ms: 12.5 },
+      { credential: 'openai-a', outcome: 'ok', status: 200, ms: 310 },
+    ],
     ...overrides,
   };
 }
@@ -85,7 +91,7 @@ for (const backend of DATABASE_BACKENDS) {
 
     it('writes request log batches and queries them newest first', async () => {
       const entries = Array.from({ length: 250 }, (_, index) =>
-        logEntry(`req_${String(index).padStart(3, '0')}`, 1_700_000_000_000 + index, index % 2 === 0 ? {} : { sessionId: 'session-2', ttfbMs: null, usageSource: 'estimated' }),
+        logEntry(`req_${String(index).padStart(3, '0')}`, 1_700_000_000_000 + index, index % 2 === 0 ? {} : { sessionId: 'session-2', ttfbMs: null, usageSource: 'estimated', sessionSource: null, affinity: null, attempts: null }),
       );
       await stores.requestLogs.insertBatch(entries);
       await stores.requestLogs.insertBatch([]);

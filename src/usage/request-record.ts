@@ -1,6 +1,6 @@
 import type { Usage } from '../core/index.js';
 import type { FailureClass, UpstreamFailure } from '../errors/index.js';
-import type { UsageSource } from '../store/index.js';
+import type { LoggedAttempt, UsageSource } from '../store/index.js';
 
 /** One failed upstream attempt, as the request's warn line tells it. */
 export interface FailedAttempt {
@@ -26,6 +26,12 @@ export class RequestRecord {
   model: string | null = null;
   upstream: string | null = null;
   sessionId: string | null = null;
+  sessionSource: string | null = null;
+  affinity: string | null = null;
+  /** Every upstream attempt, success included, for the request log. Null while there are none. */
+  attempts: LoggedAttempt[] | null = null;
+  /** In-flight slots held until the response has ended (released by `releaseHeld`). */
+  private held: (() => void)[] | null = null;
   firstByteAt: number | null = null;
   usage: Usage | null = null;
   /** Set when usage must be counted because the upstream reported none. */
@@ -58,6 +64,22 @@ export class RequestRecord {
   noteUpstreamFailure(upstream: string, error: unknown, failure: UpstreamFailure): void {
     const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'internal_error';
     (this.upstreamFailures ??= []).push({ upstream, code, failureClass: failure.class, status: failure.status, cause: describeCause(error) });
+  }
+
+  noteAttempt(attempt: LoggedAttempt): void {
+    (this.attempts ??= []).push(attempt);
+  }
+
+  holdUntilFinished(release: () => void): void {
+    (this.held ??= []).push(release);
+  }
+
+  /** The response has ended (or will never be sent): whatever the request held is let go. */
+  releaseHeld(): void {
+    const held = this.held;
+    if (held === null) return;
+    this.held = null;
+    for (const release of held) release();
   }
 
   get usageSource(): UsageSource {

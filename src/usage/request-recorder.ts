@@ -51,6 +51,7 @@ export class RequestRecorder {
    * logged and the row is written without usage.
    */
   finish(record: RequestRecord, status: number): void {
+    record.releaseHeld();
     const latencyMs = round(performance.now() - record.startedAt);
     if (record.usage === null && record.estimateUsage !== null) {
       let estimate: Promise<Usage>;
@@ -122,6 +123,9 @@ function toEntry(record: RequestRecord, status: number, latencyMs: number, promp
     completionTokens,
     usageSource: promptTokens === null && completionTokens === null ? 'none' : record.usageSource,
     errorCode: record.errorCode,
+    sessionSource: record.sessionSource,
+    affinity: record.affinity,
+    attempts: record.attempts,
   };
 }
 

@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/gateway-harness.js';
 import { conformanceErrors } from '../support/openai-conformance.js';
+import { resetCredentials } from '../support/reset-credentials.js';
 
 const FIXTURE_TEXT = 'Hello! How can I assist you today?';
 
@@ -18,6 +19,7 @@ afterAll(async () => {
   await harness.close();
 });
 beforeEach(() => {
+  resetCredentials(harness.gateway);
   harness.upstream.options = {};
   harness.upstream.requests.length = 0;
   harness.backupUpstream.requests.length = 0;
@@ -244,18 +246,37 @@ describe('sessions and request ids', () => {
         .withResponse();
       expect(response.headers.get('x-session-id')).toBe(id);
       expect(response.headers.get('x-session-source')).toBe(source);
-      expect((await harness.logRow(response.headers.get('x-request-id') as string)).sessionId).toBe(id);
+      expect(response.headers.get('x-session-affinity')).toMatch(/^(new|kept)$/);
+      expect(await harness.logRow(response.headers.get('x-request-id') as string)).toMatchObject({ sessionId: id, sessionSource: source });
     }
-    const { response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }).withResponse();
-    expect(response.headers.get('x-session-id')).toBeNull();
+    // None of them: an id inferred from the conversation, the same for each of its turns.
+    const turns = [
+      [{ role: 'system' as const, content: 'Be brief.' }, { role: 'user' as const, content: 'Hi' }],
+      [{ role: 'system' as const, content: 'Be brief.' }, { role: 'user' as const, content: 'Hi' }, { role: 'assistant' as const, content: 'Hello!' }, { role: 'user' as const, content: 'And?' }],
+    ];
+    const inferred: string[] = [];
+    for (const messages of turns) {
+      const { response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages }).withResponse();
+      expect(response.headers.get('x-session-source')).toBe('inferred');
+      inferred.push(response.headers.get('x-session-id') as string);
+      const row = await harness.logRow(response.headers.get('x-request-id') as string);
+      expect(row).toMatchObject({ sessionId: inferred.at(-1), sessionSource: 'inferred' });
+    }
+    expect(inferred[0]).toMatch(/^inf_[0-9a-f]{24}$/);
+    expect(inferred[1]).toBe(inferred[0]);
+    const other = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Another conversation' }] }).withResponse();
+    expect(other.response.headers.get('x-session-id')).not.toBe(inferred[0]);
   });
 });
 
 describe('failover across a model pool', () => {
   it('moves to the next credential when the first fails before answering', async () => {
     harness.upstream.failNext({ status: 500 });
-    const { data, response } = await client.chat.completions.create({ model: 'pooled-chat', messages: [{ role: 'user', content: 'Hi' }] }).withResponse();
+    const { data, response } = await client.chat.completions.create({ model: 'pooled-chat', messages: [{ role: 'user', content: 'Hi (a 500)' }] }).withResponse();
     expect(data.choices[0]?.message.content).toBe(FIXTURE_TEXT);
+    // Failover is invisible to the caller but for the session's move, which the headers tell.
+    expect(response.headers.get('x-session-source')).toBe('inferred');
+    expect(response.headers.get('x-session-affinity')).toBe('new');
     expect(harness.upstream.requests).toHaveLength(1);
     expect(harness.backupUpstream.requests).toHaveLength(1);
     expect(harness.backupUpstream.requests[0]?.headers['authorization']).toBe('Bearer sk-upstream-backup');
@@ -264,7 +285,7 @@ describe('failover across a model pool', () => {
 
   it('moves a stream to the next credential when the first is rate limited', async () => {
     harness.upstream.failNext({ status: 429, headers: { 'retry-after': '3' } });
-    const stream = await client.chat.completions.create({ model: 'pooled-chat', messages: [{ role: 'user', content: 'Hi' }], stream: true });
+    const stream = await client.chat.completions.create({ model: 'pooled-chat', messages: [{ role: 'user', content: 'Hi (a 429)' }], stream: true });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe(FIXTURE_TEXT);
@@ -273,7 +294,7 @@ describe('failover across a model pool', () => {
 
   it('does not retry a request the upstream refused as invalid', async () => {
     harness.upstream.failNext({ status: 400 });
-    const error = await client.chat.completions.create({ model: 'pooled-chat', messages: [{ role: 'user', content: 'Hi' }] }).catch((caught: unknown) => caught);
+    const error = await client.chat.completions.create({ model: 'pooled-chat', messages: [{ role: 'user', content: 'Hi (a 400)' }] }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('upstream_bad_request');
     expect(harness.backupUpstream.requests).toHaveLength(0);

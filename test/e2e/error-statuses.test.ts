@@ -3,6 +3,7 @@ import { Client } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/gateway-harness.js';
 import { conformanceErrors } from '../support/openai-conformance.js';
+import { resetCredentials } from '../support/reset-credentials.js';
 
 let harness: Harness;
 let token: string;
@@ -15,6 +16,7 @@ afterAll(async () => {
   await harness.close();
 });
 beforeEach(() => {
+  resetCredentials(harness.gateway);
   harness.upstream.options = {};
   harness.upstream.requests.length = 0;
 });
@@ -258,6 +260,7 @@ describe('upstream failures', () => {
     expect(failed.status).toBe(502);
     expect(failed.body.error.code).toBe('upstream_error');
 
+    resetCredentials(harness.gateway);
     harness.upstream.failNext({ status: 401 });
     const refused = await chat({ model: 'gpt-4o-mini', messages: hi });
     expect(refused.status).toBe(502);

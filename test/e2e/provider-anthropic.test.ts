@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 import { startFakeAnthropicUpstream, type FakeAnthropicUpstream } from '../fake-upstreams/anthropic-upstream.js';
 import { conformanceErrors } from '../support/openai-conformance.js';
+import { resetCredentials } from '../support/reset-credentials.js';
 
 const API_KEY = 'sk-ant-api03-test-key';
 const UPSTREAM_MODEL = 'claude-sonnet-4-20250514';
@@ -38,6 +39,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
+  resetCredentials(running.gateway);
   upstream.options = {};
   upstream.requests.length = 0;
 });

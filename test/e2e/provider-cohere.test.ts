@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 import { COHERE_MAX_TEXTS, fakeCohereEmbedding, fakeCohereInputTokens, startFakeCohereUpstream, type FakeCohereUpstream } from '../fake-upstreams/cohere-upstream.js';
 import { fakeRelevance } from '../fake-upstreams/openai-upstream.js';
+import { resetCredentials } from '../support/reset-credentials.js';
 
 interface RerankList {
   model: string;
@@ -35,6 +36,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
+  resetCredentials(running.gateway);
   upstream.requests.length = 0;
 });
 

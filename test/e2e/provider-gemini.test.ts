@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 import { fakeGeminiEmbedding, startFakeGeminiUpstream, type FakeGeminiUpstream } from '../fake-upstreams/gemini-upstream.js';
 import { conformanceErrors } from '../support/openai-conformance.js';
+import { resetCredentials } from '../support/reset-credentials.js';
 
 const API_KEY = 'AIza-fake-gemini-key';
 const RECORDED_TEXT = "There are **3** r's in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.";
@@ -46,6 +47,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
+  resetCredentials(running.gateway);
   upstream.requests.length = 0;
   upstream.options = {};
 });
@@ -238,6 +240,8 @@ describe('Gemini errors as the client sees them', () => {
     expect(refused.code).toBe('upstream_auth_failed');
     expect(refused.message).not.toContain(API_KEY);
 
+    // The refused credential is out of service until an operator resets it.
+    resetCredentials(running.gateway);
     upstream.failNext({ status: 403 });
     const forbidden = (await client.embeddings.create({ model: 'gemini-embedding', input: 'x' }).catch((caught: unknown) => caught)) as InstanceType<typeof OpenAI.APIError>;
     expect(forbidden.status).toBe(502);
@@ -259,6 +263,8 @@ describe('Gemini errors as the client sees them', () => {
     expect(refused).toBeInstanceOf(OpenAI.APIError);
     expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
 
+    // The 503 cooled the pool's only credential for a second: an operator's reset ends it.
+    resetCredentials(running.gateway);
     upstream.options = { midStreamError: { afterEvents: 1, error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } } };
     const stream = await client.chat.completions.create({ model: 'gemini-flash', messages: hi, stream: true });
     const received: string[] = [];

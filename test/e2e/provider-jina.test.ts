@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 import { fakeJinaEmbedding, fakeJinaTokens, startFakeJinaUpstream, type FakeJinaUpstream } from '../fake-upstreams/jina-upstream.js';
 import { fakeRelevance } from '../fake-upstreams/openai-upstream.js';
+import { resetCredentials } from '../support/reset-credentials.js';
 
 interface RerankList {
   model: string;
@@ -40,6 +41,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
+  resetCredentials(running.gateway);
   upstream.requests.length = 0;
 });
 
@@ -127,6 +129,8 @@ describe('Jina errors as the SDK sees them', () => {
     const unauthorized = await client.embeddings.create({ model: 'jina-embed', input: 'x' }).catch((caught: unknown) => caught);
     expect((unauthorized as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
     expect((unauthorized as InstanceType<typeof OpenAI.APIError>).code).toBe('upstream_auth_failed');
+    // The refused credential is out of service until an operator resets it.
+    resetCredentials(running.gateway);
     upstream.failNext({ status: 403, body: fixture('errors/403-insufficient-balance.json') });
     const broke = await client.embeddings.create({ model: 'jina-embed', input: 'x' }).catch((caught: unknown) => caught);
     expect((broke as InstanceType<typeof OpenAI.APIError>).code).toBe('upstream_auth_failed');

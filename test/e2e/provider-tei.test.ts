@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 import { fakeRelevance } from '../fake-upstreams/openai-upstream.js';
 import { fakeTeiEmbedding, startFakeTeiUpstream, TEI_MAX_CLIENT_BATCH_SIZE, type FakeTeiUpstream } from '../fake-upstreams/tei-upstream.js';
+import { resetCredentials } from '../support/reset-credentials.js';
 
 interface RerankList {
   model: string;
@@ -39,6 +40,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
+  resetCredentials(running.gateway);
   upstream.requests.length = 0;
 });
 

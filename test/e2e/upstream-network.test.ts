@@ -5,6 +5,7 @@ import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 import { makeTestCertificates, opensslMissing, type TestCertificates } from '../support/test-certificates.js';
+import { resetCredentials } from '../support/reset-credentials.js';
 
 /**
  * Each upstream's `network` block, against real servers on this machine: an https upstream
@@ -234,6 +235,8 @@ describe.skipIf(missing !== null)(`upstream network settings${missing === null ?
       expect(warning).toMatchObject({ credential: 'behind-refusing-proxy', code: 'upstream_error', class: 'connect' });
       expect(String(warning['cause'])).toContain(`proxy http://${refusingAddress} refused CONNECT to 127.0.0.1:${portOf(tlsUpstream)}: HTTP/1.1 403 Forbidden`);
     }
+    // The refusing proxy's credential cools after its failure; an operator's reset ends that.
+    resetCredentials(test.gateway);
     for (const model of ['behind-refusing-proxy', 'wrong-proxy-password']) {
       const failed = await chat(model);
       expect(failed.status).toBe(502);

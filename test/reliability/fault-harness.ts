@@ -10,6 +10,7 @@ import { startGateway, type Gateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/observability/logger.js';
 import type { RequestLogEntry } from '../../src/store/index.js';
 import { FAULTS, startFaultUpstream, type FaultUpstream } from '../fake-upstreams/fault-upstream.js';
+import { resetCredentials } from '../support/reset-credentials.js';
 
 /** Caps small enough that the fault upstream's huge bodies pass them at once. */
 export const TEST_CAP_BYTES = 1024 * 1024;
@@ -65,9 +66,10 @@ export async function startFaultHarness(serverOverrides: Record<string, unknown>
     models.push({
       id: `failover-${fault}`,
       type: 'chat',
+      strategy: 'ordered',
       routes: [
-        { upstream: 'fault', model: fault, weight: 1_000_000 },
-        { upstream: 'fault-backup', model: 'ok', weight: 0.000001 },
+        { upstream: 'fault', model: fault, priority: 0 },
+        { upstream: 'fault-backup', model: 'ok', priority: 1 },
       ],
     });
   }
@@ -90,6 +92,9 @@ export async function startFaultHarness(serverOverrides: Record<string, unknown>
       { id: 'fault-gemini', provider: 'gemini', base_url: `${upstream.url}/v1beta`, api_key: 'gemini-fault', ...caps },
     ],
     models,
+    // The suites send one conversation to each fault model again and again, and each request must
+    // meet its fault: a session moved to the backup would skip it.
+    routing: { infer_sessions: false },
     ...documentOverrides,
   };
   const configPath = join(directory, 'switchyard.yaml');
@@ -113,6 +118,9 @@ export async function startFaultHarness(serverOverrides: Record<string, unknown>
     databasePath,
     logLines,
     async post(path, body, options = {}) {
+      // Every request must meet its fault: the cooldown the last one opened (tested in
+      // test/e2e/credential-pools.test.ts) is ended as an operator's reset would.
+      resetCredentials(gateway);
       const response = await request(`${gateway.url}${path}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${options.token ?? token}`, 'content-type': 'application/json', ...options.headers },

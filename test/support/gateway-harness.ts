@@ -60,9 +60,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       {
         id: 'pooled-chat',
         type: 'chat',
+        // The primary first, the backup only while it is unavailable.
+        strategy: 'ordered',
         routes: [
-          { upstream: 'primary', model: 'pooled-upstream-model', weight: 1_000_000 },
-          { upstream: 'backup', model: 'pooled-upstream-model', weight: 0.000001 },
+          { upstream: 'primary', model: 'pooled-upstream-model', priority: 0 },
+          { upstream: 'backup', model: 'pooled-upstream-model', priority: 1 },
         ],
       },
       { id: 'slow-chat', type: 'chat', routes: [{ upstream: 'slow', model: 'slow-model' }] },

@@ -4,6 +4,7 @@
  */
 const SERVER_SUITES: ReadonlyArray<{ variable: string; suites: string; example: string }> = [
   { variable: 'TEST_DATABASE_URL', suites: 'PostgreSQL storage and end-to-end suites', example: 'postgres://postgres@127.0.0.1:5432/test' },
+  { variable: 'TEST_REDIS_URL', suites: 'Redis state and shared-routing suites', example: 'redis://127.0.0.1:6379' },
 ];
 
 export default function reportSkippedSuites(): void {

@@ -3,6 +3,7 @@ import type { Principal } from '../../access/index.js';
 import { parseEmbeddingsRequest } from '../../api/embeddings-request.js';
 import type { EmbeddingService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
+import { sessionHeaders } from '../session-headers.js';
 
 export function registerEmbeddingsRoute(app: FastifyInstance, embeddings: EmbeddingService): void {
   app.post('/v1/embeddings', { config: { scope: 'embeddings', endpoint: 'embeddings' } }, async (request, reply) => {
@@ -12,9 +13,10 @@ export function registerEmbeddingsRoute(app: FastifyInstance, embeddings: Embedd
       principal: request.principal as Principal,
       parsed,
       record,
+      sessionHeader: request.headers['x-session-id'],
       cancellation: request.cancellation as AbortSignal,
     });
     record.markFirstByte();
-    return reply.send(list);
+    return reply.headers(sessionHeaders(record)).send(list);
   });
 }

@@ -3,6 +3,7 @@ import type { Principal } from '../../access/index.js';
 import { parseRerankRequest } from '../../api/rerank-request.js';
 import type { RerankService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
+import { sessionHeaders } from '../session-headers.js';
 
 export function registerRerankRoute(app: FastifyInstance, reranker: RerankService): void {
   app.post('/v1/rerank', { config: { scope: 'rerank', endpoint: 'rerank' } }, async (request, reply) => {
@@ -12,9 +13,10 @@ export function registerRerankRoute(app: FastifyInstance, reranker: RerankServic
       principal: request.principal as Principal,
       request: rerankRequest,
       record,
+      sessionHeader: request.headers['x-session-id'],
       cancellation: request.cancellation as AbortSignal,
     });
     record.markFirstByte();
-    return reply.send(list);
+    return reply.headers(sessionHeaders(record)).send(list);
   });
 }

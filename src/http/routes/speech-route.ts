@@ -5,6 +5,7 @@ import type { SpeechService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 import { toGatewayError } from '../error-response.js';
 import type { PausedStreams } from '../paused-streams.js';
+import { sessionHeaders } from '../session-headers.js';
 
 export function registerSpeechRoute(app: FastifyInstance, speech: SpeechService, pausedStreams: PausedStreams): void {
   app.post('/v1/audio/speech', { config: { scope: 'audio:speak', endpoint: 'audio.speech' } }, async (request, reply) => {
@@ -14,6 +15,7 @@ export function registerSpeechRoute(app: FastifyInstance, speech: SpeechService,
       principal: request.principal as Principal,
       request: speechRequest,
       record,
+      sessionHeader: request.headers['x-session-id'],
       cancellation: request.cancellation as AbortSignal,
     });
     record.markFirstByte();
@@ -21,7 +23,7 @@ export function registerSpeechRoute(app: FastifyInstance, speech: SpeechService,
     // like a chat stream's (PausedStreams) instead of holding the upstream for ever.
     reply.hijack();
     const response = reply.raw;
-    response.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), 'content-type': outcome.contentType });
+    response.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...sessionHeaders(record), 'content-type': outcome.contentType });
     try {
       for await (const chunk of outcome.audio) {
         if (response.destroyed) return;

@@ -6,6 +6,7 @@ import { AUDIO_CONTENT_TYPES, MAX_TRANSCRIPTION_BYTES, parseTranscriptionFields 
 import type { TranscriptionService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 import { fileIssue, readUpload } from '../multipart-upload.js';
+import { sessionHeaders } from '../session-headers.js';
 
 export function registerTranscriptionsRoute(app: FastifyInstance, transcriptions: TranscriptionService): void {
   app.post('/v1/audio/transcriptions', { config: { scope: 'audio:transcribe', endpoint: 'audio.transcriptions' } }, async (request, reply) => {
@@ -31,10 +32,11 @@ export function registerTranscriptionsRoute(app: FastifyInstance, transcriptions
         file: { path: file.path, size: file.size, filename: `${stem}.${extension}`, contentType },
         fields: fields.passthrough,
         record,
+      sessionHeader: request.headers['x-session-id'],
         cancellation: request.cancellation as AbortSignal,
       });
       record.markFirstByte();
-      return await reply.type(result.contentType).send(result.body);
+      return await reply.headers(sessionHeaders(record)).type(result.contentType).send(result.body);
     } finally {
       await upload.discard();
     }

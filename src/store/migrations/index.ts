@@ -2,12 +2,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './0001-initial.js';
 import * as requestLogKeys from './0002-request-log-keys.js';
 import * as requestLogLoggedAt from './0003-request-log-logged-at.js';
+import * as requestLogRouting from './0004-request-log-routing.js';
 
 /** Migrations are compiled into the build, not discovered on disk, so a bundled install still has them. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-request-log-keys': requestLogKeys,
   '0003-request-log-logged-at': requestLogLoggedAt,
+  '0004-request-log-routing': requestLogRouting,
 };
 
 export const migrationProvider: MigrationProvider = {

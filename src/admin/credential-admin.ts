@@ -1,0 +1,77 @@
+import type { ProviderKind } from '../config/index.js';
+import { GatewayError } from '../errors/index.js';
+import type { CredentialHealth, CredentialState, InFlight } from '../routing/index.js';
+
+/** A credential as the admin API shows it. Times are ISO 8601. */
+export interface CredentialView {
+  id: string;
+  provider: ProviderKind;
+  state: CredentialState;
+  /** When a cooldown ends; null in the other states. */
+  until: string | null;
+  reason: string | null;
+  /** When it entered its state; null for a credential that has been healthy since the start. */
+  since: string | null;
+  /** Cooldowns in a row without a success (the backoff step). */
+  cooldowns_in_a_row: number;
+  /** Requests in flight on it, in every gateway process that shares the state. */
+  in_flight: number;
+  last_error: string | null;
+}
+
+/**
+ * What operators see and change of the upstream credentials: the admin API's service (the CLI's
+ * too when it grows the command). Changes go through the credential state machine, so they are
+ * logged and shared like the router's own.
+ */
+export class CredentialAdmin {
+  constructor(
+    private readonly credentials: ReadonlyMap<string, { readonly provider: ProviderKind }>,
+    private readonly health: CredentialHealth,
+    private readonly inFlight: InFlight,
+  ) {}
+
+  list(): CredentialView[] {
+    return [...this.credentials.keys()].map((id) => this.view(id));
+  }
+
+  get(id: string): CredentialView {
+    return this.view(this.known(id));
+  }
+
+  disable(id: string): CredentialView {
+    this.health.disable(this.known(id));
+    return this.view(id);
+  }
+
+  enable(id: string): CredentialView {
+    this.health.enable(this.known(id));
+    return this.view(id);
+  }
+
+  /** Ends a cooldown or a failure; the backoff starts over. */
+  reset(id: string): CredentialView {
+    this.health.reset(this.known(id));
+    return this.view(id);
+  }
+
+  private known(id: string): string {
+    if (!this.credentials.has(id)) throw new GatewayError('credential_not_found', `No upstream credential has the id ${JSON.stringify(id.slice(0, 64))}.`, { param: 'id' });
+    return id;
+  }
+
+  private view(id: string): CredentialView {
+    const status = this.health.status(id);
+    return {
+      id,
+      provider: (this.credentials.get(id) as { provider: ProviderKind }).provider,
+      state: status.state,
+      until: status.until === null ? null : new Date(status.until).toISOString(),
+      reason: status.reason,
+      since: status.since === 0 ? null : new Date(status.since).toISOString(),
+      cooldowns_in_a_row: status.cooldownsInARow,
+      in_flight: this.inFlight.count(id),
+      last_error: status.lastError,
+    };
+  }
+}

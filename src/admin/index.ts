@@ -1,0 +1,1 @@
+export { CredentialAdmin, type CredentialView } from './credential-admin.js';

@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/**
+ * The operations of RedisState that read and then write run as Lua scripts: Redis runs a script
+ * to its end before any other command, which makes each one atomic across every gateway process.
+ * Any script that needs the time takes it from the server (`TIME`), never from the caller, so
+ * replicas whose clocks disagree still agree on windows and field expiry. Numbers travel as strings
+ * (a script's number reply would be truncated to an integer): `%.17g` keeps every double exact,
+ * `%.0f` writes a millisecond time without an exponent.
+ */
+export interface LuaScript {
+  readonly lua: string;
+  readonly sha: string;
+}
+
+function script(lua: string): LuaScript {
+  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
+}
+
+const NOW = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
+
+/** KEYS[1] the value; ARGV value, ttlMs. Returns the value in effect. */
+export const SET_IF_ABSENT = script(`
+local existing = redis.call('GET', KEYS[1])
+if existing then return existing end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return ARGV[1]`);
+
+/** KEYS[1] the value; ARGV '1' when a value is expected (else '0'), expected, value, ttlMs. Returns 1 when set. */
+export const COMPARE_AND_SET = script(`
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '1' then
+  if current ~= ARGV[2] then return 0 end
+elseif current then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+return 1`);
+
+/**
+ * KEYS[1] the counter, a hash of start, current, previous; ARGV amount, windowMs. Returns
+ * { windowStartMs, current, previous } as strings. The same rules as MemoryState.addToWindow.
+ */
+export const ADD_TO_WINDOW = script(`${NOW}
+local amount = tonumber(ARGV[1])
+local windowMs = tonumber(ARGV[2])
+local start = math.floor(now / windowMs) * windowMs
+local stored = redis.call('HMGET', KEYS[1], 'start', 'current', 'previous')
+local current, previous = 0, 0
+if stored[1] then
+  local storedStart = tonumber(stored[1])
+  -- A server clock that stepped back (or a failover to a replica behind it) keeps counting in the
+  -- window already reached rather than losing what that window holds.
+  if storedStart > start then start = storedStart end
+  if storedStart == start then
+    current = tonumber(stored[2])
+    previous = tonumber(stored[3])
+  elseif storedStart == start - windowMs then
+    previous = tonumber(stored[2])
+  end
+end
+current = current + amount
+if stored[1] or amount ~= 0 then
+  redis.call('HSET', KEYS[1], 'start', string.format('%.0f', start), 'current', string.format('%.17g', current), 'previous', string.format('%.17g', previous))
+  redis.call('PEXPIREAT', KEYS[1], string.format('%.0f', start + 2 * windowMs))
+end
+return { string.format('%.0f', start), string.format('%.17g', current), string.format('%.17g', previous) }`);
+
+// An expiring map is KEYS[1], a hash of field → value, and KEYS[2], a sorted set of field → the
+// server time it expires at. Expired fields are dropped from both before every read and write, so
+// the map holds the live fields and those expired since it was last used.
+const PRUNE = `
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now))
+for first = 1, #expired, 500 do
+  redis.call('HDEL', KEYS[1], unpack(expired, first, math.min(first + 499, #expired)))
+end
+if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now)) end`;
+
+/** KEYS[1] values, KEYS[2] expiry times; ARGV field, value, ttlMs. */
+export const SET_FIELD = script(`${NOW}${PRUNE}
+local ttl = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], string.format('%.0f', now + ttl), ARGV[1])
+-- Both keys live as long as the longest-lived field, so a short field never cuts a longer one off.
+if redis.call('PTTL', KEYS[1]) < ttl then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+return 1`);
+
+/** KEYS[1] values, KEYS[2] expiry times. Returns the live fields as [field, value, field, value, …]. */
+export const READ_FIELDS = script(`${NOW}${PRUNE}
+return redis.call('HGETALL', KEYS[1])`);
+
+/** EVALSHA, so each call sends a digest rather than the script; EVAL when the server lacks it. */
+export async function runScript(client: Redis, { lua, sha }: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {
+  try {
+    return await client.evalsha(sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    // A restarted or flushed server has forgotten the script; EVAL runs it and caches it again.
+    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+    return client.eval(lua, keys.length, ...keys, ...args);
+  }
+}
