@@ -151,6 +151,21 @@ describe('invalid config: one line naming the key and the problem', () => {
       'models[0].routes[0].upstream',
       'models[0].routes[0].upstream: unknown upstream "b"',
     ],
+    [
+      'upstreams:\n  - { id: a, provider: openai }\nmodels:\n  - { id: m, type: chat, strategy: fastest, routes: [{ upstream: a, model: x }] }',
+      'models[0].strategy',
+      'models[0].strategy: must be one of weighted, least-busy, ordered, got "fastest"',
+    ],
+    [
+      'upstreams:\n  - { id: a, provider: openai }\nmodels:\n  - { id: m, type: chat, routes: [{ upstream: a, model: x, priority: 1.5 }] }',
+      'models[0].routes[0].priority',
+      'models[0].routes[0].priority: expected integer, got 1.5',
+    ],
+    ['upstreams:\n  - { id: a, provider: openai, max_in_flight: 0 }', 'upstreams[0].max_in_flight', 'upstreams[0].max_in_flight: expected integer to be greater or equal to 1, got 0'],
+    ['routing:\n  max_cooldown: 5 minutes', 'routing.max_cooldown', 'routing.max_cooldown: must be a duration such as 500ms, 90s, 5m or 1h, got "5 minutes"'],
+    ['routing:\n  session_ttl: 0s', 'routing.session_ttl', 'routing.session_ttl: must be a duration such as 500ms, 90s, 5m or 1h, got "0s"'],
+    ['routing:\n  max_attempts: 0', 'routing.max_attempts', 'routing.max_attempts: expected integer to be greater or equal to 1, got 0'],
+    ['state:\n  key_prefix: "has space"', 'state.key_prefix', 'state.key_prefix: must match ^[A-Za-z0-9._:-]{1,64}$, got "has space"'],
     ['upstreams:\n  - { id: a, provider: openai }\n  - { id: a, provider: openai }', 'upstreams[1].id', 'upstreams[1].id: duplicate upstream id "a"'],
     ['upstreams:\n  - { id: a, provider: tei }', 'upstreams[0].base_url', 'upstreams[0].base_url: is required for tei: the address of the text-embeddings-inference server'],
     [

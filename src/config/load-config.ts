@@ -92,7 +92,10 @@ function applyOverrides(document: Record<string, unknown>, env: NodeJS.ProcessEn
 
 function validate(document: Record<string, unknown>, env: NodeJS.ProcessEnv, baseDirectory: string): SwitchyardConfig {
   // Convert first so that "8080" from an environment variable becomes a number where one is expected.
-  const converted = Value.Convert(ConfigSchema, document);
+  const converted = Value.Convert(ConfigSchema, structuredClone(document));
+  // Convert truncates a number where an integer is expected (a priority of 1.5 would become 1).
+  const truncated = changedNumber(document, converted, '');
+  if (truncated !== null) throw new ConfigError(truncated.key, `expected integer, got ${truncated.value}`);
   const withDefaults = Value.Default(ConfigSchema, converted);
   const firstError = Value.Errors(ConfigSchema, withDefaults).First();
   if (firstError !== undefined) throw describeSchemaError(firstError, env);
@@ -103,6 +106,18 @@ function validate(document: Record<string, unknown>, env: NodeJS.ProcessEnv, bas
   };
   checkReferences(resolved);
   return resolved;
+}
+
+/** The first number of the document that conversion changed, with its key. */
+function changedNumber(original: unknown, converted: unknown, key: string): { key: string; value: number } | null {
+  if (typeof original === 'number') return typeof converted === 'number' && converted !== original ? { key, value: original } : null;
+  if (original === null || typeof original !== 'object' || converted === null || typeof converted !== 'object') return null;
+  for (const [name, value] of Object.entries(original)) {
+    const child = Array.isArray(original) ? `${key}[${name}]` : key === '' ? name : `${key}.${name}`;
+    const found = changedNumber(value, (converted as Record<string, unknown>)[name], child);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 function describeSchemaError(error: ValueError, env: NodeJS.ProcessEnv): ConfigError {

@@ -29,6 +29,8 @@ beforeAll(async () => {
         { id: 'cred-b', provider: 'openai', base_url: upstreams.b.url, api_key: 'sk-b' },
         { id: 'cred-c', provider: 'openai', base_url: upstreams.c.url, api_key: 'sk-c', max_in_flight: 1 },
         { id: 'cred-slow', provider: 'openai', base_url: upstreams.slow.url, api_key: 'sk-slow', timeouts: { first_byte_ms: 200 } },
+        // The same slow upstream with a patient first byte but a short whole call.
+        { id: 'cred-total', provider: 'openai', base_url: upstreams.slow.url, api_key: 'sk-total', timeouts: { total_ms: 250 } },
       ],
       models: [
         {
@@ -49,7 +51,17 @@ beforeAll(async () => {
             { upstream: 'cred-b', model: 'gpt-4o-mini', priority: 1 },
           ],
         },
+        {
+          id: 'total-first',
+          type: 'chat',
+          strategy: 'ordered',
+          routes: [
+            { upstream: 'cred-total', model: 'gpt-4o-mini', priority: 0 },
+            { upstream: 'cred-b', model: 'gpt-4o-mini', priority: 1 },
+          ],
+        },
         { id: 'single', type: 'chat', routes: [{ upstream: 'cred-a', model: 'gpt-4o-mini' }] },
+        { id: 'capped', type: 'chat', routes: [{ upstream: 'cred-c', model: 'gpt-4o-mini' }] },
       ],
       request_log: { flush_interval_ms: 20 },
     },
@@ -134,6 +146,16 @@ describe('failover', () => {
     expect(await credential('cred-slow')).toMatchObject({ state: 'cooling', reason: 'timeout failure, backoff step 1' });
   });
 
+  it('total_ms ends a call that takes too long as a whole, and it fails over', async () => {
+    const { response } = await ask('total-first', 'take your time');
+    const row = await logRow(response.headers.get('x-request-id'));
+    expect(row.attempts?.map(({ credential: id, outcome }) => [id, outcome])).toEqual([
+      ['cred-total', 'upstream_timeout'],
+      ['cred-b', 'ok'],
+    ]);
+    expect(logLines).toContainEqual(expect.objectContaining({ msg: 'upstream attempt failed', credential: 'cred-total', cause: expect.stringContaining('total_ms (250 ms)') }));
+  });
+
   it("a credential's 401 marks it failed until an operator resets it; the request succeeds on B", async () => {
     upstreams.a.failNext({ status: 401, body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } } });
     const { response } = await ask('ordered-chat', 'key check');
@@ -183,11 +205,40 @@ describe('session affinity through the SDK', () => {
   });
 });
 
+describe('a client that leaves', () => {
+  it('aborts its upstream call at once; the row says 499 client_closed_request with the usage generated so far', async () => {
+    upstreams.c.options = { chunkDelayMs: 150 };
+    try {
+      const controller = new AbortController();
+      const response = await fetch(`${running.gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${running.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'capped', messages: [{ role: 'user', content: 'Tell me a long story' }], stream: true }),
+        signal: controller.signal,
+      });
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let received = '';
+      while (!/"content":"[^"]+"/.test(received)) received += new TextDecoder().decode((await reader.read()).value);
+      expect((await credential('cred-c'))['in_flight']).toBe(1);
+      controller.abort();
+      const row = await logRow(response.headers.get('x-request-id'));
+      expect(row).toMatchObject({ status: 499, errorCode: 'client_closed_request', upstream: 'cred-c', usageSource: 'estimated' });
+      expect(row.completionTokens).toBeGreaterThan(0);
+      // Its slot on the capped credential (max_in_flight 1) is free for the next request.
+      expect((await credential('cred-c'))['in_flight']).toBe(0);
+      const { response: next } = await ask('capped', 'my turn');
+      expect(next.status).toBe(200);
+    } finally {
+      upstreams.c.options = {};
+    }
+  });
+});
+
 describe('the admin credentials API', () => {
   it('lists every credential with its state, and needs the admin scope', async () => {
     const { status, body } = await admin('/credentials');
     expect(status).toBe(200);
-    expect((body['data'] as Array<Record<string, unknown>>).map((entry) => entry['id'])).toEqual(['cred-a', 'cred-b', 'cred-c', 'cred-slow']);
+    expect((body['data'] as Array<Record<string, unknown>>).map((entry) => entry['id'])).toEqual(['cred-a', 'cred-b', 'cred-c', 'cred-slow', 'cred-total']);
     expect((body['data'] as Array<Record<string, unknown>>)[0]).toEqual({
       id: 'cred-a',
       provider: 'openai',

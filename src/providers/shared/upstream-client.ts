@@ -62,6 +62,8 @@ interface CallTimeouts {
   readonly watch: DeadlineWatch;
   readonly firstByteMs: number;
   readonly idleMs: number;
+  /** `timeouts.total_ms`: the longest the whole call may take, null for no limit. */
+  readonly totalMs: number | null;
   /** Largest successful answer read whole. */
   readonly maxResponseBytes: number;
 }
@@ -77,31 +79,42 @@ abstract class TimedCall implements WatchedCall {
   deadline = 0;
   watchSlot = -1;
   private headersReceived = false;
+  /** When the whole call must have ended (`total_ms` from its start); Infinity without a limit. */
+  private readonly endBy: number;
 
   protected constructor(
     protected readonly timeouts: CallTimeouts,
     protected readonly attempt: Attempt,
-  ) {}
+  ) {
+    this.endBy = timeouts.totalMs === null ? Infinity : performance.now() + timeouts.totalMs;
+  }
 
   protected abstract abortWith(error: Error): void;
 
   expire(): void {
-    const { firstByteMs, idleMs } = this.timeouts;
+    const { firstByteMs, idleMs, totalMs } = this.timeouts;
     const upstreamId = this.attempt.credential.id;
     this.abortWith(
-      this.headersReceived
-        ? new GatewayError('upstream_timeout', `Upstream ${upstreamId} sent nothing for ${idleMs} ms in the middle of its response.`)
-        : new GatewayError('upstream_timeout', `Upstream ${upstreamId} sent no response headers within ${firstByteMs} ms.`),
+      performance.now() >= this.endBy
+        ? new GatewayError('upstream_timeout', `Upstream ${upstreamId} did not finish within total_ms (${totalMs} ms).`)
+        : this.headersReceived
+          ? new GatewayError('upstream_timeout', `Upstream ${upstreamId} sent nothing for ${idleMs} ms in the middle of its response.`)
+          : new GatewayError('upstream_timeout', `Upstream ${upstreamId} sent no response headers within ${firstByteMs} ms.`),
     );
   }
 
   protected sent(): void {
-    this.timeouts.watch.watch(this, this.timeouts.firstByteMs);
+    this.watchFor(this.timeouts.firstByteMs);
   }
 
   protected received(): void {
     this.headersReceived = true;
-    this.timeouts.watch.watch(this, this.timeouts.idleMs);
+    this.watchFor(this.timeouts.idleMs);
+  }
+
+  /** The phase's own limit, or what is left of the total, whichever ends first. */
+  private watchFor(phaseMs: number): void {
+    this.timeouts.watch.watch(this, Math.min(phaseMs, this.endBy - performance.now()));
   }
 
   protected stopWatching(): void {
@@ -293,12 +306,13 @@ export class UpstreamClient {
   constructor(baseUrl: string, endpoint: EndpointConfig) {
     const url = new URL(baseUrl);
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
-    const { connect_ms: connectMs, first_byte_ms: firstByteMs, idle_ms: idleMs } = endpoint.timeouts;
+    const { connect_ms: connectMs, first_byte_ms: firstByteMs, idle_ms: idleMs, total_ms: totalMs } = endpoint.timeouts;
     this.pool = createTransport(url, { maxConnections: endpoint.max_connections, connectTimeoutMs: connectMs, keepAliveMs: KEEP_ALIVE_MS }, endpoint.network);
     this.timeouts = {
-      watch: new DeadlineWatch(deadlineResolution(firstByteMs, idleMs)),
+      watch: new DeadlineWatch(deadlineResolution(firstByteMs, idleMs, ...(totalMs === undefined ? [] : [totalMs]))),
       firstByteMs,
       idleMs,
+      totalMs: totalMs ?? null,
       maxResponseBytes: endpoint.max_response_bytes,
     };
     this.maxEventBytes = endpoint.max_event_bytes;
