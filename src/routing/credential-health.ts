@@ -1,4 +1,5 @@
 import type { FailureClass, UpstreamFailure } from '../errors/index.js';
+import { maskSecrets } from '../core/index.js';
 import { rateLimitResetMs } from './rate-limit-reset.js';
 
 /**
@@ -114,7 +115,7 @@ export class CredentialHealth {
     const status = this.status(credentialId);
     if (failure.class === 'caller' || status.state === 'disabled' || status.state === 'failed') return;
     const now = this.now();
-    const lastError = `${failure.class}${failure.status === null ? '' : ` ${failure.status}`}: ${failure.message.slice(0, 200)}`;
+    const lastError = `${failure.class}${failure.status === null ? '' : ` ${failure.status}`}: ${maskSecrets(failure.message).slice(0, 200)}`;
     if (failure.class === 'auth') {
       const reason = `the upstream refused the credential (${failure.status ?? 'auth'})`;
       this.change(credentialId, status, { state: 'failed', until: null, reason, since: now, cooldownsInARow: status.cooldownsInARow, cause: 'auth', lastError }, reason);

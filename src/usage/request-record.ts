@@ -1,4 +1,4 @@
-import type { Usage } from '../core/index.js';
+import { maskSecrets, type Usage } from '../core/index.js';
 import type { FailureClass, UpstreamFailure } from '../errors/index.js';
 import type { LoggedAttempt, UsageSource } from '../store/index.js';
 
@@ -95,5 +95,5 @@ function describeCause(error: unknown): string {
     const code = (current as { code?: unknown }).code;
     parts.push(typeof code === 'string' && !current.message.includes(code) ? `${current.message} (${code})` : current.message);
   }
-  return parts.length === 0 ? String(error) : parts.join(' ← ');
+  return maskSecrets(parts.length === 0 ? String(error) : parts.join(' ← '));
 }
