@@ -35,8 +35,10 @@ describe('switchyard serve, as its own process, behind an upstream that answers 
         server: { host: '127.0.0.1', port: 0 },
         database: { url: `sqlite:${database}` },
         request_log: { flush_interval_ms: 50 },
-        upstreams: [{ id: 'fault', provider: 'openai', base_url: `${upstream.url}/v1`, api_key: 'sk-fault' }],
-        models: [...faults, 'ok'].map((fault) => ({ id: fault, type: 'chat', routes: [{ upstream: 'fault', model: fault }] })),
+        // A credential per model (one endpoint, one pool): a bad answer cools only its own, so the
+        // healthy stream beside them is never refused for another model's fault.
+        upstreams: [...faults, 'ok'].map((fault) => ({ id: `fault-${fault}`, provider: 'openai', base_url: `${upstream.url}/v1`, api_key: 'sk-fault' })),
+        models: [...faults, 'ok'].map((fault) => ({ id: fault, type: 'chat', routes: [{ upstream: `fault-${fault}`, model: fault }] })),
       }),
     );
     const stdout: string[] = [];
