@@ -29,12 +29,13 @@ export async function wrk(target: Target, connections: number, seconds: number, 
     script,
     `wrk.method = "POST"\nwrk.body = ${JSON.stringify(chatBody(false))}\n${Object.entries(headers)
       .map(([name, value]) => `wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`)
-      .join('\n')}\n`,
+      .join('\n')}\n${target.sessions?.wrkRequestFunction() ?? ''}`,
   );
   const { stdout } = await run('taskset', ['-c', LOAD_CORE, 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `${target.origin}${CHAT_PATH}`], {
     maxBuffer: 1 << 20,
   });
   const number = (pattern: RegExp) => Number(pattern.exec(stdout)?.[1] ?? Number.NaN);
+  target.sessions?.advance(number(/(\d+) requests in/));
   return {
     requestsPerSecond: number(/Requests\/sec:\s+([\d.]+)/),
     requests: number(/(\d+) requests in/),
@@ -107,10 +108,11 @@ export function openLoop(target: Target, rate: number, seconds: number, pool: Po
       const sorted = latencies.subarray(0, completed).sort();
       resolve({ p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), completed, failed, latencies: sorted });
     };
+    const sessions = target.sessions;
     const send = (scheduled: number): void => {
       let status = 0;
       pool.dispatch(
-        { path: CHAT_PATH, method: 'POST', headers, body },
+        { path: CHAT_PATH, method: 'POST', headers: sessions === undefined ? headers : sessions.headers(headers), body },
         {
           onConnect: () => undefined,
           onHeaders: (statusCode: number) => {
@@ -153,7 +155,7 @@ export async function streamProbe(target: Target, count: number): Promise<Stream
   const totals: number[] = [];
   for (let index = 0; index < count; index++) {
     const start = performance.now();
-    const response = await pool.request({ path: CHAT_PATH, method: 'POST', headers, body });
+    const response = await pool.request({ path: CHAT_PATH, method: 'POST', headers: target.sessions?.headers(headers) ?? headers, body });
     let first = 0;
     for await (const _chunk of response.body) if (first === 0) first = performance.now() - start;
     if (response.statusCode === 200) {
@@ -176,7 +178,7 @@ export interface ConcurrentStreamsResult {
 export async function concurrentStreams(target: Target, count: number): Promise<ConcurrentStreamsResult> {
   const agent = new Agent({ connections: count + 16, keepAliveTimeout: 30_000, bodyTimeout: 120_000, headersTimeout: 120_000 });
   const headers = { 'content-type': 'application/json', ...target.headers };
-  const body = chatBody(true, target.name === 'switchyard' || target.name === 'baseline' ? 'bench-model-slow' : 'slow-stream');
+  const body = chatBody(true, target.slowModel ?? 'slow-stream');
   await new Promise((resolve) => setTimeout(resolve, 500));
   const idleRssBytes = rssBytes(target.pid);
   let peakRssBytes = idleRssBytes;
@@ -187,7 +189,7 @@ export async function concurrentStreams(target: Target, count: number): Promise<
   await Promise.all(
     Array.from({ length: count }, async () => {
       try {
-        const response = await request(`${target.origin}${CHAT_PATH}`, { method: 'POST', headers, body, dispatcher: agent });
+        const response = await request(`${target.origin}${CHAT_PATH}`, { method: 'POST', headers: target.sessions?.headers(headers) ?? headers, body, dispatcher: agent });
         const text = await response.body.text();
         if (response.statusCode === 200 && text.includes('[DONE]')) completed++;
       } catch {

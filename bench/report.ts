@@ -1,5 +1,6 @@
 import type { CoreNoise } from './machine-noise.js';
 import { median } from './load.js';
+import type { PoolSection } from './pool-report.js';
 import type { TargetName } from './targets.js';
 
 export interface TargetFigures {
@@ -15,6 +16,8 @@ export interface TargetFigures {
   idleRssBytes: number;
   peakRssBytes: number;
   failures: number;
+  /** CPU of the state store (Redis) per request through this target, when it has one. */
+  stateCpuMicrosecondsPerRequest?: number;
 }
 
 /** Switchyard's figures taken within each round, against the target measured beside it. */
@@ -35,13 +38,15 @@ export interface Report {
   paired: PairedRounds | null;
   concurrentStreams: number;
   figures: Partial<Record<TargetName, TargetFigures>>;
+  /** The pool scenario (bench/pool-scenario.ts), unless skipped with `--no-pool`. */
+  pool?: PoolSection;
   machineNoise: { before: CoreNoise[]; after: CoreNoise[] };
   notes: string[];
 }
 
 const ORDER: TargetName[] = ['direct', 'nginx', 'bare', 'switchyard', 'baseline', 'portkey'];
 
-function format(value: number | null | undefined, digits = 0): string {
+export function format(value: number | null | undefined, digits = 0): string {
   if (value === null || value === undefined || Number.isNaN(value)) return '–';
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
@@ -51,13 +56,14 @@ function ratio(numerator: number | undefined, denominator: number | undefined): 
   return `${(numerator / denominator).toFixed(2)}×`;
 }
 
-/** The report as Markdown: figures per target, Switchyard's ratios, and the issue's targets checked. */
-export function renderReport(report: Report): string {
-  const targets = ORDER.filter((name) => report.figures[name] !== undefined);
+export type MetricRow = [string, (name: TargetName) => string];
+
+/** The rows every target's column has, in the main table and in the pool scenario's. */
+export function metricRows(report: Report): MetricRow[] {
   const figure = (name: TargetName) => report.figures[name] as TargetFigures;
   const direct = report.figures.direct;
   const overhead = (value: number, base: number | undefined) => (base === undefined ? Number.NaN : value - base);
-  const rows: Array<[string, (name: TargetName) => string]> = [
+  return [
     ['non-streamed RPS @64 conns', (name) => format(figure(name).requestsPerSecond)],
     ['CPU µs / request (proxy process)', (name) => format(figure(name).cpuMicrosecondsPerRequest)],
     ['p50 latency @1 conn (ms)', (name) => format(figure(name).p50Ms, 3)],
@@ -81,14 +87,23 @@ export function renderReport(report: Report): string {
     ['idle RSS (MB)', (name) => format(figure(name).idleRssBytes / 1_048_576, 1)],
     ['peak RSS (MB)', (name) => format(figure(name).peakRssBytes / 1_048_576, 1)],
   ];
+}
+
+/** A Markdown table of `rows` with one column per target. */
+export function renderTable(report: Report, targets: readonly TargetName[], rows: readonly MetricRow[]): string[] {
+  const label = (name: TargetName) => (report.figures[name] as TargetFigures).label;
+  return [`| metric | ${targets.map(label).join(' | ')} |`, `|---|${targets.map(() => '---:').join('|')}|`, ...rows.map(([metric, cell]) => `| ${metric} | ${targets.map(cell).join(' | ')} |`)];
+}
+
+/** The report as Markdown: figures per target, Switchyard's ratios, the issue's targets checked, then `sections` (the pool scenario's). */
+export function renderReport(report: Report, sections: readonly string[] = []): string {
+  const targets = ORDER.filter((name) => report.figures[name] !== undefined);
   const lines = [
     `# Switchyard overhead benchmark`,
     '',
     `${report.date} · mode ${report.mode} · ${report.rounds.throughput} throughput and ${report.rounds.latency} latency round(s), targets taking turns, medians · load generator on core 0, servers on core 1`,
     '',
-    `| metric | ${targets.map((name) => figure(name).label).join(' | ')} |`,
-    `|---|${targets.map(() => '---:').join('|')}|`,
-    ...rows.map(([metric, cell]) => `| ${metric} | ${targets.map(cell).join(' | ')} |`),
+    ...renderTable(report, targets, metricRows(report)),
     '',
   ];
   const switchyard = report.figures.switchyard;
@@ -111,6 +126,7 @@ export function renderReport(report: Report): string {
       '',
     );
   }
+  lines.push(...sections);
   if (report.notes.length > 0) lines.push('## Notes', '', ...report.notes.map((note) => `- ${note}`), '');
   return lines.join('\n');
 }

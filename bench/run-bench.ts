@@ -1,44 +1,27 @@
-import { execFileSync, execSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { baselineBuild, ensurePortkey, ensureTools, say } from './bench-setup.js';
 import { concurrentStreams, median, openLoop, openLoopPool, pooledOpenLoop, streamProbe, wrk, LOAD_CORE, type OpenLoopResult } from './load.js';
+import { pairedRounds, type Samples } from './paired-rounds.js';
 import { cpuSeconds, rssBytes } from './process-stats.js';
-import { renderReport, type PairedRounds, type Report, type TargetFigures } from './report.js';
+import { poolSection, renderPoolSection } from './pool-report.js';
+import { cleanupPool, describePool, poolTargetNames, preparePool, startPoolTarget, startPoolTargets, type PoolSetup } from './pool-scenario.js';
+import { renderReport, type Report, type TargetFigures } from './report.js';
 import { describeNoise, measureMachineNoise } from './machine-noise.js';
-import { direct, portkeyEntry, spawnPinned, startBareProxy, startNginx, startPortkey, startSwitchyard, type BenchContext, type SwitchyardBuild, type Target, type TargetName } from './targets.js';
+import { direct, spawnPinned, startBareProxy, startNginx, startPortkey, startSwitchyard, type BenchContext, type SwitchyardBuild, type Target, type TargetName } from './targets.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const quick = process.argv.includes('--quick');
 // Portkey takes a third of a quick run's time for a figure that does not change from day to day:
 // the full run compares with it unless told not to, the quick run only when asked.
 const withPortkey = quick ? process.argv.includes('--portkey') : !process.argv.includes('--no-portkey');
-const PORTKEY_VERSION = '1.15.2';
-const baseline = baselineBuild();
-
-/**
- * `--baseline DIR`: another built checkout of Switchyard (e.g. the main an issue started from,
- * `git worktree add DIR COMMIT && (cd DIR && npm ci)`), measured as one more target taking turns
- * with the others, so a change's cost is read within the same rounds as the change itself.
- */
-function baselineBuild(): SwitchyardBuild | null {
-  const index = process.argv.indexOf('--baseline');
-  if (index === -1) return null;
-  const directory = process.argv[index + 1];
-  if (directory === undefined) throw new Error('--baseline needs the directory of a built checkout');
-  const buildRoot = resolve(directory);
-  if (!existsSync(join(buildRoot, 'bin', 'switchyard.js')) || !existsSync(join(buildRoot, 'dist'))) {
-    throw new Error(`--baseline ${buildRoot}: no built Switchyard there (bin/switchyard.js and dist/; run npm ci in it)`);
-  }
-  let commit = '';
-  try {
-    commit = ` ${execFileSync('git', ['-C', buildRoot, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}`;
-  } catch {
-    // Not a git checkout: the directory names it.
-  }
-  return { root: buildRoot, name: 'baseline', label: `Switchyard baseline${commit}` };
-}
+const baseline = baselineBuild(process.argv);
+// The pool scenario (bench/pool-scenario.ts) adds three or four Switchyard targets to every round;
+// `--no-pool` leaves them out when only the plain chat path is being looked at.
+const withPool = !process.argv.includes('--no-pool');
 
 // Node servers need several seconds of load before their JIT and heap settle (Switchyard, with the
 // longest code path, ~6 s: measured 89 µs a request after 3 s, 60 µs after 6 s). Every Node proxy gets
@@ -84,43 +67,13 @@ async function warmUp(target: Target, workDirectory: string): Promise<Awaited<Re
 }
 const RATES = [300, 3_000];
 
-const say = (text: string) => process.stderr.write(`bench: ${text}\n`);
-
-function has(command: string): boolean {
-  try {
-    execFileSync('which', [command], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** nginx and wrk come from Debian; install them when missing, and say so. */
-function ensureTools(notes: string[]): void {
-  const missing = ['nginx', 'wrk'].filter((command) => !has(command));
-  if (missing.length === 0) return;
-  say(`installing ${missing.join(' and ')} with apt-get (Debian packages ${missing.map((name) => (name === 'nginx' ? 'nginx-light' : name)).join(', ')})`);
-  execSync(`apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing.map((name) => (name === 'nginx' ? 'nginx-light' : name)).join(' ')}`, { stdio: 'inherit' });
-  notes.push(`installed ${missing.join(', ')} with apt-get for this run`);
-}
-
-/** Portkey's gateway from npm into bench/.vendor (not a dependency of ours); skipped if it cannot be had. */
-function ensurePortkey(notes: string[]): string | null {
-  if (!withPortkey) return null;
-  const existing = portkeyEntry(root);
-  if (existing !== null) return existing;
-  say(`installing @portkey-ai/gateway@${PORTKEY_VERSION} into bench/.vendor for comparison`);
-  try {
-    execSync(`npm install --prefix ${join(root, 'bench', '.vendor')} --no-save --no-audit --no-fund --loglevel=error @portkey-ai/gateway@${PORTKEY_VERSION}`, { stdio: 'inherit' });
-  } catch {
-    notes.push('Portkey could not be installed; its column is missing');
-    return null;
-  }
-  return portkeyEntry(root);
-}
-
-function restart(name: TargetName, context: BenchContext, portkey: string | null): Promise<Target> {
+function restart(name: TargetName, context: BenchContext, portkey: string | null, pool: PoolSetup | null): Promise<Target> {
   switch (name) {
+    case 'pool':
+    case 'pool-redis':
+    case 'pool-no-infer':
+    case 'baseline-pool':
+      return startPoolTarget(context, name, pool as PoolSetup);
     case 'nginx':
       return startNginx(context);
     case 'bare':
@@ -141,7 +94,8 @@ async function main(): Promise<void> {
   execFileSync('taskset', ['-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
   const notes: string[] = [];
   ensureTools(notes);
-  const portkey = ensurePortkey(notes);
+  const portkey = ensurePortkey(root, withPortkey, notes);
+  const pool = withPool ? await preparePool(baseline) : null;
   if (quick && !withPortkey) notes.push('Portkey is compared in the full run; add `--portkey` to a quick run to include it');
   const noiseSeconds = quick ? 1 : 5;
   say('measuring machine noise');
@@ -162,11 +116,12 @@ async function main(): Promise<void> {
       ...(baseline === null ? [] : [startSwitchyard(context, baseline)]),
       ...(portkey === null ? [] : [startPortkey(context, portkey)]),
     ])),
+    ...(pool === null ? [] : await startPoolTargets(context, pool)),
   ];
   say(`targets: ${targets.map((target) => target.label).join(', ')}`);
 
   const samples = new Map<TargetName, Samples>();
-  for (const target of targets) samples.set(target.name, { rps: [], cpu: [], p50: [], openLoop: {}, firstByte: [], total: [], failures: 0, peak: 0, idle: 0 });
+  for (const target of targets) samples.set(target.name, { rps: [], cpu: [], stateCpu: [], p50: [], openLoop: {}, firstByte: [], total: [], failures: 0, peak: 0, idle: 0 });
   const sample = (target: Target) => samples.get(target.name) as Samples;
   const notePeak = (target: Target) => {
     sample(target).peak = Math.max(sample(target).peak, rssBytes(target.pid));
@@ -186,13 +141,16 @@ async function main(): Promise<void> {
     for (let round = 1; round <= plan.throughputRounds; round++) {
       say(`throughput round ${round}/${plan.throughputRounds}`);
       for (const target of targets) {
+        const stateBefore = await target.stateCpuSeconds?.();
         const cpuBefore = cpuSeconds(target.pid);
         const loaded = await wrk(target, 64, plan.rpsSeconds, workDirectory);
         const cpu = cpuSeconds(target.pid) - cpuBefore;
+        const stateAfter = await target.stateCpuSeconds?.();
         notePeak(target);
         const entry = sample(target);
         entry.rps.push(loaded.requestsPerSecond);
         entry.cpu.push((cpu * 1_000_000) / loaded.requests);
+        if (stateBefore !== undefined && stateAfter !== undefined) entry.stateCpu.push(((stateAfter - stateBefore) * 1_000_000) / loaded.requests);
         entry.failures += loaded.failures;
       }
     }
@@ -241,14 +199,16 @@ async function main(): Promise<void> {
     // a thousand streams would fit in it without adding anything, hiding their real cost.
     const streams = new Map<TargetName, Awaited<ReturnType<typeof concurrentStreams>>>();
     // With a baseline build, its memory per stream is measured too: a change's cost is read side by side.
-    const streamsFor: TargetName[] = baseline === null ? plan.streamsFor : [...plan.streamsFor, 'baseline'];
+    // So is each pool variant's in the full run (sessions and in-flight counts are per-stream state).
+    const poolStreams = quick || pool === null ? [] : poolTargetNames(pool).filter((name) => name !== 'pool-no-infer');
+    const streamsFor: TargetName[] = [...plan.streamsFor, ...(baseline === null ? [] : ['baseline' as const]), ...poolStreams];
     for (const name of streamsFor) {
       const index = targets.findIndex((candidate) => candidate.name === name);
       const old = targets[index];
       if (old === undefined) continue;
       say(`restarting ${old.label} for the memory test`);
       await old.stop();
-      const fresh = await restart(name, context, portkey);
+      const fresh = await restart(name, context, portkey, pool);
       targets[index] = fresh;
       await streamProbe(fresh, 20);
       say(`${plan.concurrentStreams} concurrent slow streams through a fresh ${fresh.label}`);
@@ -276,11 +236,12 @@ async function main(): Promise<void> {
         idleRssBytes: entry.idle,
         peakRssBytes: entry.peak,
         failures: entry.failures,
+        ...(entry.stateCpu.length === 0 ? {} : { stateCpuMicrosecondsPerRequest: median(entry.stateCpu) }),
       };
       if (entry.failures > 0) notes.push(`${target.label}: ${entry.failures} failed responses under closed-loop load`);
       for (const rate of RATES) if (entry.openLoop[rate] === undefined) notes.push(`${target.label}: not run at ${rate} RPS open loop (saturates at ~${Math.round(rps)} RPS)`);
     }
-    const paired = pairedRounds(samples);
+    const paired = pairedRounds(samples, RATES);
     if (paired !== null) {
       notes.push(`Switchyard ÷ floor RPS, round by round: ${paired.rpsVsFloor.map((value) => value.toFixed(2)).join(', ')} (median ${median(paired.rpsVsFloor).toFixed(2)})`);
       if (paired.cpuVsBaseline !== undefined && baseline !== null) {
@@ -293,12 +254,12 @@ async function main(): Promise<void> {
     // The host's speed in each round, as the CPU each proxy spent per request at the highest rate:
     // a round in which every proxy needed far more CPU than usual was a slow host, not a slow proxy.
     const topRate = RATES[RATES.length - 1] as number;
-    for (const name of ['bare', 'switchyard', 'baseline'] as const) {
+    for (const name of ['bare', 'switchyard', 'baseline', 'pool', 'pool-redis', 'pool-no-infer', 'baseline-pool'] as const) {
       const values = samples.get(name)?.openLoop[topRate]?.cpu;
       const label = targets.find((target) => target.name === name)?.label;
       if (values !== undefined && label !== undefined) notes.push(`${label}: CPU µs per request @${topRate} RPS, round by round: ${values.map((value) => value.toFixed(0)).join(', ')}`);
     }
-    for (const name of ['direct', 'bare', 'switchyard', 'baseline'] as const) {
+    for (const name of ['direct', 'bare', 'switchyard', 'baseline', 'pool', 'pool-redis', 'pool-no-infer', 'baseline-pool'] as const) {
       const busy = samples.get(name)?.openLoop[topRate]?.busy;
       const label = targets.find((target) => target.name === name)?.label;
       if (busy !== undefined && label !== undefined) {
@@ -322,35 +283,24 @@ async function main(): Promise<void> {
     notes.push('CPU per request is the proxy process alone (for direct: the upstream); `direct` has no proxy.');
     notes.push('Absolute figures swing up to 2× between runs on these machines; compare the ratios, all measured in this run.');
     const report: Report = { date: new Date().toISOString(), mode: quick ? 'quick' : 'full', rounds: { throughput: plan.throughputRounds, latency: plan.latencyRounds }, rates: RATES, paired, concurrentStreams: plan.concurrentStreams, figures, machineNoise: { before: noiseBefore, after: noiseAfter }, notes };
-    const markdown = renderReport(report);
+    if (pool !== null) {
+      report.pool = poolSection(poolTargetNames(pool), (name) => {
+        const entry = samples.get(name);
+        return entry === undefined ? undefined : { throughput: entry.cpu, openLoop: entry.openLoop[topRate]?.cpu ?? [] };
+      }, topRate, describePool(pool));
+    }
+    const markdown = renderReport(report, renderPoolSection(report));
     process.stdout.write(`${markdown}\n`);
     mkdirSync(join(root, 'bench', 'results'), { recursive: true });
     writeFileSync(join(root, 'bench', 'results', quick ? 'latest-quick.md' : 'latest.md'), markdown);
     writeFileSync(join(root, 'bench', 'results', quick ? 'latest-quick.json' : 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   } finally {
     await Promise.all(targets.map((target) => target.stop()));
+    // After the gateways are gone, so that none writes its in-flight counts back.
+    if (pool !== null) say(await cleanupPool(pool));
     upstream.child.kill('SIGTERM');
     rmSync(workDirectory, { recursive: true, force: true });
   }
-}
-
-type Samples = { rps: number[]; cpu: number[]; p50: number[]; openLoop: Record<number, { p99: number[]; cpu: number[]; busy: number[]; failed: number }>; firstByte: number[]; total: number[]; failures: number; peak: number; idle: number };
-
-/** Switchyard against the floor (throughput) and against direct (p99), within each round. */
-function pairedRounds(samples: ReadonlyMap<TargetName, Samples>): PairedRounds | null {
-  const switchyard = samples.get('switchyard');
-  const floor = samples.get('bare');
-  const direct = samples.get('direct');
-  if (switchyard === undefined || floor === undefined || direct === undefined || floor.rps.length !== switchyard.rps.length) return null;
-  const p99OverheadMs: Record<number, number[]> = {};
-  for (const rate of RATES) {
-    const ours = switchyard.openLoop[rate]?.p99;
-    const under = direct.openLoop[rate]?.p99;
-    if (ours !== undefined && under !== undefined && ours.length === under.length) p99OverheadMs[rate] = ours.map((value, index) => value - (under[index] as number));
-  }
-  const base = samples.get('baseline');
-  const cpuVsBaseline = base === undefined ? undefined : switchyard.cpu.map((value, index) => value / (base.cpu[index] as number));
-  return { rpsVsFloor: switchyard.rps.map((value, index) => value / (floor.rps[index] as number)), p99OverheadMs, ...(cpuVsBaseline === undefined ? {} : { cpuVsBaseline }) };
 }
 
 main().catch((error: unknown) => {

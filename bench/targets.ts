@@ -3,11 +3,14 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { SessionMix } from './session-mix.js';
 
 export const SERVER_CORE = '1';
 export const CHAT_PATH = '/v1/chat/completions';
 
-export type TargetName = 'direct' | 'nginx' | 'bare' | 'switchyard' | 'baseline' | 'portkey';
+/** The pool scenario's targets (bench/pool-scenario.ts) are Switchyard too, configured otherwise. */
+export type PoolTargetName = 'pool' | 'pool-redis' | 'pool-no-infer' | 'baseline-pool';
+export type TargetName = 'direct' | 'nginx' | 'bare' | 'switchyard' | 'baseline' | 'portkey' | PoolTargetName;
 
 /** Which Switchyard build a target runs: this checkout's, or another built checkout (`--baseline DIR`). */
 export interface SwitchyardBuild {
@@ -24,6 +27,12 @@ export interface Target {
   /** Whose CPU and memory count as this target's (for `direct`, the upstream itself). */
   pid: number;
   stop(): Promise<void>;
+  /** The model of the slow stream for the memory test; the fake upstream's own name when unset. */
+  slowModel?: string;
+  /** Session ids to send (the pool scenario); none when unset. */
+  sessions?: SessionMix;
+  /** CPU seconds, so far, of a process the target's requests use besides its own (the pool's Redis). */
+  stateCpuSeconds?: () => Promise<number>;
 }
 
 export interface BenchContext {
@@ -147,12 +156,11 @@ export async function startBareProxy(context: BenchContext): Promise<Target> {
 }
 
 /** Switchyard as users run it: token auth, request log in SQLite, a two-route pool. */
-export async function startSwitchyard(context: BenchContext, build: SwitchyardBuild = { root: context.root, name: 'switchyard', label: 'Switchyard' }): Promise<Target> {
+export function startSwitchyard(context: BenchContext, build: SwitchyardBuild = { root: context.root, name: 'switchyard', label: 'Switchyard' }): Promise<Target> {
   const directory = join(context.workDirectory, build.name);
-  mkdirSync(directory, { recursive: true });
-  const configPath = join(directory, 'switchyard.yaml');
-  writeFileSync(
-    configPath,
+  return launchSwitchyard(
+    context,
+    { root: build.root, name: build.name, label: build.label },
     `server: { host: 127.0.0.1, port: 0 }
 database: { url: "sqlite:${join(directory, 'switchyard.db')}" }
 logging: { level: info }
@@ -171,12 +179,25 @@ models:
       - { upstream: fast-a, model: slow-stream }
 `,
   );
+}
+
+/**
+ * A Switchyard process of `build.root` with the given config, in `workDirectory/<name>` (where the
+ * config's SQLite file is expected): a token for team `bench`, then `serve`. Rejects when the
+ * build refuses the config (e.g. a baseline whose schema lacks a key), so callers can fall back.
+ */
+export async function launchSwitchyard(context: BenchContext, build: { root: string; name: TargetName; label: string }, config: string): Promise<Target> {
+  const directory = join(context.workDirectory, build.name);
+  mkdirSync(directory, { recursive: true });
+  const configPath = join(directory, 'switchyard.yaml');
+  writeFileSync(configPath, config);
   const bin = join(build.root, 'bin', 'switchyard.js');
-  const token = execFileSync('node', [bin, 'tokens', 'create', '--team', 'bench', '--config', configPath], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n').at(-1) as string;
+  // stderr is kept (not printed) so that a refused config's message is in the error thrown.
+  const token = execFileSync('node', [bin, 'tokens', 'create', '--team', 'bench', '--config', configPath], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n').at(-1) as string;
   // Its first JSON line on stdout is not always the one with the URL (a log line may come first): wait for that one.
   const { child, first } = await spawnPinned('node', [bin, 'serve', '--config', configPath], { waitFor: (line) => line['url'] !== undefined });
   const url = first['url'];
-  return { name: build.name, label: build.label, origin: String(url), headers: { authorization: `Bearer ${token}` }, pid: pidOf(child), stop: stopper(child) };
+  return { name: build.name, label: build.label, origin: String(url), headers: { authorization: `Bearer ${token}` }, pid: pidOf(child), stop: stopper(child), slowModel: 'bench-model-slow' };
 }
 
 export function portkeyEntry(root: string): string | null {
