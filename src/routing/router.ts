@@ -121,7 +121,7 @@ export class Router {
         this.health.succeeded(credentialId);
         observer.holdUntilFinished(release);
         const attempts = recorder.succeeded(attempt);
-        const routed = session === null ? null : await this.settleBinding(model, session, bindingKey as string, bound, credentialId);
+        const routed = session === null ? null : this.settleBinding(model, session, bindingKey as string, bound, credentialId);
         return { value, route, attempts, session: routed };
       } catch (error) {
         release();
@@ -148,12 +148,16 @@ export class Router {
     return chooseForSession(model.strategy, withRoom, this.inFlight, session.sessionHash);
   }
 
-  /** What the answer means for the session's binding, and the binding changed to match. */
-  private async settleBinding(model: CatalogModel, session: RoutingSession, key: string, bound: string | null, answered: string): Promise<RoutedSession> {
+  /**
+   * What the answer means for the session's binding, and the binding changed to match. The write
+   * is not waited for: the response need not wait for it, and a request of the same session that
+   * came before it lands would choose alike (the rendezvous order).
+   */
+  private settleBinding(model: CatalogModel, session: RoutingSession, key: string, bound: string | null, answered: string): RoutedSession {
     let affinity: Affinity;
     if (bound === null) {
       affinity = 'new';
-      await this.bindings?.bind(key, answered);
+      void this.bindings?.bind(key, answered);
     } else if (bound === answered) {
       affinity = 'kept';
     } else if (this.health.status(bound).state === 'healthy' && model.routes.some((route) => route.credential.id === bound)) {
@@ -161,7 +165,7 @@ export class Router {
       affinity = 'overflow';
     } else {
       affinity = 'moved';
-      await this.bindings?.move(key, bound, answered);
+      void this.bindings?.move(key, bound, answered);
     }
     return { id: session.id, source: session.source, affinity };
   }

@@ -37,13 +37,11 @@ export class SessionBindings {
   }
 
   /** The bound credential, renewing the binding's time to live; null when unbound (or the state failed). */
-  async lookup(key: string): Promise<string | null> {
-    try {
-      return await this.store.getAndTouch(key, this.ttlMs);
-    } catch (error) {
+  lookup(key: string): Promise<string | null> {
+    return this.store.getAndTouch(key, this.ttlMs).catch((error: unknown) => {
       this.onError(error);
       return null;
-    }
+    });
   }
 
   /** Binds a new session; when another request bound it first, that binding stands. */
