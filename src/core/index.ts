@@ -2,3 +2,4 @@ export { parseRetryAfter } from './retry-after.js';
 export type { Usage } from './usage.js';
 export { DURATION_PATTERN, parseDuration } from './duration.js';
 export { maskSecrets } from './mask-secrets.js';
+export { SecretBox } from './secret-box.js';
