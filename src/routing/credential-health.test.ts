@@ -83,13 +83,12 @@ describe('CredentialHealth', () => {
     ]);
   });
 
-  it('cools a spent quota for the longest cooldown, and tells the earliest end of a pool', () => {
+  it('cools a spent quota for the longest cooldown, and keeps the cause of each cooldown', () => {
     const { clock, health } = setup(120_000);
     health.failed('a', failure('quota', 429));
     health.failed('b', failure('rate_limit', 429, { retryAfterSeconds: 7 }));
     expect(health.status('a')).toMatchObject({ state: 'cooling', until: clock.now + 120_000, reason: 'quota or balance spent' });
-    expect(health.earliestCoolingEnd(['a', 'b', 'c'])).toBe(clock.now + 7_000);
-    expect(health.earliestCoolingEnd(['c'])).toBeNull();
+    expect(health.status('b')).toMatchObject({ state: 'cooling', until: clock.now + 7_000, cause: 'rate_limit' });
   });
 
   it('does not count failures of requests already under way when the cooldown began as further steps', () => {
@@ -113,7 +112,7 @@ describe('CredentialHealth', () => {
     expect(health.take('a')).toBe(false);
     health.adopt('a', { state: 'healthy', until: null, reason: null, since: clock.now, cooldownsInARow: 0, cause: null, lastError: null });
     expect(health.take('a')).toBe(true);
-    expect([...health.known()]).toEqual([]);
+    expect(health.status('a')).toMatchObject({ state: 'healthy', until: null });
     expect(transitions).toEqual([]);
   });
 

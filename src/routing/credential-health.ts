@@ -71,11 +71,6 @@ export class CredentialHealth {
     return this.statuses.get(credentialId) ?? HEALTHY;
   }
 
-  /** Every credential whose state is known (the others are healthy), for the admin API. */
-  known(): IterableIterator<[string, CredentialStatus]> {
-    return this.statuses.entries();
-  }
-
   /** Whether `take` would let a request use it now, without taking it. */
   usable(credentialId: string): boolean {
     const status = this.statuses.get(credentialId);
@@ -168,16 +163,6 @@ export class CredentialHealth {
     if (status.state === 'healthy' && status.cooldownsInARow === 0 && status.lastError === null) this.statuses.delete(credentialId);
     else this.statuses.set(credentialId, status);
     if (status.state !== 'cooling') this.probing.delete(credentialId);
-  }
-
-  /** The earliest end of a cooldown among these credentials, or null when none is cooling. */
-  earliestCoolingEnd(credentialIds: Iterable<string>): number | null {
-    let earliest: number | null = null;
-    for (const id of credentialIds) {
-      const { state, until } = this.status(id);
-      if (state === 'cooling' && until !== null && (earliest === null || until < earliest)) earliest = until;
-    }
-    return earliest;
   }
 
   private change(credentialId: string, from: CredentialStatus, to: CredentialStatus, reason: string): void {
