@@ -3,4 +3,8 @@ export interface Usage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** Of the prompt tokens, those read from the upstream's prompt cache, when it says. */
+  cachedTokens?: number;
+  /** Of the completion tokens, those spent on reasoning, when the upstream says. */
+  reasoningTokens?: number;
 }
