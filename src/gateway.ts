@@ -8,15 +8,15 @@ import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
 import { createLogger, type Logger } from './observability/logger.js';
-import type { OffModel, ProviderAdapter, ProviderModule } from './providers/provider-adapter.js';
+import type { AccountContext, CredentialAccount, OffModel, ProviderAdapter, ProviderModule } from './providers/provider-adapter.js';
 import { PROVIDER_LOADERS } from './providers/registry.js';
 import { checkUpstreamKeys } from './providers/shared/upstream-keys.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { buildCatalog, CredentialHealth, InFlight, Router, SessionBindings, SharedRoutingState, withPublishedModels, type CredentialEntry, type ModelCatalog } from './routing/index.js';
 import { parseDuration } from './core/index.js';
-import { openState, type SharedState } from './state/index.js';
-import { ChatCompletionService, EmbeddingService, RerankService, SpeechService, TranscriptionService } from './services/index.js';
+import { openState, withStateLock, type SharedState } from './state/index.js';
+import { ChatCompletionService, EmbeddingService, NativeService, RerankService, SpeechService, TranscriptionService } from './services/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
 import { RequestLogQueue, RequestRecorder } from './usage/index.js';
 
@@ -47,14 +47,22 @@ export interface StartOptions {
 /** The composition root: the only place that knows every layer and wires them together. */
 export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logging.level);
-  const { adapters, credentials } = await createEndpoints(config);
-  const stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
-  let state: SharedState | null = null;
+  const state = await openState(config.state.url, { keyPrefix: config.state.key_prefix });
+  let endpoints: Awaited<ReturnType<typeof createEndpoints>> | null = null;
+  let stores: Stores;
+  try {
+    endpoints = await createEndpoints(config, accountContext(state, logger));
+    stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
+  } catch (error) {
+    await Promise.all((endpoints?.adapters ?? []).map((adapter) => adapter.close()));
+    await state.close();
+    throw error;
+  }
+  const { adapters, credentials } = endpoints as NonNullable<typeof endpoints>;
   let routingState: SharedRoutingState | null = null;
   let watcher: TokenChangeWatcher | null = null;
   let queue: RequestLogQueue | null = null;
   try {
-    state = await openState(config.state.url, { keyPrefix: config.state.key_prefix });
     const revision = await stores.tokens.readRevision();
     watcher = watchTokenChanges(stores.database, stores.tokens, revision, {
       pollIntervalMs: config.auth.change_poll_ms,
@@ -83,6 +91,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       recorder,
       catalog,
       chat: new ChatCompletionService(catalog, router, { inferSessions: config.routing.infer_sessions }),
+      native: new NativeService(catalog, router),
       embeddings: new EmbeddingService(catalog, router),
       reranker: new RerankService(catalog, router),
       speech: new SpeechService(catalog, router),
@@ -102,7 +111,6 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     const port = typeof address === 'object' && address !== null ? address.port : config.server.port;
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
     const activeWatcher = watcher;
-    const activeState = state;
     const activeRoutingState = shared;
     return {
       app,
@@ -123,7 +131,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         await Promise.all(adapters.map((adapter) => adapter.close()));
         await activeWatcher.close();
         await activeRoutingState.close();
-        await activeState.close();
+        await state.close();
         await stores.close();
       },
     };
@@ -131,7 +139,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     await queue?.close(1).catch(() => undefined);
     await watcher?.close();
     await routingState?.close();
-    await state?.close();
+    await state.close();
     await stores.close();
     await Promise.all(adapters.map((adapter) => adapter.close()));
     throw error;
@@ -177,7 +185,7 @@ interface WiredCredential extends CredentialEntry {
  * One adapter per endpoint (entries that differ only in their credential share one, and its
  * connection pool), and each entry's credential bound to its endpoint's adapter.
  */
-async function createEndpoints(config: SwitchyardConfig): Promise<{ adapters: ProviderAdapter[]; credentials: Map<string, WiredCredential> }> {
+async function createEndpoints(config: SwitchyardConfig, context: AccountContext): Promise<{ adapters: ProviderAdapter[]; credentials: Map<string, WiredCredential> }> {
   const modules = new Map<string, ProviderModule>();
   for (const [index, upstream] of config.upstreams.entries()) {
     const load = PROVIDER_LOADERS[upstream.provider];
@@ -193,11 +201,13 @@ async function createEndpoints(config: SwitchyardConfig): Promise<{ adapters: Pr
   const credentials = new Map<string, WiredCredential>();
   try {
     for (const { endpoint, credentials: entries } of groupEndpoints(config.upstreams)) {
-      const adapter = (modules.get(endpoint.provider) as ProviderModule).create(endpoint);
+      const module = modules.get(endpoint.provider) as ProviderModule;
+      const adapter = module.create(endpoint);
       adapters.push(adapter);
       const pool = { name: endpoint.name, size: endpoint.max_connections };
       for (const entry of entries) {
-        const credential = { id: entry.id, apiKey: entry.api_key, headers: entry.headers ?? {} };
+        const account = module.account === undefined ? undefined : await accountOf(module, entry, config.upstreams.indexOf(entry), context);
+        const credential = { id: entry.id, apiKey: entry.api_key, headers: entry.headers ?? {}, ...(account === undefined ? {} : { account }) };
         credentials.set(entry.id, { credential, provider: entry.provider, adapter, pool, maxInFlight: entry.max_in_flight ?? null });
       }
     }
@@ -206,6 +216,24 @@ async function createEndpoints(config: SwitchyardConfig): Promise<{ adapters: Pr
     throw error;
   }
   return { adapters, credentials };
+}
+
+/** An OAuth account's entry read where it says (its auth file); a problem names the entry's key. */
+async function accountOf(module: ProviderModule, entry: UpstreamConfig, index: number, context: AccountContext): Promise<CredentialAccount> {
+  try {
+    return await (module.account as NonNullable<ProviderModule['account']>)(entry, context);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ConfigError(`upstreams[${index}].${error.key}`, error.problem);
+    throw error;
+  }
+}
+
+/** What OAuth accounts get from the gateway: a refresh lock shared through the state, and the log. */
+function accountContext(state: SharedState, logger: Logger): AccountContext {
+  return {
+    exclusive: (name, task) => withStateLock(state, name, task),
+    note: (level, fields, message) => logger[level](fields, message),
+  };
 }
 
 async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Logger, onDeadline: () => void): Promise<void> {

@@ -1,6 +1,7 @@
 import type { ProviderKind } from '../config/index.js';
 import { GatewayError } from '../errors/index.js';
 import type { CredentialHealth, CredentialState, InFlight } from '../routing/index.js';
+import type { CredentialAccount } from '../providers/provider-adapter.js';
 
 /** A credential as the admin API shows it. Times are ISO 8601. */
 export interface CredentialView {
@@ -17,6 +18,14 @@ export interface CredentialView {
   /** Requests in flight on it, in every gateway process that shares the state. */
   in_flight: number;
   last_error: string | null;
+  /** An OAuth account's own state (codex: account id, plan, last refresh, quota as last reported); null for API keys. */
+  account: Readonly<Record<string, unknown>> | null;
+}
+
+/** What the admin service knows of each configured credential. */
+export interface AdministeredCredential {
+  readonly provider: ProviderKind;
+  readonly credential?: { readonly account?: CredentialAccount };
 }
 
 /**
@@ -26,7 +35,7 @@ export interface CredentialView {
  */
 export class CredentialAdmin {
   constructor(
-    private readonly credentials: ReadonlyMap<string, { readonly provider: ProviderKind }>,
+    private readonly credentials: ReadonlyMap<string, AdministeredCredential>,
     private readonly health: CredentialHealth,
     private readonly inFlight: InFlight,
   ) {}
@@ -62,9 +71,10 @@ export class CredentialAdmin {
 
   private view(id: string): CredentialView {
     const status = this.health.status(id);
+    const entry = this.credentials.get(id) as AdministeredCredential;
     return {
       id,
-      provider: (this.credentials.get(id) as { provider: ProviderKind }).provider,
+      provider: entry.provider,
       state: status.state,
       until: status.until === null ? null : new Date(status.until).toISOString(),
       reason: status.reason,
@@ -72,6 +82,7 @@ export class CredentialAdmin {
       cooldowns_in_a_row: status.cooldownsInARow,
       in_flight: this.inFlight.count(id),
       last_error: status.lastError,
+      account: entry.credential?.account?.describe() ?? null,
     };
   }
 }

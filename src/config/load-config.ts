@@ -102,7 +102,12 @@ function validate(document: Record<string, unknown>, env: NodeJS.ProcessEnv, bas
   const config = withDefaults as Static<typeof ConfigSchema>;
   const resolved: SwitchyardConfig = {
     ...config,
-    upstreams: config.upstreams.map((upstream, index) => ({ ...upstream, network: resolveNetwork(upstream.network, `upstreams[${index}].network`, env, baseDirectory) })),
+    upstreams: config.upstreams.map((upstream, index) => ({
+      ...upstream,
+      // A file an entry names is relative to the config file, like the network's certificates.
+      ...(typeof (upstream as Record<string, unknown>)['auth_file'] === 'string' ? { auth_file: resolve(baseDirectory, (upstream as Record<string, unknown>)['auth_file'] as string) } : {}),
+      network: resolveNetwork(upstream.network, `upstreams[${index}].network`, env, baseDirectory),
+    })),
   };
   checkReferences(resolved);
   return resolved;

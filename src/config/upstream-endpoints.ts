@@ -1,7 +1,7 @@
 import type { UpstreamConfig } from './config-schema.js';
 
 /** What an entry says about its credential; everything else describes the endpoint it reaches. */
-const CREDENTIAL_KEYS = ['id', 'api_key', 'headers', 'max_in_flight'] as const;
+const CREDENTIAL_KEYS = ['id', 'api_key', 'headers', 'max_in_flight', 'auth_file'] as const;
 
 /**
  * Where and how an adapter reaches an upstream: the provider kind, base URL, connection pool size,
@@ -20,7 +20,7 @@ export interface EndpointGroup {
 
 /**
  * Groups `upstreams[]` (one entry per credential) into endpoints: entries that differ only in
- * their credential (`id`, `api_key`, `headers`, `max_in_flight`) share one endpoint, and so one adapter and one
+ * their credential (`id`, `api_key`, `headers`, `max_in_flight`, a codex account's `auth_file`) share one endpoint, and so one adapter and one
  * connection pool of `max_connections`. Entries with other differences (a pool size, a timeout, a
  * provider key, a network setting) get endpoints of their own, even to the same origin: a pool
  * sized for a small self-hosted server is never swamped by an entry with the default size.

@@ -10,6 +10,8 @@ export const ERROR_CODES = {
   malformed_request: { status: 400, type: 'invalid_request_error', retryable: false },
   unsupported_media_type: { status: 400, type: 'invalid_request_error', retryable: false },
   model_type_mismatch: { status: 400, type: 'invalid_request_error', retryable: false },
+  /** `/v1/native/responses` with a model no OAuth account (provider `codex`) serves. */
+  model_not_native: { status: 400, type: 'invalid_request_error', retryable: false },
   upstream_bad_request: { status: 400, type: 'invalid_request_error', retryable: false },
 
   missing_api_key: { status: 401, type: 'authentication_error', retryable: false },

@@ -7,7 +7,7 @@ import { createLogger } from '../observability/logger.js';
 import type { ChatProvider } from '../providers/provider-adapter.js';
 import { ModelCatalog, Router } from '../routing/index.js';
 import { CredentialAdmin } from '../admin/index.js';
-import { ChatCompletionService, EmbeddingService, RerankService, SpeechService, TranscriptionService } from '../services/index.js';
+import { ChatCompletionService, NativeService, EmbeddingService, RerankService, SpeechService, TranscriptionService } from '../services/index.js';
 import { openStores, watchTokenChanges, type Stores } from '../store/index.js';
 import { RequestLogQueue, RequestRecorder } from '../usage/index.js';
 import { buildApp } from './app.js';
@@ -55,8 +55,8 @@ beforeAll(async () => {
     },
   });
   const catalog = new ModelCatalog([
-    { id: 'broken-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, strategy: 'weighted', routes: [{ credential: { id: 'broken', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, priority: 0, maxInFlight: null, credentialHash: 0, provider: brokenChat }] },
-    { id: 'echo-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, strategy: 'weighted', routes: [{ credential: { id: 'echo', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, priority: 0, maxInFlight: null, credentialHash: 0, provider: echoChat }] },
+    { id: 'broken-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, strategy: 'weighted', routes: [{ credential: { id: 'broken', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, priority: 0, maxInFlight: null, credentialHash: 0, provider: brokenChat, native: null }] },
+    { id: 'echo-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, strategy: 'weighted', routes: [{ credential: { id: 'echo', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, priority: 0, maxInFlight: null, credentialHash: 0, provider: echoChat, native: null }] },
   ]);
   const queue = new RequestLogQueue(stores.requestLogs, { batchSize: 10, flushIntervalMs: 10, maxQueue: 100 });
   const recorder = new RequestRecorder(queue);
@@ -69,6 +69,7 @@ beforeAll(async () => {
     recorder,
     catalog,
     chat: new ChatCompletionService(catalog, router),
+    native: new NativeService(catalog, router),
     credentials,
     embeddings: new EmbeddingService(catalog, router),
     reranker: new RerankService(catalog, router),

@@ -4,11 +4,12 @@ import type { TokenAuthenticator } from '../access/index.js';
 import type { CredentialAdmin } from '../admin/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { ModelCatalog } from '../routing/index.js';
-import type { ChatCompletionService, EmbeddingService, RerankService, SpeechService, TranscriptionService } from '../services/index.js';
+import type { ChatCompletionService, EmbeddingService, NativeService, RerankService, SpeechService, TranscriptionService } from '../services/index.js';
 import type { RequestRecorder } from '../usage/index.js';
-import { errorBody, errorHeaders, settleError } from './error-response.js';
+import { errorBody } from './error-response.js';
+import { answerError } from './answer-error.js';
 import './fastify-types.js';
-import { clientRequestId, generateRequestId } from './request-id.js';
+import { generateRequestId } from './request-id.js';
 import { nodeServer } from './node-server.js';
 import { registerPipeline } from './pipeline.js';
 import type { RequestGate } from './request-gate.js';
@@ -17,6 +18,7 @@ import { parseJsonBody } from './json-body.js';
 import { contentEncodingError, decodeRequestBody } from './request-body-encoding.js';
 import type { PausedStreams } from './paused-streams.js';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.js';
+import { registerNativeResponsesRoute } from './routes/native-responses-route.js';
 import { registerEmbeddingsRoute } from './routes/embeddings-route.js';
 import { registerRerankRoute } from './routes/rerank-route.js';
 import { registerSpeechRoute } from './routes/speech-route.js';
@@ -32,6 +34,7 @@ export interface AppServices {
   recorder: RequestRecorder;
   catalog: ModelCatalog;
   chat: ChatCompletionService;
+  native: NativeService;
   embeddings: EmbeddingService;
   reranker: RerankService;
   speech: SpeechService;
@@ -97,6 +100,7 @@ export function buildApp(services: AppServices): FastifyInstance {
   registerModelsRoutes(app, services.catalog);
   registerAdminCredentialsRoutes(app, services.credentials);
   registerChatCompletionsRoute(app, services.chat, services.pausedStreams);
+  registerNativeResponsesRoute(app, services.native, services.pausedStreams, limits.bodyLimitBytes);
   registerEmbeddingsRoute(app, services.embeddings);
   registerRerankRoute(app, services.reranker);
   registerSpeechRoute(app, services.speech, services.pausedStreams);
@@ -113,15 +117,7 @@ export function buildApp(services: AppServices): FastifyInstance {
     reply.code(error.status).send(errorBody(error));
   });
 
-  app.setErrorHandler((rawError, request, reply) => {
-    // Answered already from outside the route (a body timeout, the shutdown deadline): what
-    // failed now is the route noticing its connection went away.
-    if (reply.raw.headersSent) return;
-    const error = settleError(rawError, request.record, request.log, request.id, clientRequestId(request.raw));
-    // The rest of an oversized body is not worth reading: answer, then drop the connection.
-    if (error.code === 'payload_too_large') reply.header('connection', 'close');
-    reply.code(error.status).headers(errorHeaders(error)).send(errorBody(error));
-  });
+  app.setErrorHandler((rawError, request, reply) => answerError(rawError, request, reply));
 
   return app;
 }

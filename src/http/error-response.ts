@@ -5,7 +5,7 @@ import { ACCEPTED_REQUEST_ENCODINGS } from './request-body-encoding.js';
 
 /** The body every error is sent with, in the shape the OpenAI SDKs parse; 422 adds `detail`. */
 export interface ErrorBody {
-  error: { message: string; type: string; code: string; param: string | null };
+  error: { message: string; type: string; code: string; param: string | null; resets_at?: number; resets_in_seconds?: number };
   detail?: GatewayError['detail'];
 }
 
@@ -50,6 +50,19 @@ export function errorBody(error: GatewayError): ErrorBody {
   const body: ErrorBody = { error: { message, type: error.type, code: error.code, param: error.param } };
   if (error.detail !== undefined) body.detail = error.detail;
   return body;
+}
+
+/**
+ * The body of an error on the native endpoint: the same envelope, except that every credential
+ * out of its usage limit is said the way Codex CLI understands it (`type: usage_limit_reached`
+ * with `resets_at`, unix seconds), so that it tells its user when to try again instead of
+ * retrying. `code` stays the gateway's own.
+ */
+export function nativeErrorBody(error: GatewayError, now: number = Date.now()): ErrorBody {
+  const body = errorBody(error);
+  if (error.code !== 'upstream_quota_exhausted') return body;
+  const resetsInSeconds = error.retryAfterSeconds ?? 60;
+  return { ...body, error: { ...body.error, type: 'usage_limit_reached', resets_at: Math.ceil(now / 1_000) + resetsInSeconds, resets_in_seconds: resetsInSeconds } };
 }
 
 /** Headers an error response carries besides the body; 429 always says when to retry. */

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TProperties } from '@sinclair/typebox';
-import type { EndpointConfig, ModelType } from '../config/index.js';
+import type { EndpointConfig, ModelType, UpstreamConfig } from '../config/index.js';
 import type { Usage } from '../core/index.js';
 
 export type { Usage } from '../core/index.js';
@@ -22,6 +22,28 @@ export interface Credential {
   readonly apiKey: string | undefined;
   /** Extra headers this credential sends (an organisation, a project, a referer…). */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * An OAuth account behind the credential (a ChatGPT subscription: provider `codex`): its tokens
+   * are kept fresh by the provider that made it, which alone reads them.
+   */
+  readonly account?: CredentialAccount;
+}
+
+/** What the gateway's core sees of an OAuth account: what operators are shown. */
+export interface CredentialAccount {
+  /** The account as the admin API shows it: the upstream's account id, plan, last refresh, quota as last reported. Never a token. */
+  describe(): Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What a provider whose credentials are OAuth accounts gets from the gateway: a lock shared by
+ * every gateway process on the same state (a refresh token may be spent once), and a log.
+ */
+export interface AccountContext {
+  /** Runs `task` while holding the lock `name` in every gateway process sharing `state.url`. */
+  exclusive<T>(name: string, task: () => Promise<T>): Promise<T>;
+  /** Notable account events (a refresh, a token written back, a refresh refused): one log line each. */
+  note(level: 'info' | 'warn', fields: Readonly<Record<string, unknown>>, message: string): void;
 }
 
 /** The head of an upstream's answer; its headers are parsed only if read. */
@@ -178,6 +200,32 @@ export interface SpeechProvider {
   speak(attempt: Attempt, call: SpeechCall): Promise<SpeechResult>;
 }
 
+/** A native (Responses API) call passed through as the client sent it. */
+export interface NativeCall {
+  /** The request body exactly as received: still compressed when it came so (`content-encoding` is in `headers`). */
+  body: Buffer;
+  /** The client's headers the upstream may see (the service's allow-list), lower-case names; never an authorization. */
+  headers: Readonly<Record<string, string>>;
+  cancellation: AbortSignal;
+}
+
+export interface NativeResponse {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  /** The upstream's bytes as they arrive, unchanged. */
+  body: AsyncIterableIterator<Buffer>;
+  /** The usage the stream reported (read as it passed), once its final event went by; null before or without one. */
+  usage(): Usage | null;
+}
+
+export interface NativeProvider {
+  /**
+   * Resolves once the upstream accepted the call (2xx), its body unread; rejects with a
+   * classified GatewayError otherwise (after renewing an OAuth token once on a 401).
+   */
+  openNative(attempt: Attempt, call: NativeCall): Promise<NativeResponse>;
+}
+
 export interface TranscriptionProvider {
   transcribe(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult>;
 }
@@ -210,6 +258,8 @@ export interface ProviderAdapter {
   readonly endpoint: string;
   /** What this adapter serves; the catalog refuses at start a model routed to one without its type. */
   readonly capabilities: Capabilities;
+  /** The native passthrough (`/v1/native/responses`): adapters of OAuth accounts (codex). */
+  readonly native?: NativeProvider;
   /** Models this endpoint offers by itself (the built-in `local` provider); the catalog adds those the config does not define. */
   publishedModels?(): readonly PublishedModel[];
   /** Models it would publish but cannot on this machine (a missing engine). */
@@ -224,4 +274,6 @@ export interface ProviderModule {
   /** Beyond the keys every upstream has (config/config-schema.ts); `{}` when it has none. */
   readonly upstreamKeys: TProperties;
   readonly create: ProviderFactory;
+  /** Providers whose credentials are OAuth accounts: the account of an entry, read from where it says (an auth file). */
+  readonly account?: (entry: UpstreamConfig, context: AccountContext) => Promise<CredentialAccount>;
 }

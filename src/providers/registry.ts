@@ -10,6 +10,7 @@ export const PROVIDER_LOADERS: Partial<Record<ProviderKind, () => Promise<Provid
   openai: async () => (await import('./openai/index.js')).openAIProvider,
   anthropic: async () => (await import('./anthropic/index.js')).anthropicProvider,
   azure: async () => (await import('./azure/index.js')).azureProvider,
+  codex: async () => (await import('./codex/index.js')).codexProvider,
   cohere: async () => (await import('./cohere/index.js')).cohereProvider,
   gemini: async () => (await import('./gemini/index.js')).geminiProvider,
   jina: async () => (await import('./jina/index.js')).jinaProvider,

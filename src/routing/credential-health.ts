@@ -122,13 +122,19 @@ export class CredentialHealth {
     const step = stillCooling ? status.cooldownsInARow : status.cooldownsInARow + 1;
     const backoff = Math.min(FIRST_BACKOFF_MS * 2 ** Math.min(step - 1, 30), this.maxCooldownMs);
     const told = failure.class === 'rate_limit' ? upstreamDelayMs(failure, now) : null;
-    const delay = failure.class === 'quota' ? this.maxCooldownMs : Math.min(told ?? backoff, this.maxCooldownMs);
+    // A spent quota whose reset time the upstream gave (a subscription's usage limit) is out until
+    // then, however far: any request before it would only be refused again. Without one, it is
+    // tried again after the longest cooldown.
+    const quotaReset = failure.class === 'quota' && failure.retryAfterSeconds !== null ? Math.min(failure.retryAfterSeconds * 1_000, MAX_QUOTA_RESET_MS) : null;
+    const delay = failure.class === 'quota' ? (quotaReset ?? this.maxCooldownMs) : Math.min(told ?? backoff, this.maxCooldownMs);
     if (stillCooling && now + delay <= (status.until as number)) return;
     const reason =
       failure.class === 'rate_limit'
         ? `rate limited${told === null ? '' : ' (the upstream said until when)'}`
         : failure.class === 'quota'
-          ? 'quota or balance spent'
+          ? quotaReset === null
+            ? 'quota or balance spent'
+            : 'usage limit reached (the upstream said until when)'
           : `${failure.class} failure${failure.status === null ? '' : ` (${failure.status})`}, backoff step ${step}`;
     this.change(credentialId, status, { state: 'cooling', until: now + delay, reason, since: now, cooldownsInARow: step, cause: failure.class, lastError }, reason);
   }
@@ -174,6 +180,9 @@ export class CredentialHealth {
 }
 
 /** How long a rate-limited upstream asked to wait: `Retry-After`, else its rate-limit reset headers. */
+/** A sanity bound on a reset time an upstream gives for a spent quota: subscription limits reset within a week. */
+const MAX_QUOTA_RESET_MS = 8 * 24 * 3_600_000;
+
 function upstreamDelayMs(failure: UpstreamFailure, now: number): number | null {
   if (failure.retryAfterSeconds !== null) return failure.retryAfterSeconds * 1_000;
   return rateLimitResetMs(failure.rateLimitHeaders, now);

@@ -1,5 +1,5 @@
 import { ConfigError, type ModelConfig, type ModelType, type ProviderKind, type RoutingStrategy } from '../config/index.js';
-import type { CapabilityOf, Credential, ProviderAdapter } from '../providers/provider-adapter.js';
+import type { CapabilityOf, Credential, NativeProvider, ProviderAdapter } from '../providers/provider-adapter.js';
 import { hash32 } from './rendezvous.js';
 
 /** A configured credential (one `upstreams[]` entry) and the adapter of the endpoint it reaches. */
@@ -25,6 +25,8 @@ export interface Route<Type extends ModelType = ModelType> {
   readonly credentialHash: number;
   /** The endpoint adapter's capability for this type: a chat route can only be asked to chat. */
   readonly provider: CapabilityOf[Type];
+  /** The native passthrough, on credentials that offer it (OAuth accounts: codex). */
+  readonly native: NativeProvider | null;
 }
 
 export interface CatalogModel<Type extends ModelType = ModelType> {
@@ -56,6 +58,22 @@ export class ModelCatalog {
   }
 }
 
+const nativeModels = new WeakMap<CatalogModel, CatalogModel<'chat'> | null>();
+
+/**
+ * The model as the native endpoint routes it: its routes that offer the native passthrough
+ * (OAuth accounts), or null when none does. Made once per model.
+ */
+export function nativeModelOf(model: CatalogModel<'chat'>): CatalogModel<'chat'> | null {
+  let native = nativeModels.get(model);
+  if (native === undefined) {
+    const routes = model.routes.filter((route) => route.native !== null);
+    native = routes.length === 0 ? null : { ...model, routes, totalWeight: routes.reduce((sum, route) => sum + route.weight, 0) };
+    nativeModels.set(model, native);
+  }
+  return native;
+}
+
 /**
  * Builds the catalog from configuration. `created` defaults to the time the catalog was built,
  * since a configured alias has no creation date of its own.
@@ -81,6 +99,7 @@ export function buildCatalog(models: readonly ModelConfig[], credentials: Readon
           maxInFlight: entry.maxInFlight,
           credentialHash: hash32(entry.credential.id),
           provider,
+          native: entry.adapter.native ?? null,
         };
       });
       const firstUpstream = model.routes[0]?.upstream ?? '';

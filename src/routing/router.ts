@@ -89,6 +89,19 @@ export class Router {
     this.queueTimeoutMs = options.queueTimeoutMs ?? 5_000;
   }
 
+  /**
+   * What a request gets when no credential is left to try: the last failure, unless it was a
+   * rate limit or a spent quota and the whole pool is now out of use, when the pool's own answer
+   * says more (`upstream_quota_exhausted` or `upstream_rate_limited`, and when the first credential
+   * comes back).
+   */
+  private exhausted(model: CatalogModel, lastError: unknown): unknown {
+    if (lastError === undefined) return unavailable(model, this.health, this.now());
+    const failureClass = isGatewayError(lastError) ? lastError.upstream?.class : undefined;
+    if (failureClass !== 'quota' && failureClass !== 'rate_limit') return lastError;
+    return model.routes.some((route) => this.health.usable(route.credential.id)) ? lastError : unavailable(model, this.health, this.now());
+  }
+
   /** Runs `operation` on the model's credentials with failover. */
   async route<T, Type extends ModelType>(model: CatalogModel<Type>, call: RouteCall, operation: RoutedOperation<T, Type>): Promise<Routed<T, Type>> {
     const { cancellation, observer } = call;
@@ -102,7 +115,7 @@ export class Router {
     for (;;) {
       const routes = model.routes;
       const available = routes.filter((route) => !tried.has(route.credential.id) && this.health.usable(route.credential.id));
-      if (available.length === 0) throw recorder.lastError ?? unavailable(model, this.health, this.now());
+      if (available.length === 0) throw this.exhausted(model, recorder.lastError);
       const withRoom = available.filter((route) => this.inFlight.hasRoom(route.credential.id, route.maxInFlight));
       if (withRoom.length === 0) {
         queueDeadline ??= this.now() + this.queueTimeoutMs;

@@ -24,6 +24,22 @@ export function resolveSession(header: string | string[] | undefined, metadata: 
   return null;
 }
 
+/**
+ * The session a native (Codex) request belongs to: `X-Session-Id`, else Codex's own session id —
+ * its `session-id` header (`session_id` before 0.1xx), else the body's `prompt_cache_key`, which
+ * Codex sets to the same id and keeps across turns and resumes.
+ */
+export function resolveNativeSession(headers: Readonly<Record<string, string | string[] | undefined>>, promptCacheKey: unknown): SessionIdentity | null {
+  const named = resolveSession(headers['x-session-id'], undefined);
+  if (named !== null) return named;
+  const native = usable(first(headers['session-id'])) ?? usable(first(headers['session_id'])) ?? usable(promptCacheKey);
+  return native === null ? null : { id: native, source: 'native' };
+}
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
 function usable(value: unknown): string | null {
   if (typeof value !== 'string') return null;
   const trimmed = value.trim();

@@ -1,4 +1,5 @@
 export { ChatCompletionService, type ChatInput, type CompletionOutcome, type StreamOutcome } from './chat-completion-service.js';
+export { NativeService, type NativeInput, type NativeOutcome } from './native-service.js';
 export { EmbeddingService, type EmbeddingInput, type EmbeddingList } from './embedding-service.js';
 export { RerankService, type RerankInput, type RerankList } from './rerank-service.js';
 export { resolveModel } from './resolve-model.js';

@@ -40,6 +40,8 @@ export interface RequestLogsTable {
   affinity: string | null;
   /** JSON: `[{ credential, outcome, status, ms }]`, in the order tried. */
   attempts: string | null;
+  cached_tokens: number | null;
+  reasoning_tokens: number | null;
 }
 
 export interface RevisionsTable {

@@ -35,6 +35,8 @@ function rows(count: number): RequestLogEntry[] {
     ttfbMs: 1.2,
     promptTokens: 10,
     completionTokens: 20,
+    cachedTokens: 4,
+    reasoningTokens: 8,
     usageSource: 'upstream',
     errorCode: null,
     sessionSource: 'inferred',

@@ -36,6 +36,8 @@ function logEntry(id: string, createdAt: number, overrides: Partial<RequestLogEn
     ttfbMs: 3.25,
     promptTokens: 10,
     completionTokens: 20,
+    cachedTokens: 4,
+    reasoningTokens: 8,
     usageSource: 'upstream',
     errorCode: null,
     sessionSource: 'header',

@@ -61,15 +61,15 @@ export class RequestRecorder {
         estimate = Promise.reject(error);
       }
       estimate
-        .then((usage) => this.write(record, toEntry(record, status, latencyMs, usage.promptTokens, usage.completionTokens)))
+        .then((usage) => this.write(record, toEntry(record, status, latencyMs, usage)))
         .catch((error: unknown) => {
           this.onError(error);
-          this.write(record, toEntry(record, status, latencyMs, null, null));
+          this.write(record, toEntry(record, status, latencyMs, null));
         })
         .finally(() => this.settle());
       return;
     }
-    this.write(record, toEntry(record, status, latencyMs, record.usage?.promptTokens ?? null, record.usage?.completionTokens ?? null));
+    this.write(record, toEntry(record, status, latencyMs, record.usage));
     this.settle();
   }
 
@@ -104,7 +104,9 @@ export class RequestRecorder {
   }
 }
 
-function toEntry(record: RequestRecord, status: number, latencyMs: number, promptTokens: number | null, completionTokens: number | null): RequestLogEntry {
+function toEntry(record: RequestRecord, status: number, latencyMs: number, usage: Usage | null): RequestLogEntry {
+  const promptTokens = usage?.promptTokens ?? null;
+  const completionTokens = usage?.completionTokens ?? null;
   return {
     id: record.id,
     clientRequestId: record.clientRequestId,
@@ -121,6 +123,8 @@ function toEntry(record: RequestRecord, status: number, latencyMs: number, promp
     ttfbMs: record.firstByteAt === null ? null : round(record.firstByteAt - record.startedAt),
     promptTokens,
     completionTokens,
+    cachedTokens: usage?.cachedTokens ?? null,
+    reasoningTokens: usage?.reasoningTokens ?? null,
     usageSource: promptTokens === null && completionTokens === null ? 'none' : record.usageSource,
     errorCode: record.errorCode,
     sessionSource: record.sessionSource,

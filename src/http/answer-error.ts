@@ -1,0 +1,18 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { GatewayError } from '../errors/index.js';
+import { errorBody, errorHeaders, settleError, type ErrorBody } from './error-response.js';
+import { clientRequestId } from './request-id.js';
+
+/**
+ * Answers a request whose route or stage failed: the error settled on its record and logged when
+ * it is a bug (`settleError`), then sent with its status, headers and body.
+ */
+export function answerError(rawError: unknown, request: FastifyRequest, reply: FastifyReply, body: (error: GatewayError) => ErrorBody = errorBody): void {
+  // Answered already from outside the route (a body timeout, the shutdown deadline): what
+  // failed now is the route noticing its connection went away.
+  if (reply.raw.headersSent) return;
+  const error = settleError(rawError, request.record, request.log, request.id, clientRequestId(request.raw));
+  // The rest of an oversized body is not worth reading: answer, then drop the connection.
+  if (error.code === 'payload_too_large') reply.header('connection', 'close');
+  void reply.code(error.status).headers(errorHeaders(error)).send(body(error));
+}

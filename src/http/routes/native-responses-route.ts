@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify';
+import type { Principal } from '../../access/index.js';
+import type { NativeService } from '../../services/index.js';
+import type { RequestRecord } from '../../usage/index.js';
+import { writeByteStream } from '../byte-stream.js';
+import { nativeErrorBody } from '../error-response.js';
+import { parseJsonBody } from '../json-body.js';
+import type { PausedStreams } from '../paused-streams.js';
+import { contentEncodingError, decodeRequestBody } from '../request-body-encoding.js';
+import { appendSessionHeaders } from '../session-headers.js';
+import { answerError } from '../answer-error.js';
+
+/** A native request's body twice: the bytes to pass on as they came, and what they say. */
+interface NativeBody {
+  readonly raw: Buffer;
+  readonly parsed: unknown;
+}
+
+/**
+ * `POST /v1/native/responses`, in a scope of its own: its body parser keeps the bytes as received
+ * (compressed or not) beside the parsed JSON, with the same rules as every other JSON body, and
+ * its errors use the body Codex CLI understands for usage limits.
+ */
+export function registerNativeResponsesRoute(app: FastifyInstance, native: NativeService, pausedStreams: PausedStreams, bodyLimitBytes: number): void {
+  void app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+      const contentEncoding = request.headers['content-encoding'];
+      const encodingError = contentEncodingError(contentEncoding);
+      if (encodingError !== null) return done(encodingError, undefined);
+      decodeRequestBody(body as Buffer, contentEncoding, bodyLimitBytes, (error, decoded) => {
+        if (error !== null) return done(error, undefined);
+        try {
+          done(null, { raw: body as Buffer, parsed: parseJsonBody(decoded) } satisfies NativeBody);
+        } catch (parseError) {
+          done(parseError as Error, undefined);
+        }
+      });
+    });
+    scope.setErrorHandler((error, request, reply) => answerError(error, request, reply, nativeErrorBody));
+
+    scope.post('/v1/native/responses', { config: { scope: 'native', endpoint: 'native.responses' } }, async (request, reply) => {
+      const record = request.record as RequestRecord;
+      const { raw, parsed } = request.body as NativeBody;
+      const outcome = await native.open({
+        principal: request.principal as Principal,
+        record,
+        cancellation: request.cancellation as AbortSignal,
+        body: raw,
+        parsed,
+        headers: request.headers,
+      });
+      reply.hijack();
+      const headers = appendSessionHeaders(['x-request-id', record.publicId, 'cache-control', 'no-cache', 'x-accel-buffering', 'no', ...outcome.headers], record);
+      await writeByteStream(reply.raw, outcome.statusCode, headers, outcome.body, record, pausedStreams, (error) =>
+        request.log.warn({ err: error, requestId: record.id }, 'native stream failed after the first byte'),
+      );
+      return reply;
+    });
+  });
+}

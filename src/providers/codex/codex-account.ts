@@ -1,0 +1,125 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AccountContext, CredentialAccount } from '../provider-adapter.js';
+import type { CodexTokenStore } from './codex-auth-file.js';
+import { accountClaims, jwtPayload, needsRefresh, type CodexTokens } from './codex-tokens.js';
+
+/** What a request sends: the access token and the account it belongs to. */
+export interface CodexGrant {
+  readonly accessToken: string;
+  readonly accountId: string;
+}
+
+/** Refreshes the tokens once at the token endpoint; the account decides when, and that only one runs. */
+export type CodexRefresher = (tokens: CodexTokens) => Promise<CodexTokens>;
+
+const QUOTA_HEADER = /^x-codex-/;
+
+/**
+ * One ChatGPT account: its tokens, kept fresh, and its quota as the backend last reported it.
+ *
+ * A refresh token may be spent once: two refreshes of one account at the same time get the
+ * second `refresh_token_reused`, and the account is lost until someone logs in again. So every
+ * refresh of an account runs alone — one promise per process, which concurrent requests share,
+ * inside a lock shared by every gateway process on the same state — and begins by reading the
+ * store again: when another process refreshed while this one waited, its tokens are taken
+ * instead of refreshing a second time.
+ */
+export class CodexAccount implements CredentialAccount {
+  private tokens: CodexTokens;
+  private refreshing: Promise<CodexTokens> | null = null;
+  private quota: Record<string, string> = {};
+  private quotaAt: number | null = null;
+
+  constructor(
+    readonly id: string,
+    tokens: CodexTokens,
+    private readonly store: CodexTokenStore,
+    private readonly context: AccountContext,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.tokens = tokens;
+  }
+
+  /** The tokens to send now: refreshed first when the access token is about to expire or the last refresh is old. */
+  async grant(refresher: CodexRefresher): Promise<CodexGrant> {
+    if (needsRefresh(this.tokens, this.now())) {
+      const stale = this.tokens;
+      try {
+        await this.renew(stale.accessToken, refresher);
+      } catch (error) {
+        // A token that has not expired yet still works while the token endpoint is away.
+        if (!accessTokenLive(stale, this.now())) throw error;
+        this.context.note('warn', { credential: this.id, err: error }, 'codex token refresh failed; the current access token is used until it expires');
+      }
+    }
+    return { accessToken: this.tokens.accessToken, accountId: this.tokens.accountId };
+  }
+
+  /**
+   * New tokens after `refused` stopped working (an upstream 401) or is about to: refreshes
+   * unless another request or process already did, and resolves when the account's tokens are
+   * newer than `refused`.
+   */
+  async renew(refused: string, refresher: CodexRefresher): Promise<CodexGrant> {
+    if (this.tokens.accessToken !== refused) return { accessToken: this.tokens.accessToken, accountId: this.tokens.accountId };
+    this.refreshing ??= this.refreshAlone(refused, refresher).finally(() => {
+      this.refreshing = null;
+    });
+    const tokens = await this.refreshing;
+    return { accessToken: tokens.accessToken, accountId: tokens.accountId };
+  }
+
+  /** Keeps the backend's `x-codex-*` quota headers of an answer, whatever its status. */
+  noteQuota(headers: IncomingHttpHeaders): void {
+    let found: Record<string, string> | null = null;
+    for (const name in headers) {
+      if (!QUOTA_HEADER.test(name) || name === 'x-codex-turn-state') continue;
+      const value = headers[name];
+      if (value === undefined) continue;
+      found ??= {};
+      found[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    if (found === null) return;
+    this.quota = found;
+    this.quotaAt = this.now();
+  }
+
+  describe(): Readonly<Record<string, unknown>> {
+    const { accountId, planType } = this.tokens.idToken === null ? { accountId: null, planType: null } : accountClaims(this.tokens.idToken);
+    return {
+      account_id: accountId ?? this.tokens.accountId,
+      plan_type: planType,
+      token_store: this.store.description,
+      last_refresh: this.tokens.lastRefresh === null ? null : new Date(this.tokens.lastRefresh).toISOString(),
+      quota: this.quota,
+      quota_reported_at: this.quotaAt === null ? null : new Date(this.quotaAt).toISOString(),
+    };
+  }
+
+  private async refreshAlone(refused: string, refresher: CodexRefresher): Promise<CodexTokens> {
+    return this.context.exclusive(`codex-refresh:${this.id}`, async () => {
+      const stored = await this.store.load();
+      if (stored.accessToken !== refused && !needsRefresh(stored, this.now())) {
+        this.tokens = stored;
+        this.context.note('info', { credential: this.id, store: this.store.description }, 'codex tokens refreshed elsewhere; taken from the store');
+        return stored;
+      }
+      const fresh = await refresher(stored);
+      // Kept in memory before the write: should the write fail, this process still uses the
+      // tokens that are now the only valid ones.
+      this.tokens = fresh;
+      try {
+        await this.store.save(fresh);
+      } catch (error) {
+        this.context.note('warn', { credential: this.id, store: this.store.description, err: error }, 'refreshed codex tokens could not be written back');
+      }
+      this.context.note('info', { credential: this.id, store: this.store.description, rotated: fresh.refreshToken !== stored.refreshToken }, 'codex tokens refreshed');
+      return fresh;
+    });
+  }
+}
+
+function accessTokenLive(tokens: CodexTokens, now: number): boolean {
+  const expiry = jwtPayload(tokens.accessToken)?.['exp'];
+  return typeof expiry === 'number' && expiry * 1_000 > now;
+}

@@ -1,0 +1,90 @@
+import type { Attempt, Credential } from '../provider-adapter.js';
+import type { UpstreamClient } from '../shared/upstream-client.js';
+import { classifyTransport } from '../shared/classify-upstream-failure.js';
+import { accountClaims, type CodexTokens } from './codex-tokens.js';
+import { CODEX_CLIENT_ID } from './codex-upstream-keys.js';
+
+/** Refresh errors after which the refresh token will never work again: the account must log in anew. */
+const PERMANENT_CODES = new Set(['refresh_token_expired', 'refresh_token_reused', 'refresh_token_invalidated', 'invalid_grant']);
+
+/** The token endpoint refused the refresh token for good. */
+export class RefreshRejectedError extends Error {
+  constructor(
+    readonly code: string,
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RefreshRejectedError';
+  }
+}
+
+/**
+ * One refresh at the token endpoint, as Codex CLI does it. The answer may rotate the refresh token
+ * (then the old one is spent: a second use gets `refresh_token_reused`) and may omit tokens that
+ * did not change. Throws RefreshRejectedError when the refresh token is dead, a GatewayError when
+ * the endpoint could not be reached or failed for a while.
+ */
+export async function refreshCodexTokens(client: UpstreamClient, credential: Credential, tokens: CodexTokens, now: number, cancellation: AbortSignal): Promise<CodexTokens> {
+  const attempt: Attempt = { credential, answered: () => undefined };
+  const body = JSON.stringify({ client_id: CODEX_CLIENT_ID, grant_type: 'refresh_token', refresh_token: tokens.refreshToken, scope: 'openid profile email' });
+  let response;
+  try {
+    response = await client.requestBuffered({
+      path: '',
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body,
+      cancellation,
+      attempt,
+    });
+  } catch (error) {
+    throw classifyTransport(error, credential.id);
+  }
+  const text = response.body.toString('utf8');
+  if (response.statusCode < 200 || response.statusCode >= 300) {
+    const code = errorCode(text);
+    if ((response.statusCode === 400 || response.statusCode === 401) && code !== null && PERMANENT_CODES.has(code)) {
+      throw new RefreshRejectedError(code, response.statusCode, `the token endpoint refused the refresh token (${code})`);
+    }
+    throw new Error(`the token endpoint answered ${response.statusCode}${code === null ? '' : ` (${code})`}`);
+  }
+  const answer = parseObject(text);
+  const accessToken = stringField(answer, 'access_token') ?? tokens.accessToken;
+  if (answer === null || accessToken === tokens.accessToken) throw new Error('the token endpoint answered without a new access token');
+  const idToken = stringField(answer, 'id_token') ?? tokens.idToken;
+  return {
+    idToken,
+    accessToken,
+    refreshToken: stringField(answer, 'refresh_token') ?? tokens.refreshToken,
+    accountId: (idToken === null ? null : accountClaims(idToken).accountId) ?? tokens.accountId,
+    lastRefresh: now,
+  };
+}
+
+function parseObject(text: string): Record<string, unknown> | null {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function stringField(object: Record<string, unknown> | null, key: string): string | null {
+  const value = object?.[key];
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** `{"error":{"code":…}}`, `{"error":"…"}` (OAuth's own shape) or `{"code":…}`. */
+function errorCode(text: string): string | null {
+  const body = parseObject(text);
+  if (body === null) return null;
+  const error = body['error'];
+  if (typeof error === 'string') return error;
+  if (error !== null && typeof error === 'object') {
+    const code = (error as Record<string, unknown>)['code'];
+    if (typeof code === 'string') return code;
+  }
+  return stringField(body, 'code');
+}
