@@ -1,0 +1,994 @@
+// A fake ChatGPT Codex backend (`POST /backend-api/codex/responses`) and a fake
+// OAuth token endpoint (`POST /oauth/token`, as on auth.openai.com), for the
+// gateway's tests of ChatGPT-subscription accounts.
+//
+// It replays recorded wire data (test/fixtures/chatgpt, see
+// test/fixtures/README.md for where each recording came from): the Responses
+// SSE event sequences, the backend's 400/401/429 bodies and quota headers, and
+// the token endpoint's refusals. Recorded events are used as templates; only
+// ids, text, usage and the fields the request decides are rewritten.
+//
+// Behaviour in brief:
+// - every /responses request and every token request is recorded before it is
+//   answered (bodies still compressed in `rawBody`, decoded in `body`);
+// - queued `failNext` responses win over everything else;
+// - /responses checks, in order: the `chatgpt-account-id` header names a known
+//   account and the bearer is that account's current, unexpired, unrevoked
+//   access token (else 401); `stream` is true and `store` is false (else 400,
+//   the backend's own bodies); the account is not at its usage limit (else the
+//   recorded 429); then it streams the answer `reply` plans, one `write()` per
+//   event, with `response.completed.response.output` left empty as the Codex
+//   backend does (the items arrive in `response.output_item.done`);
+// - the token endpoint rotates refresh tokens: each one works once; a second
+//   use is refused as `refresh_token_reused`, an unknown or revoked one as
+//   `refresh_token_invalidated`. With `revokeFamilyOnReuse` a reuse also
+//   revokes the account's newest tokens (no public evidence was found that the
+//   real server does this, so it is off by default).
+//
+// Only node:http is used so that nothing between the socket and the test
+// reshapes the bytes.
+
+import { readFile } from 'node:fs/promises';
+import { randomBytes, randomUUID } from 'node:crypto';
+import {
+  createServer,
+  STATUS_CODES,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { Socket } from 'node:net';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { brotliDecompressSync, gunzipSync, inflateSync, zstdDecompressSync } from 'node:zlib';
+
+// ---------------------------------------------------------------------------
+// Public API
+
+export interface ChatGptAccount {
+  accountId: string;
+  planType?: string;
+}
+
+export interface IssuedTokens {
+  idToken: string;
+  accessToken: string;
+  refreshToken: string;
+}
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawHeaders: string[];
+  /** The body bytes exactly as received, still compressed. */
+  rawBody: Buffer;
+  /** The decoded JSON body, or undefined when it could not be decoded. */
+  body: unknown;
+  /** The `chatgpt-account-id` header. */
+  accountId: string | undefined;
+}
+
+export type ResponsePlan =
+  | { kind: 'text'; text: string }
+  | { kind: 'function_call'; name: string; arguments: string }
+  /** Streams the default text answer and destroys the socket after N events. */
+  | { kind: 'cut'; afterEvents: number };
+
+export interface FailNextResponse {
+  status: number;
+  /** A string is sent as is; anything else as JSON. Without a body, a recorded one for the status. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Only a /responses request for this account takes the failure. */
+  accountId?: string;
+}
+
+export type TokenOutcome = 'rotated' | 'reused' | 'invalid';
+
+export interface TokenRequestRecord {
+  body: unknown;
+  refreshToken: string | undefined;
+  outcome: TokenOutcome;
+}
+
+export interface QuotaUsage {
+  primaryUsedPercent?: number;
+  secondaryUsedPercent?: number;
+}
+
+export interface FakeChatGpt {
+  /** http://127.0.0.1:PORT */
+  readonly url: string;
+  /** `${url}/backend-api/codex`; gateway requests go to `${baseUrl}/responses`. */
+  readonly baseUrl: string;
+  /** `${url}/oauth/token` */
+  readonly tokenUrl: string;
+  /** Every /responses request, in arrival order. */
+  readonly requests: ReceivedRequest[];
+  /** For each successful /responses answer, the exact SSE bytes written (cut answers: what was written before the cut). */
+  readonly sentBodies: Buffer[];
+  readonly tokenRequests: TokenRequestRecord[];
+  /** Registers an account and issues it valid tokens. */
+  addAccount(account: ChatGptAccount, options?: { accessTokenTtlSeconds?: number }): IssuedTokens;
+  /** The account's current tokens, as the fake last issued them. */
+  currentTokens(accountId: string): IssuedTokens;
+  /** A Codex `auth.json` text for the account's current tokens. */
+  authJson(accountId: string, options?: { lastRefresh?: string }): string;
+  /** From now on the current access token is refused with 401 token_expired (its JWT `exp` stays as issued). */
+  expireAccessToken(accountId: string): void;
+  /** New current tokens whose access-token JWT `exp` is in the past; the refresh token is valid. */
+  issueExpiredTokens(accountId: string): IssuedTokens;
+  /** While set (and in the future), /responses for the account answers 429 usage_limit_reached. null clears it. */
+  usageLimit(accountId: string, resetsAt: number | null): void;
+  /** The used percentages the quota headers report (defaults 0 and 0). */
+  setQuota(accountId: string, usage: QuotaUsage): void;
+  /** Queued; the first one that applies wins over everything for the next /responses request. */
+  failNext(response: FailNextResponse): void;
+  /** Decides each successful answer; settable. The default answers DEFAULT_REPLY_TEXT. */
+  reply: (request: ReceivedRequest) => ResponsePlan;
+  /** Delay before the token endpoint answers (its decision is taken on arrival). */
+  tokenDelayMs: number;
+  /** Delay between SSE events. */
+  eventDelayMs: number;
+  /** Successful rotations of the account's refresh token. */
+  refreshCount(accountId: string): number;
+  close(): Promise<void>;
+}
+
+export interface FakeChatGptOptions {
+  /** After a refresh token is reused, also revoke the account's newest refresh and access tokens. Default false. */
+  revokeFamilyOnReuse?: boolean;
+  /** Access-token lifetime when addAccount does not give one. Default 10 days. */
+  accessTokenTtlSeconds?: number;
+  /** The clock, in milliseconds, for token expiry and usage-limit resets. Default Date.now. */
+  now?: () => number;
+}
+
+/** Codex CLI's OAuth client id (codex-rs/login, `CLIENT_ID`). */
+export const CODEX_CLIENT_ID = 'app_EMoamEEZ73f0CkXaXp7hrann';
+export const DEFAULT_REPLY_TEXT = 'Hello from the fake ChatGPT backend.';
+
+const OPENAI_AUTH_CLAIM = 'https://api.openai.com/auth';
+const OPENAI_PROFILE_CLAIM = 'https://api.openai.com/profile';
+const ISSUER = 'https://auth.openai.com';
+const DEFAULT_ACCESS_TOKEN_TTL_SECONDS = 10 * 24 * 60 * 60;
+const ID_TOKEN_TTL_SECONDS = 60 * 60;
+const PRIMARY_WINDOW_MINUTES = 300;
+const SECONDARY_WINDOW_MINUTES = 10_080;
+/** Size, in code points, of the text and argument deltas. */
+const DELTA_LENGTH = 4;
+
+// ---------------------------------------------------------------------------
+// JWTs
+
+function base64url(text: string): string {
+  return Buffer.from(text, 'utf8').toString('base64url');
+}
+
+/** An unsigned-looking JWT: base64url(header).base64url(payload).base64url('signature'). */
+export function makeJwt(payload: Record<string, unknown>): string {
+  return `${base64url(JSON.stringify({ alg: 'RS256', typ: 'JWT' }))}.${base64url(JSON.stringify(payload))}.${base64url('signature')}`;
+}
+
+/** The payload of a JWT made by makeJwt (or any JWT); throws on a malformed token. */
+export function decodeJwtPayload(token: string): Record<string, unknown> {
+  const payload = token.split('.')[1];
+  if (payload === undefined || payload === '') throw new Error('not a JWT');
+  const value: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  if (!isJsonObject(value)) throw new Error('JWT payload is not an object');
+  return value;
+}
+
+// ---------------------------------------------------------------------------
+// Fixtures
+
+type JsonObject = Record<string, unknown>;
+
+export interface SseEvent {
+  event: string;
+  data: JsonObject;
+}
+
+interface Fixtures {
+  textStream: SseEvent[];
+  functionCallStream: SseEvent[];
+  /** Recorded header names and values of a 429 usage_limit_reached answer. */
+  quotaHeaders: Record<string, string>;
+  usageLimitBody: JsonObject;
+  streamMustBeTrue: Buffer;
+  storeMustBeFalse: Buffer;
+  tokenExpired: Buffer;
+  tokenInvalidated: Buffer;
+  refreshTokenReused: Buffer;
+  refreshTokenInvalidated: Buffer;
+}
+
+const FIXTURE_DIR = new URL('../fixtures/chatgpt/', import.meta.url);
+
+function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseJsonObject(text: string, what: string): JsonObject {
+  const value: unknown = JSON.parse(text);
+  if (!isJsonObject(value)) throw new Error(`${what} is not a JSON object`);
+  return value;
+}
+
+/** Splits `event: X\ndata: {...}\n\n` blocks (the framing of the recorded streams). */
+export function parseSseText(text: string): SseEvent[] {
+  const events: SseEvent[] = [];
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    let event: string | undefined;
+    const data: string[] = [];
+    for (const line of block.split(/\r?\n/)) {
+      if (line.startsWith('event:')) event = line.slice('event:'.length).trim();
+      else if (line.startsWith('data:')) data.push(line.slice('data:'.length).replace(/^ /, ''));
+    }
+    if (data.length === 0) continue;
+    const payload = parseJsonObject(data.join('\n'), 'SSE event data');
+    events.push({ event: event ?? String(payload.type), data: payload });
+  }
+  return events;
+}
+
+async function readFixture(name: string): Promise<Buffer> {
+  return readFile(new URL(name, FIXTURE_DIR));
+}
+
+async function readAllFixtures(): Promise<Fixtures> {
+  const [text, functionCall, headers, usageLimit, streamTrue, storeFalse, expired, invalidated, reused, refreshInvalidated] =
+    await Promise.all([
+      readFixture('stream-text.sse'),
+      readFixture('stream-function-call.sse'),
+      readFixture('usage-limit-headers.json'),
+      readFixture('errors/429-usage-limit-reached.json'),
+      readFixture('errors/400-stream-must-be-true.json'),
+      readFixture('errors/400-store-must-be-false.json'),
+      readFixture('errors/401-token-expired.json'),
+      readFixture('errors/401-token-invalidated.json'),
+      readFixture('oauth/401-refresh-token-reused.json'),
+      readFixture('oauth/401-refresh-token-invalidated.json'),
+    ]);
+  const quotaHeaders: Record<string, string> = {};
+  for (const [name, value] of Object.entries(parseJsonObject(headers.toString('utf8'), 'usage-limit-headers.json'))) {
+    quotaHeaders[name] = String(value);
+  }
+  return {
+    textStream: parseSseText(text.toString('utf8')),
+    functionCallStream: parseSseText(functionCall.toString('utf8')),
+    quotaHeaders,
+    usageLimitBody: parseJsonObject(usageLimit.toString('utf8'), '429 fixture'),
+    streamMustBeTrue: streamTrue,
+    storeMustBeFalse: storeFalse,
+    tokenExpired: expired,
+    tokenInvalidated: invalidated,
+    refreshTokenReused: reused,
+    refreshTokenInvalidated: refreshInvalidated,
+  };
+}
+
+let fixturesPromise: Promise<Fixtures> | undefined;
+
+function loadFixtures(): Promise<Fixtures> {
+  fixturesPromise ??= readAllFixtures();
+  return fixturesPromise;
+}
+
+function template(events: SseEvent[], type: string): JsonObject {
+  const found = events.find((event) => event.data.type === type);
+  if (found === undefined) throw new Error(`recorded stream has no ${type} event`);
+  return structuredClone(found.data);
+}
+
+function objectField(object: JsonObject, key: string): JsonObject {
+  const value = object[key];
+  if (!isJsonObject(value)) throw new Error(`recorded event has no object "${key}"`);
+  return value;
+}
+
+// ---------------------------------------------------------------------------
+// Building the SSE answer from the recorded templates
+
+interface StreamContext {
+  request: JsonObject;
+  responseId: string;
+  createdAt: number;
+  nowSeconds: number;
+}
+
+function randomHex(bytes: number): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+function randomAlphanumeric(length: number): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  const bytes = randomBytes(length);
+  return Array.from(bytes, (byte) => alphabet[byte % alphabet.length]).join('');
+}
+
+/** Cuts by code point so no delta ever holds half a surrogate pair. */
+function splitText(text: string, size: number): string[] {
+  const codePoints = Array.from(text);
+  const pieces: string[] = [];
+  for (let i = 0; i < codePoints.length; i += size) pieces.push(codePoints.slice(i, i + size).join(''));
+  return pieces;
+}
+
+function estimateTokens(value: unknown): number {
+  const text = typeof value === 'string' ? value : JSON.stringify(value ?? '');
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+/** The recorded `response` object with the fields this request decides. */
+function responseObject(recorded: JsonObject, context: StreamContext, status: 'in_progress' | 'completed'): JsonObject {
+  const response = structuredClone(objectField(recorded, 'response'));
+  const request = context.request;
+  response.id = context.responseId;
+  response.created_at = context.createdAt;
+  response.status = status;
+  if ('completed_at' in response) response.completed_at = status === 'completed' ? context.nowSeconds : null;
+  if (typeof request.model === 'string') response.model = request.model;
+  response.instructions = typeof request.instructions === 'string' ? request.instructions : null;
+  response.store = false;
+  response.prompt_cache_key = typeof request.prompt_cache_key === 'string' ? request.prompt_cache_key : null;
+  if (Array.isArray(request.tools)) response.tools = request.tools;
+  if (request.tool_choice !== undefined) response.tool_choice = request.tool_choice;
+  if (typeof request.parallel_tool_calls === 'boolean') response.parallel_tool_calls = request.parallel_tool_calls;
+  const reasoning = response.reasoning;
+  if (isJsonObject(request.reasoning) && isJsonObject(reasoning)) response.reasoning = { ...reasoning, ...request.reasoning };
+  return response;
+}
+
+function completedResponse(recorded: JsonObject, context: StreamContext, outputText: string): JsonObject {
+  const response = responseObject(recorded, context, 'completed');
+  // The Codex backend sends store:false answers with an empty `output` here;
+  // the finished items only arrive in response.output_item.done.
+  response.output = [];
+  const inputTokens = estimateTokens(context.request.input);
+  const outputTokens = estimateTokens(outputText);
+  const usage = isJsonObject(response.usage) ? response.usage : {};
+  usage.input_tokens = inputTokens;
+  const inputDetails = isJsonObject(usage.input_tokens_details) ? usage.input_tokens_details : {};
+  for (const key of Object.keys(inputDetails)) inputDetails[key] = 0;
+  inputDetails.cached_tokens = 0;
+  usage.input_tokens_details = inputDetails;
+  usage.output_tokens = outputTokens;
+  usage.output_tokens_details = { reasoning_tokens: 0 };
+  usage.total_tokens = inputTokens + outputTokens;
+  response.usage = usage;
+  return response;
+}
+
+function withSequence(events: JsonObject[]): JsonObject[] {
+  return events.map((event, index) => {
+    if ('sequence_number' in event) event.sequence_number = index;
+    return event;
+  });
+}
+
+function buildTextEvents(recorded: SseEvent[], context: StreamContext, text: string): JsonObject[] {
+  const itemId = `msg_${randomHex(24)}`;
+  const created = template(recorded, 'response.created');
+  created.response = responseObject(created, context, 'in_progress');
+  const inProgress = template(recorded, 'response.in_progress');
+  inProgress.response = responseObject(inProgress, context, 'in_progress');
+  const itemAdded = template(recorded, 'response.output_item.added');
+  objectField(itemAdded, 'item').id = itemId;
+  const partAdded = template(recorded, 'response.content_part.added');
+  partAdded.item_id = itemId;
+  const deltaTemplate = template(recorded, 'response.output_text.delta');
+  const deltas = splitText(text, DELTA_LENGTH).map((piece) => {
+    const delta = structuredClone(deltaTemplate);
+    delta.item_id = itemId;
+    delta.delta = piece;
+    return delta;
+  });
+  const textDone = template(recorded, 'response.output_text.done');
+  textDone.item_id = itemId;
+  textDone.text = text;
+  const partDone = template(recorded, 'response.content_part.done');
+  partDone.item_id = itemId;
+  objectField(partDone, 'part').text = text;
+  const itemDone = template(recorded, 'response.output_item.done');
+  const item = objectField(itemDone, 'item');
+  item.id = itemId;
+  const content = item.content;
+  if (Array.isArray(content) && isJsonObject(content[0])) content[0].text = text;
+  const completed = template(recorded, 'response.completed');
+  completed.response = completedResponse(completed, context, text);
+  return withSequence([created, inProgress, itemAdded, partAdded, ...deltas, textDone, partDone, itemDone, completed]);
+}
+
+function buildFunctionCallEvents(recorded: SseEvent[], context: StreamContext, name: string, args: string): JsonObject[] {
+  const itemId = `fc_${randomHex(24)}`;
+  const callId = `call_${randomAlphanumeric(24)}`;
+  const created = template(recorded, 'response.created');
+  created.response = responseObject(created, context, 'in_progress');
+  const inProgress = template(recorded, 'response.in_progress');
+  inProgress.response = responseObject(inProgress, context, 'in_progress');
+  const itemAdded = template(recorded, 'response.output_item.added');
+  Object.assign(objectField(itemAdded, 'item'), { id: itemId, arguments: '', call_id: callId, name });
+  const deltaTemplate = template(recorded, 'response.function_call_arguments.delta');
+  const deltas = splitText(args, DELTA_LENGTH).map((piece) => {
+    const delta = structuredClone(deltaTemplate);
+    delta.delta = piece;
+    delta.item_id = itemId;
+    // Padding that hides the delta's length; random like the real one.
+    if ('obfuscation' in delta) delta.obfuscation = randomAlphanumeric(16 - Math.min(piece.length, 8));
+    return delta;
+  });
+  const argsDone = template(recorded, 'response.function_call_arguments.done');
+  argsDone.arguments = args;
+  argsDone.item_id = itemId;
+  const itemDone = template(recorded, 'response.output_item.done');
+  Object.assign(objectField(itemDone, 'item'), { id: itemId, arguments: args, call_id: callId, name });
+  const completed = template(recorded, 'response.completed');
+  completed.response = completedResponse(completed, context, args);
+  return withSequence([created, inProgress, itemAdded, ...deltas, argsDone, itemDone, completed]);
+}
+
+function frameEvent(event: JsonObject): Buffer {
+  return Buffer.from(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`, 'utf8');
+}
+
+// ---------------------------------------------------------------------------
+// Account and token state
+
+type RefreshTokenState = 'current' | 'used' | 'revoked';
+
+interface AccountState {
+  account: ChatGptAccount;
+  email: string;
+  userId: string;
+  accessTokenTtlSeconds: number;
+  current: IssuedTokens;
+  /** JWT `exp` of the current access token. */
+  accessExp: number;
+  /** Why the current access token is refused although its `exp` has not passed. */
+  accessRefusal: 'expired' | 'invalidated' | undefined;
+  usageLimitResetsAt: number | null;
+  primaryUsedPercent: number;
+  secondaryUsedPercent: number;
+  primaryResetsAt: number;
+  secondaryResetsAt: number;
+  rotations: number;
+}
+
+interface FakeState {
+  fixtures: Fixtures;
+  options: Required<FakeChatGptOptions>;
+  accounts: Map<string, AccountState>;
+  refreshTokens: Map<string, { accountId: string; state: RefreshTokenState }>;
+  failures: FailNextResponse[];
+  handle: FakeChatGpt;
+}
+
+function nowSeconds(state: FakeState): number {
+  return Math.floor(state.options.now() / 1000);
+}
+
+function accountState(state: FakeState, accountId: string): AccountState {
+  const account = state.accounts.get(accountId);
+  if (account === undefined) throw new Error(`the fake ChatGPT backend has no account "${accountId}"`);
+  return account;
+}
+
+function authClaims(account: AccountState): JsonObject {
+  return {
+    chatgpt_account_id: account.account.accountId,
+    chatgpt_plan_type: account.account.planType ?? 'plus',
+    chatgpt_user_id: account.userId,
+    user_id: account.userId,
+  };
+}
+
+/** Issues new current tokens; the previous refresh token is left as `previousState`. */
+function issueTokens(state: FakeState, account: AccountState, accessExp: number, previousState: RefreshTokenState): IssuedTokens {
+  const iat = nowSeconds(state);
+  const accessToken = makeJwt({
+    aud: ['https://api.openai.com/v1'],
+    client_id: CODEX_CLIENT_ID,
+    exp: accessExp,
+    [OPENAI_AUTH_CLAIM]: authClaims(account),
+    [OPENAI_PROFILE_CLAIM]: { email: account.email, email_verified: true },
+    iat,
+    iss: ISSUER,
+    jti: randomUUID(),
+    scp: ['openid', 'profile', 'email', 'offline_access'],
+    sub: `auth0|${account.userId}`,
+  });
+  const idToken = makeJwt({
+    aud: [CODEX_CLIENT_ID],
+    email: account.email,
+    email_verified: true,
+    exp: iat + ID_TOKEN_TTL_SECONDS,
+    [OPENAI_AUTH_CLAIM]: authClaims(account),
+    iat,
+    iss: ISSUER,
+    jti: randomUUID(),
+    sub: `auth0|${account.userId}`,
+  });
+  const refreshToken = `rt_${randomBytes(32).toString('base64url')}`;
+  const previous = state.refreshTokens.get(account.current.refreshToken);
+  if (previous !== undefined && previous.state === 'current') previous.state = previousState;
+  state.refreshTokens.set(refreshToken, { accountId: account.account.accountId, state: 'current' });
+  account.current = { idToken, accessToken, refreshToken };
+  account.accessExp = accessExp;
+  account.accessRefusal = undefined;
+  return { ...account.current };
+}
+
+// ---------------------------------------------------------------------------
+// HTTP plumbing
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.once('end', () => resolve(Buffer.concat(parts)));
+    req.once('error', reject);
+  });
+}
+
+function headerValue(headers: IncomingMessage['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Undoes `content-encoding`; undefined when it cannot. */
+function decodeContent(raw: Buffer, encoding: string | undefined): Buffer | undefined {
+  const codings = (encoding ?? '')
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+  let bytes = raw;
+  try {
+    // Codings are listed in the order they were applied.
+    for (const coding of codings.reverse()) {
+      if (coding === 'zstd') bytes = zstdDecompressSync(bytes);
+      else if (coding === 'gzip' || coding === 'x-gzip') bytes = gunzipSync(bytes);
+      else if (coding === 'deflate') bytes = inflateSync(bytes);
+      else if (coding === 'br') bytes = brotliDecompressSync(bytes);
+      else return undefined;
+    }
+  } catch {
+    return undefined;
+  }
+  return bytes;
+}
+
+function parseJson(bytes: Buffer | undefined): unknown {
+  if (bytes === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(bytes.toString('utf8'));
+    return value;
+  } catch {
+    return undefined;
+  }
+}
+
+function requestId(): string {
+  return randomUUID();
+}
+
+function sendBytes(res: ServerResponse, status: number, bytes: Buffer, headers: OutgoingHttpHeaders = {}): void {
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(bytes.length),
+    'x-request-id': requestId(),
+    ...headers,
+  });
+  res.end(bytes);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: OutgoingHttpHeaders = {}): void {
+  sendBytes(res, status, Buffer.from(JSON.stringify(body), 'utf8'), headers);
+}
+
+/** Resolves once the piece reached the socket, or the response died trying. */
+function writeAndWait(res: ServerResponse, piece: Buffer): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.destroyed) {
+      resolve();
+      return;
+    }
+    const done = (): void => {
+      res.off('close', done);
+      resolve();
+    };
+    res.once('close', done);
+    res.write(piece, done);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// /backend-api/codex/responses
+
+/** The quota headers, named as recorded, with this account's numbers. */
+function quotaHeaders(state: FakeState, account: AccountState, limited: boolean): Record<string, string> {
+  const now = nowSeconds(state);
+  const primaryResetsAt = limited && account.usageLimitResetsAt !== null ? account.usageLimitResetsAt : account.primaryResetsAt;
+  const values: Record<string, string> = {
+    'plan-type': account.account.planType ?? 'plus',
+    'primary-used-percent': String(limited ? 100 : account.primaryUsedPercent),
+    'secondary-used-percent': String(account.secondaryUsedPercent),
+    'primary-window-minutes': String(PRIMARY_WINDOW_MINUTES),
+    'secondary-window-minutes': String(SECONDARY_WINDOW_MINUTES),
+    'primary-reset-after-seconds': String(Math.max(0, primaryResetsAt - now)),
+    'secondary-reset-after-seconds': String(Math.max(0, account.secondaryResetsAt - now)),
+    'primary-reset-at': String(primaryResetsAt),
+    'secondary-reset-at': String(account.secondaryResetsAt),
+  };
+  const headers: Record<string, string> = {};
+  for (const [name, recorded] of Object.entries(state.fixtures.quotaHeaders)) {
+    const key = name.toLowerCase().replace(/^x-codex-/, '');
+    headers[name] = values[key] ?? recorded;
+  }
+  return headers;
+}
+
+function takeFailure(state: FakeState, accountId: string | undefined): FailNextResponse | undefined {
+  const index = state.failures.findIndex((failure) => failure.accountId === undefined || failure.accountId === accountId);
+  if (index === -1) return undefined;
+  return state.failures.splice(index, 1)[0];
+}
+
+function sendFailure(res: ServerResponse, state: FakeState, failure: FailNextResponse): void {
+  const headers = failure.headers ?? {};
+  if (typeof failure.body === 'string') {
+    sendBytes(res, failure.status, Buffer.from(failure.body, 'utf8'), { 'content-type': 'text/plain; charset=utf-8', ...headers });
+  } else if (failure.body !== undefined) {
+    sendJson(res, failure.status, failure.body, headers);
+  } else if (failure.status === 401) {
+    sendBytes(res, 401, state.fixtures.tokenExpired, headers);
+  } else if (failure.status === 429) {
+    sendJson(res, 429, state.fixtures.usageLimitBody, headers);
+  } else {
+    // Composed in the backend's FastAPI-style `{"detail": …}` shape.
+    sendJson(res, failure.status, { detail: STATUS_CODES[failure.status] ?? `HTTP ${failure.status}` }, headers);
+  }
+}
+
+/** The 401 body for a request that does not carry the account's current, valid access token; undefined when it does. */
+function authorizationFailure(state: FakeState, recorded: ReceivedRequest, account: AccountState | undefined): Buffer | undefined {
+  const authorization = headerValue(recorded.headers, 'authorization') ?? '';
+  const bearer = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
+  if (account === undefined || bearer === undefined || bearer !== account.current.accessToken) {
+    return state.fixtures.tokenInvalidated;
+  }
+  if (account.accessRefusal === 'invalidated') return state.fixtures.tokenInvalidated;
+  if (account.accessRefusal === 'expired' || account.accessExp <= nowSeconds(state)) return state.fixtures.tokenExpired;
+  return undefined;
+}
+
+function activeUsageLimit(state: FakeState, account: AccountState): number | undefined {
+  const resetsAt = account.usageLimitResetsAt;
+  if (resetsAt === null) return undefined;
+  if (resetsAt <= nowSeconds(state)) {
+    account.usageLimitResetsAt = null;
+    return undefined;
+  }
+  return resetsAt;
+}
+
+function usageLimitBody(state: FakeState, account: AccountState, resetsAt: number): JsonObject {
+  const body = structuredClone(state.fixtures.usageLimitBody);
+  const error = objectField(body, 'error');
+  error.plan_type = account.account.planType ?? 'plus';
+  error.resets_at = resetsAt;
+  error.resets_in_seconds = Math.max(0, resetsAt - nowSeconds(state));
+  return body;
+}
+
+function turnState(recorded: ReceivedRequest): string {
+  // Codex echoes the value it got back on later requests of the same turn.
+  return headerValue(recorded.headers, 'x-codex-turn-state') ?? randomBytes(48).toString('base64url');
+}
+
+async function streamAnswer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  state: FakeState,
+  account: AccountState,
+  recorded: ReceivedRequest,
+  request: JsonObject,
+): Promise<void> {
+  const plan = state.handle.reply(recorded);
+  const now = nowSeconds(state);
+  const context: StreamContext = { request, responseId: `resp_${randomHex(24)}`, createdAt: now, nowSeconds: now };
+  const events =
+    plan.kind === 'function_call'
+      ? buildFunctionCallEvents(state.fixtures.functionCallStream, context, plan.name, plan.arguments)
+      : buildTextEvents(state.fixtures.textStream, context, plan.kind === 'text' ? plan.text : DEFAULT_REPLY_TEXT);
+  const cutAfter = plan.kind === 'cut' ? plan.afterEvents : undefined;
+
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'x-request-id': requestId(),
+    'x-codex-turn-state': turnState(recorded),
+    ...quotaHeaders(state, account, false),
+  });
+  res.flushHeaders();
+  const written: Buffer[] = [];
+  try {
+    for (const [index, event] of events.entries()) {
+      if (index === cutAfter) break;
+      if (res.destroyed) return;
+      if (index > 0 && state.handle.eventDelayMs > 0) await sleep(state.handle.eventDelayMs);
+      const bytes = frameEvent(event);
+      written.push(bytes);
+      // One write per event, then a turn of the event loop, so each event
+      // leaves as its own chunk and a relay's event-by-event pace shows.
+      await writeAndWait(res, bytes);
+      await nextTurn();
+    }
+  } finally {
+    state.handle.sentBodies.push(Buffer.concat(written));
+  }
+  if (cutAfter !== undefined && cutAfter < events.length) {
+    // The client sees the body end mid-stream, without the terminating chunk.
+    req.socket.destroy();
+    return;
+  }
+  res.end();
+}
+
+async function handleResponses(req: IncomingMessage, res: ServerResponse, state: FakeState, rawBody: Buffer): Promise<void> {
+  const headers = { ...req.headers };
+  const recorded: ReceivedRequest = {
+    method: req.method ?? 'POST',
+    path: (req.url ?? '/').split('?')[0] ?? '/',
+    headers,
+    rawHeaders: [...req.rawHeaders],
+    rawBody,
+    body: parseJson(decodeContent(rawBody, headerValue(headers, 'content-encoding'))),
+    accountId: headerValue(headers, 'chatgpt-account-id'),
+  };
+  state.handle.requests.push(recorded);
+
+  const failure = takeFailure(state, recorded.accountId);
+  if (failure !== undefined) {
+    sendFailure(res, state, failure);
+    return;
+  }
+  const account = recorded.accountId === undefined ? undefined : state.accounts.get(recorded.accountId);
+  const unauthorized = authorizationFailure(state, recorded, account);
+  if (unauthorized !== undefined || account === undefined) {
+    sendBytes(res, 401, unauthorized ?? state.fixtures.tokenInvalidated);
+    return;
+  }
+  const body = recorded.body;
+  if (!isJsonObject(body)) {
+    // Composed: no recording of the backend's answer to an undecodable body.
+    sendJson(res, 400, { detail: 'Could not decode the request body as JSON' });
+    return;
+  }
+  if (body.stream !== true) {
+    sendBytes(res, 400, state.fixtures.streamMustBeTrue);
+    return;
+  }
+  if (body.store !== false) {
+    sendBytes(res, 400, state.fixtures.storeMustBeFalse);
+    return;
+  }
+  const resetsAt = activeUsageLimit(state, account);
+  if (resetsAt !== undefined) {
+    sendJson(res, 429, usageLimitBody(state, account, resetsAt), quotaHeaders(state, account, true));
+    return;
+  }
+  await streamAnswer(req, res, state, account, recorded, body);
+}
+
+// ---------------------------------------------------------------------------
+// /oauth/token
+
+function parseTokenBody(raw: Buffer, contentType: string | undefined): unknown {
+  if ((contentType ?? '').toLowerCase().includes('application/x-www-form-urlencoded')) {
+    return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
+  }
+  return parseJson(raw);
+}
+
+interface TokenDecision {
+  outcome: TokenOutcome;
+  status: number;
+  body: Buffer;
+}
+
+function decideToken(state: FakeState, body: unknown, refreshToken: string | undefined): TokenDecision {
+  if (!isJsonObject(body) || body.grant_type !== 'refresh_token' || body.client_id !== CODEX_CLIENT_ID || !refreshToken) {
+    // Composed in the OpenAI error envelope; no recording of these refusals.
+    const message = !isJsonObject(body)
+      ? 'Could not parse the request body.'
+      : body.client_id !== CODEX_CLIENT_ID
+        ? 'Unknown client_id.'
+        : body.grant_type !== 'refresh_token'
+          ? 'Unsupported grant_type.'
+          : "Invalid 'refresh_token': empty string. Expected a string with minimum length 1, but got an empty string instead.";
+    const error = { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_request' } };
+    return { outcome: 'invalid', status: 400, body: Buffer.from(JSON.stringify(error, null, 2), 'utf8') };
+  }
+  const entry = state.refreshTokens.get(refreshToken);
+  if (entry === undefined || entry.state === 'revoked') {
+    return { outcome: 'invalid', status: 401, body: state.fixtures.refreshTokenInvalidated };
+  }
+  const account = accountState(state, entry.accountId);
+  if (entry.state === 'used') {
+    if (state.options.revokeFamilyOnReuse) {
+      for (const other of state.refreshTokens.values()) {
+        if (other.accountId === entry.accountId && other.state === 'current') other.state = 'revoked';
+      }
+      account.accessRefusal = 'invalidated';
+    }
+    return { outcome: 'reused', status: 401, body: state.fixtures.refreshTokenReused };
+  }
+  const tokens = issueTokens(state, account, nowSeconds(state) + account.accessTokenTtlSeconds, 'used');
+  account.rotations += 1;
+  const answer = { id_token: tokens.idToken, access_token: tokens.accessToken, refresh_token: tokens.refreshToken };
+  return { outcome: 'rotated', status: 200, body: Buffer.from(JSON.stringify(answer), 'utf8') };
+}
+
+async function handleToken(res: ServerResponse, state: FakeState, raw: Buffer, contentType: string | undefined): Promise<void> {
+  const body = parseTokenBody(raw, contentType);
+  const refreshToken = isJsonObject(body) && typeof body.refresh_token === 'string' ? body.refresh_token : undefined;
+  // Decided on arrival, so concurrent refreshes with one token race the way
+  // they do against the real server: the first rotates, the rest are reuses.
+  const decision = decideToken(state, body, refreshToken);
+  state.handle.tokenRequests.push({ body, refreshToken, outcome: decision.outcome });
+  if (state.handle.tokenDelayMs > 0) await sleep(state.handle.tokenDelayMs);
+  sendBytes(res, decision.status, decision.body);
+}
+
+// ---------------------------------------------------------------------------
+// Server
+
+const RESPONSES_PATH = '/backend-api/codex/responses';
+const TOKEN_PATH = '/oauth/token';
+
+async function handleRequest(req: IncomingMessage, res: ServerResponse, state: FakeState): Promise<void> {
+  const rawBody = await readBody(req);
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  if (path === RESPONSES_PATH && req.method === 'POST') {
+    await handleResponses(req, res, state, rawBody);
+  } else if (path === TOKEN_PATH && req.method === 'POST') {
+    await handleToken(res, state, rawBody, headerValue(req.headers, 'content-type'));
+  } else if (path === RESPONSES_PATH || path === TOKEN_PATH) {
+    sendJson(res, 405, { detail: 'Method Not Allowed' });
+  } else {
+    sendJson(res, 404, { detail: 'Not Found' });
+  }
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      const address = server.address();
+      if (address === null || typeof address === 'string') {
+        reject(new Error('fake ChatGPT backend is not listening on a TCP port'));
+        return;
+      }
+      resolve(address.port);
+    });
+  });
+}
+
+function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
+  const closed = new Promise<void>((resolve) => {
+    server.close(() => resolve());
+  });
+  for (const socket of sockets) socket.destroy();
+  return closed;
+}
+
+export async function startFakeChatGpt(options: FakeChatGptOptions = {}): Promise<FakeChatGpt> {
+  const fixtures = await loadFixtures();
+  const resolved: Required<FakeChatGptOptions> = {
+    revokeFamilyOnReuse: options.revokeFamilyOnReuse ?? false,
+    accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
+    now: options.now ?? Date.now,
+  };
+  const sockets = new Set<Socket>();
+  const server = createServer();
+  let closing: Promise<void> | undefined;
+  const accounts = new Map<string, AccountState>();
+  const failures: FailNextResponse[] = [];
+  const port = await listen(server);
+  const url = `http://127.0.0.1:${port}`;
+
+  const handle: FakeChatGpt = {
+    url,
+    baseUrl: `${url}/backend-api/codex`,
+    tokenUrl: `${url}${TOKEN_PATH}`,
+    requests: [],
+    sentBodies: [],
+    tokenRequests: [],
+    reply: () => ({ kind: 'text', text: DEFAULT_REPLY_TEXT }),
+    tokenDelayMs: 0,
+    eventDelayMs: 0,
+    addAccount(account, accountOptions = {}) {
+      if (accounts.has(account.accountId)) throw new Error(`account "${account.accountId}" already exists`);
+      const now = nowSeconds(state);
+      const created: AccountState = {
+        account: { ...account },
+        email: `${account.accountId}@example.com`,
+        userId: `user-${randomAlphanumeric(24)}`,
+        accessTokenTtlSeconds: accountOptions.accessTokenTtlSeconds ?? resolved.accessTokenTtlSeconds,
+        current: { idToken: '', accessToken: '', refreshToken: '' },
+        accessExp: 0,
+        accessRefusal: undefined,
+        usageLimitResetsAt: null,
+        primaryUsedPercent: 0,
+        secondaryUsedPercent: 0,
+        primaryResetsAt: now + PRIMARY_WINDOW_MINUTES * 60,
+        secondaryResetsAt: now + SECONDARY_WINDOW_MINUTES * 60,
+        rotations: 0,
+      };
+      accounts.set(account.accountId, created);
+      return issueTokens(state, created, now + created.accessTokenTtlSeconds, 'revoked');
+    },
+    currentTokens(accountId) {
+      return { ...accountState(state, accountId).current };
+    },
+    authJson(accountId, authOptions = {}) {
+      const account = accountState(state, accountId);
+      const authDotJson = {
+        auth_mode: 'chatgpt',
+        OPENAI_API_KEY: null,
+        tokens: {
+          id_token: account.current.idToken,
+          access_token: account.current.accessToken,
+          refresh_token: account.current.refreshToken,
+          account_id: account.account.accountId,
+        },
+        last_refresh: authOptions.lastRefresh ?? new Date(resolved.now()).toISOString(),
+      };
+      // Codex writes auth.json with serde_json::to_string_pretty (2 spaces).
+      return JSON.stringify(authDotJson, null, 2);
+    },
+    expireAccessToken(accountId) {
+      accountState(state, accountId).accessRefusal = 'expired';
+    },
+    issueExpiredTokens(accountId) {
+      const account = accountState(state, accountId);
+      return issueTokens(state, account, nowSeconds(state) - 60, 'revoked');
+    },
+    usageLimit(accountId, resetsAt) {
+      accountState(state, accountId).usageLimitResetsAt = resetsAt;
+    },
+    setQuota(accountId, usage) {
+      const account = accountState(state, accountId);
+      if (usage.primaryUsedPercent !== undefined) account.primaryUsedPercent = usage.primaryUsedPercent;
+      if (usage.secondaryUsedPercent !== undefined) account.secondaryUsedPercent = usage.secondaryUsedPercent;
+    },
+    failNext(response) {
+      failures.push(response);
+    },
+    refreshCount(accountId) {
+      return accountState(state, accountId).rotations;
+    },
+    close() {
+      closing ??= closeServer(server, sockets);
+      return closing;
+    },
+  };
+  const state: FakeState = { fixtures, options: resolved, accounts, refreshTokens: new Map(), failures, handle };
+
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    // Small SSE events must leave as they are written, not wait for Nagle.
+    socket.setNoDelay(true);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    handleRequest(req, res, state).catch(() => {
+      // The client went away mid-request or mid-stream; nothing left to answer.
+      res.destroy();
+    });
+  });
+  return handle;
+}
