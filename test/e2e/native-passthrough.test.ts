@@ -296,3 +296,44 @@ describe('usage limits', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(3_500);
   });
 });
+
+describe('chat completions over the same accounts', () => {
+  it('serves the SDK plain and streamed, converted to and from the Responses API', async () => {
+    backend.reply = () => ({ kind: 'text', text: 'Converted for chat.' });
+    try {
+      const completion = await running.client.chat.completions.create({ model: MODEL, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }] });
+      expect(completion.choices[0]?.message.content).toBe('Converted for chat.');
+      expect(completion.usage?.prompt_tokens).toBeGreaterThan(0);
+      const sent = backend.requests.at(-1)?.body as { stream: boolean; store: boolean; input: Array<{ role?: string }> };
+      expect(sent).toMatchObject({ stream: true, store: false });
+      expect(sent.input.map((item) => item.role)).toEqual(['developer', 'user']);
+
+      const stream = await running.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi again' }], stream: true, stream_options: { include_usage: true } });
+      let text = '';
+      let usage: unknown = null;
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta.content ?? '';
+        if (chunk.usage) usage = chunk.usage;
+      }
+      expect(text).toBe('Converted for chat.');
+      expect(usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) });
+    } finally {
+      backend.reply = () => ({ kind: 'text', text: 'Hello from the fake ChatGPT backend.' });
+    }
+  });
+
+  it('serves a tool call', async () => {
+    backend.reply = () => ({ kind: 'function_call', name: 'get_weather', arguments: '{"city":"Paris"}' });
+    try {
+      const completion = await running.client.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+      });
+      expect(completion.choices[0]?.finish_reason).toBe('tool_calls');
+      expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({ type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
+    } finally {
+      backend.reply = () => ({ kind: 'text', text: 'Hello from the fake ChatGPT backend.' });
+    }
+  });
+});
