@@ -1,0 +1,165 @@
+import type { Usage } from '../../core/index.js';
+import { GatewayError, isGatewayError } from '../../errors/index.js';
+import { incompleteReasonOf } from './convert-chat-to-response.js';
+import { convertChatUsage, isRecord, type ConvertedUsage } from './convert-chat-usage.js';
+import { createResponseObject, idMaker, type ResponseContext, type ResponseObject, type ResponseState } from './response-object.js';
+import { StreamOutputItems, type OutputEvent } from './stream-output-items.js';
+
+/** One server-sent event, for the edge to write as `event: <event>\ndata: <data>\n\n`. */
+export interface ResponsesServerSentEvent {
+  event: string;
+  data: string;
+}
+
+export interface ResponsesStreamResult {
+  /** The last state of the response: completed, incomplete, failed, or still in progress if the stream was left early. */
+  response: ResponseObject;
+  /** The upstream's usage for the request record; null when it gave none (estimate it then). */
+  usage: Usage | null;
+  /** What ended the stream in failure, if anything did. */
+  error?: unknown;
+}
+
+/**
+ * Turns a stream of parsed `chat.completion.chunk` objects into the Responses API's events:
+ * `response.created`, `response.in_progress`, each output item's events (see
+ * StreamOutputItems), then `response.completed` or `response.incomplete` with the whole response
+ * and its usage. Every event carries a `sequence_number` counting from 0.
+ *
+ * Nothing is sent before the first chunk arrives, and a failure before it is thrown as is, so
+ * the service can still try another route or answer with a plain JSON error. A failure after it
+ * is sent in-band (`error`, then `response.failed`) and ends the stream; `result()` keeps it.
+ */
+export class ResponsesEventStream {
+  private sequence = 0;
+  private readonly queue: ResponsesServerSentEvent[] = [];
+  private readonly items: StreamOutputItems;
+  private usage: ConvertedUsage | null = null;
+  private finishReason: unknown = null;
+  private serviceTier: unknown;
+  private state: ResponseState = { status: 'in_progress', output: [] };
+  /** The response the last event carried, kept as sent (its completed_at included) for result(). */
+  private final: ResponseObject | undefined;
+  private error: unknown;
+
+  constructor(private readonly context: ResponseContext) {
+    this.items = new StreamOutputItems((event) => this.send(event), idMaker(context));
+  }
+
+  async *events(chunks: AsyncIterable<unknown>): AsyncGenerator<ResponsesServerSentEvent> {
+    const iterator = chunks[Symbol.asyncIterator]();
+    let ended = false;
+    try {
+      let next = await iterator.next();
+      this.send({ type: 'response.created', response: this.response() });
+      this.send({ type: 'response.in_progress', response: this.response() });
+      try {
+        while (next.done !== true) {
+          this.accept(next.value);
+          yield* this.drain();
+          next = await iterator.next();
+        }
+        ended = true;
+      } catch (error) {
+        ended = true;
+        yield* this.drain();
+        yield* this.fail(error);
+        return;
+      }
+      yield* this.drain();
+      yield* this.complete();
+    } finally {
+      // A client that leaves early stops the upstream generating (and billing).
+      if (!ended) await iterator.return?.();
+    }
+  }
+
+  /**
+   * The events that end a stream in failure: OpenAI's `error` event, then `response.failed`.
+   * The error event carries its fields at the top level, as the published schema says, and again
+   * under `error`, as OpenAI's live API sends them: the official SDKs raise an `APIError` on that
+   * object, and readers of either shape find the code and message.
+   */
+  fail(error: unknown): ResponsesServerSentEvent[] {
+    this.error = error;
+    const known = isGatewayError(error) ? error : new GatewayError('internal_error', 'The gateway failed while streaming the response.', { cause: error });
+    const fields = { code: known.code, message: known.message, param: known.param };
+    this.send({ type: 'error', ...fields, error: { type: known.type, ...fields } });
+    this.state = {
+      ...this.progress(),
+      status: 'failed',
+      error: { code: known.status === 429 ? 'rate_limit_exceeded' : 'server_error', message: known.message },
+    };
+    this.final = this.response();
+    this.send({ type: 'response.failed', response: this.final });
+    return this.drain();
+  }
+
+  result(): ResponsesStreamResult {
+    const response = this.final ?? createResponseObject(this.context, this.progress());
+    const result: ResponsesStreamResult = { response, usage: this.usage?.usage ?? null };
+    if (this.error !== undefined) result.error = this.error;
+    return result;
+  }
+
+  private accept(chunk: unknown): void {
+    if (!isRecord(chunk)) return;
+    if (isRecord(chunk['error']) && chunk['choices'] === undefined) {
+      const message = chunk['error']['message'];
+      throw new GatewayError('upstream_error', typeof message === 'string' ? message : 'The upstream failed while streaming.');
+    }
+    this.usage = convertChatUsage(chunk['usage']) ?? this.usage;
+    if (chunk['service_tier'] !== undefined) this.serviceTier = chunk['service_tier'];
+    const choices = Array.isArray(chunk['choices']) ? (chunk['choices'] as unknown[]) : [];
+    for (const choice of choices) {
+      // The gateway never asks for n > 1; any other choice is not this response's.
+      if (!isRecord(choice) || (choice['index'] ?? 0) !== 0) continue;
+      const delta = isRecord(choice['delta']) ? choice['delta'] : {};
+      // `reasoning_content` (DeepSeek, vLLM…) is not turned into reasoning items: a client hands
+      // those back on its next turn, and no chat upstream can take them back.
+      if (typeof delta['content'] === 'string' && delta['content'] !== '') this.items.text(delta['content'], 'output_text');
+      if (typeof delta['refusal'] === 'string' && delta['refusal'] !== '') this.items.text(delta['refusal'], 'refusal');
+      const calls = Array.isArray(delta['tool_calls']) ? (delta['tool_calls'] as unknown[]) : [];
+      calls.forEach((call, position) => {
+        if (!isRecord(call)) return;
+        const fn = isRecord(call['function']) ? call['function'] : {};
+        const index = typeof call['index'] === 'number' ? call['index'] : position;
+        this.items.toolCall(index, { id: stringOrUndefined(call['id']), name: stringOrUndefined(fn['name']), arguments: stringOrUndefined(fn['arguments']) });
+      });
+      if (typeof choice['finish_reason'] === 'string') this.finishReason = choice['finish_reason'];
+    }
+  }
+
+  private complete(): ResponsesServerSentEvent[] {
+    // A stream cut short throws in the chunk source, so one that ends without a finish_reason
+    // ended normally (some servers leave it out).
+    const incompleteReason = incompleteReasonOf(this.finishReason);
+    this.items.finish(incompleteReason);
+    this.state = { ...this.progress(), status: incompleteReason === null ? 'completed' : 'incomplete', incompleteReason };
+    this.final = this.response();
+    this.send({ type: incompleteReason === null ? 'response.completed' : 'response.incomplete', response: this.final });
+    return this.drain();
+  }
+
+  private progress(): ResponseState {
+    return { status: 'in_progress', output: this.items.output(), usage: this.usage?.response ?? null, serviceTier: this.serviceTier };
+  }
+
+  private response(): ResponseObject {
+    return createResponseObject(this.context, this.state);
+  }
+
+  private send(event: OutputEvent): void {
+    const payload = { ...event, sequence_number: this.sequence };
+    this.sequence += 1;
+    this.queue.push({ event: event.type, data: JSON.stringify(payload) });
+  }
+
+  private drain(): ResponsesServerSentEvent[] {
+    return this.queue.splice(0, this.queue.length);
+  }
+}
+
+function stringOrUndefined(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
