@@ -1,9 +1,10 @@
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 
 /**
  * The upstream every proxy in the benchmark talks to: as cheap as a Node server can be, so that
  * what is measured is the proxies. A ~1 KB chat completion, a ~20-chunk SSE stream, and a slow
- * stream (a chunk every 250 ms, 5 s in all) for the concurrent-streams memory test.
+ * stream (a chunk every 250 ms, 5 s in all) for the concurrent-streams memory test; at `…/responses`
+ * the Codex backend's event stream, fast or slow, for the native passthrough.
  */
 const port = Number(process.argv[2] ?? 0);
 
@@ -40,11 +41,47 @@ const words = Array.from({ length: 19 }, (_, index) => ` word${index}`);
 const streamEvents = [...words.map((word) => chunk(word, null, false)), chunk(null, 'stop', false)];
 const usageEvent = chunk(null, null, true);
 
+/** The Codex backend's stream (the native passthrough): the event sequence of a ~20-delta answer. */
+function responsesEvent(type: string, fields: Record<string, unknown>): string {
+  return `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
+}
+const responseId = 'resp_bench000000000000000000000000';
+const responsesEvents = [
+  responsesEvent('response.created', { sequence_number: 0, response: { id: responseId, object: 'response', status: 'in_progress', model: 'gpt-5.1-codex', output: [] } }),
+  responsesEvent('response.in_progress', { sequence_number: 1, response: { id: responseId, object: 'response', status: 'in_progress', model: 'gpt-5.1-codex', output: [] } }),
+  responsesEvent('response.output_item.added', { sequence_number: 2, output_index: 0, item: { id: 'msg_bench', type: 'message', status: 'in_progress', role: 'assistant', content: [] } }),
+  ...words.map((word, index) => responsesEvent('response.output_text.delta', { sequence_number: 3 + index, item_id: 'msg_bench', output_index: 0, content_index: 0, delta: word })),
+  responsesEvent('response.output_item.done', { sequence_number: 22, output_index: 0, item: { id: 'msg_bench', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: words.join(''), annotations: [] }] } }),
+  responsesEvent('response.completed', {
+    sequence_number: 23,
+    response: { id: responseId, object: 'response', status: 'completed', model: 'gpt-5.1-codex', output: [], usage: { input_tokens: 1200, input_tokens_details: { cached_tokens: 1024 }, output_tokens: 19, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 1219 } },
+  }),
+];
+
+function streamResponses(response: ServerResponse, slow: boolean): void {
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'x-codex-primary-used-percent': '12', 'x-codex-turn-state': 'bench-turn-state' });
+  if (!slow) {
+    for (const event of responsesEvents) response.write(event);
+    response.end();
+    return;
+  }
+  let sent = 0;
+  const timer = setInterval(() => {
+    if (response.destroyed) return clearInterval(timer);
+    if (sent < responsesEvents.length) response.write(responsesEvents[sent++]);
+    else {
+      clearInterval(timer);
+      response.end();
+    }
+  }, 250);
+}
+
 const server = createServer((request, response) => {
   const parts: Buffer[] = [];
   request.on('data', (part: Buffer) => parts.push(part));
   request.on('end', () => {
     const body = Buffer.concat(parts).toString();
+    if (request.url?.endsWith('/responses') === true) return streamResponses(response, body.includes('slow-stream'));
     if (!body.includes('"stream":true')) {
       response.writeHead(200, { 'content-type': 'application/json', 'content-length': completion.length });
       response.end(completion);

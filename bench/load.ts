@@ -147,15 +147,16 @@ export interface StreamProbeResult {
 }
 
 /** One streamed request at a time: median time to the first body byte and to the end. */
-export async function streamProbe(target: Target, count: number): Promise<StreamProbeResult> {
+export async function streamProbe(target: Target, count: number, stream?: Omit<StreamRequest, 'endMarker'>): Promise<StreamProbeResult> {
   const pool = new Pool(target.origin, { connections: 1 });
   const headers = { 'content-type': 'application/json', ...target.headers };
-  const body = chatBody(true);
+  const path = stream?.path ?? CHAT_PATH;
+  const body = stream?.body ?? chatBody(true);
   const firstBytes: number[] = [];
   const totals: number[] = [];
   for (let index = 0; index < count; index++) {
     const start = performance.now();
-    const response = await pool.request({ path: CHAT_PATH, method: 'POST', headers: target.sessions?.headers(headers) ?? headers, body });
+    const response = await pool.request({ path, method: 'POST', headers: target.sessions?.headers(headers) ?? headers, body });
     let first = 0;
     for await (const _chunk of response.body) if (first === 0) first = performance.now() - start;
     if (response.statusCode === 200) {
@@ -174,11 +175,21 @@ export interface ConcurrentStreamsResult {
   completed: number;
 }
 
+/** What a stream request is: chat's by default; the native scenario sends its own. */
+export interface StreamRequest {
+  path: string;
+  body: string;
+  /** Text a complete stream contains. */
+  endMarker: string;
+}
+
 /** Holds `count` slow streams open at once and watches the target's memory. */
-export async function concurrentStreams(target: Target, count: number): Promise<ConcurrentStreamsResult> {
+export async function concurrentStreams(target: Target, count: number, stream?: StreamRequest): Promise<ConcurrentStreamsResult> {
   const agent = new Agent({ connections: count + 16, keepAliveTimeout: 30_000, bodyTimeout: 120_000, headersTimeout: 120_000 });
   const headers = { 'content-type': 'application/json', ...target.headers };
-  const body = chatBody(true, target.slowModel ?? 'slow-stream');
+  const path = stream?.path ?? CHAT_PATH;
+  const body = stream?.body ?? chatBody(true, target.slowModel ?? 'slow-stream');
+  const endMarker = stream?.endMarker ?? '[DONE]';
   await new Promise((resolve) => setTimeout(resolve, 500));
   const idleRssBytes = rssBytes(target.pid);
   let peakRssBytes = idleRssBytes;
@@ -189,9 +200,9 @@ export async function concurrentStreams(target: Target, count: number): Promise<
   await Promise.all(
     Array.from({ length: count }, async () => {
       try {
-        const response = await request(`${target.origin}${CHAT_PATH}`, { method: 'POST', headers: target.sessions?.headers(headers) ?? headers, body, dispatcher: agent });
+        const response = await request(`${target.origin}${path}`, { method: 'POST', headers: target.sessions?.headers(headers) ?? headers, body, dispatcher: agent });
         const text = await response.body.text();
-        if (response.statusCode === 200 && text.includes('[DONE]')) completed++;
+        if (response.statusCode === 200 && text.includes(endMarker)) completed++;
       } catch {
         // Counted as not completed.
       }

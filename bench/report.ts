@@ -1,3 +1,4 @@
+import type { NativeFigures } from './native-scenario.js';
 import type { CoreNoise } from './machine-noise.js';
 import { median } from './load.js';
 import type { PoolSection } from './pool-report.js';
@@ -40,6 +41,8 @@ export interface Report {
   figures: Partial<Record<TargetName, TargetFigures>>;
   /** The pool scenario (bench/pool-scenario.ts), unless skipped with `--no-pool`. */
   pool?: PoolSection;
+  /** The native passthrough scenario (bench/native-scenario.ts), unless skipped with `--no-native`. */
+  native?: NativeFigures;
   machineNoise: { before: CoreNoise[]; after: CoreNoise[] };
   notes: string[];
 }

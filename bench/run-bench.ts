@@ -10,6 +10,7 @@ import { cpuSeconds, rssBytes } from './process-stats.js';
 import { poolSection, renderPoolSection } from './pool-report.js';
 import { cleanupPool, describePool, poolTargetNames, preparePool, startPoolTarget, startPoolTargets, type PoolSetup } from './pool-scenario.js';
 import { renderReport, type Report, type TargetFigures } from './report.js';
+import { renderNativeSection, runNativeScenario } from './native-scenario.js';
 import { describeNoise, measureMachineNoise } from './machine-noise.js';
 import { direct, spawnPinned, startBareProxy, startNginx, startPortkey, startSwitchyard, type BenchContext, type SwitchyardBuild, type Target, type TargetName } from './targets.js';
 
@@ -22,6 +23,11 @@ const baseline = baselineBuild(process.argv);
 // The pool scenario (bench/pool-scenario.ts) adds three or four Switchyard targets to every round;
 // `--no-pool` leaves them out when only the plain chat path is being looked at.
 const withPool = !process.argv.includes('--no-pool');
+// The native passthrough scenario (bench/native-scenario.ts): `--no-native` leaves it out,
+// `--native-only` runs it alone (with the fake upstream), for a quick look at that path.
+const nativeOnly = process.argv.includes('--native-only');
+const withNative = nativeOnly || !process.argv.includes('--no-native');
+const nativePlan = quick ? { rounds: 3, probes: 100, streams: 500 } : { rounds: 7, probes: 200, streams: 1_000 };
 
 // Node servers need several seconds of load before their JIT and heap settle (Switchyard, with the
 // longest code path, ~6 s: measured 89 µs a request after 3 s, 60 µs after 6 s). Every Node proxy gets
@@ -107,6 +113,20 @@ async function main(): Promise<void> {
   if (upstreamOnLoadCore) notes.push('the fake upstream ran on the load generator\'s core (`--upstream-core load`), not beside the proxies');
   const upstream = await spawnPinned('node', [join(root, 'dist-bench', 'fast-upstream.js'), '0'], upstreamOnLoadCore ? { core: LOAD_CORE } : {});
   const context: BenchContext = { root, workDirectory, upstreamOrigin: `http://127.0.0.1:${String(upstream.first['port'])}`, upstreamPid: upstream.child.pid as number };
+  if (nativeOnly) {
+    try {
+      const native = await runNativeScenario(context, nativePlan, say);
+      const markdown = renderNativeSection(native);
+      process.stdout.write(`${markdown}\n`);
+      mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+      writeFileSync(join(root, 'bench', 'results', 'latest-native.md'), markdown);
+      writeFileSync(join(root, 'bench', 'results', 'latest-native.json'), `${JSON.stringify(native, null, 2)}\n`);
+    } finally {
+      upstream.child.kill('SIGTERM');
+      rmSync(workDirectory, { recursive: true, force: true });
+    }
+    return;
+  }
   const targets: Target[] = [
     direct(context),
     ...(await Promise.all([
@@ -218,6 +238,8 @@ async function main(): Promise<void> {
       if (result.completed < plan.concurrentStreams) notes.push(`${fresh.label}: ${plan.concurrentStreams - result.completed} of ${plan.concurrentStreams} slow streams did not complete`);
     }
 
+    const native = withNative ? await runNativeScenario(context, nativePlan, say) : null;
+
     const figures: Partial<Record<TargetName, TargetFigures>> = {};
     for (const target of targets) {
       const entry = sample(target);
@@ -289,7 +311,8 @@ async function main(): Promise<void> {
         return entry === undefined ? undefined : { throughput: entry.cpu, openLoop: entry.openLoop[topRate]?.cpu ?? [] };
       }, topRate, describePool(pool));
     }
-    const markdown = renderReport(report, renderPoolSection(report));
+    if (native !== null) report.native = native;
+    const markdown = renderReport(report, [...renderPoolSection(report), ...(native === null ? [] : [renderNativeSection(native)])]);
     process.stdout.write(`${markdown}\n`);
     mkdirSync(join(root, 'bench', 'results'), { recursive: true });
     writeFileSync(join(root, 'bench', 'results', quick ? 'latest-quick.md' : 'latest.md'), markdown);

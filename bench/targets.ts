@@ -10,7 +10,7 @@ export const CHAT_PATH = '/v1/chat/completions';
 
 /** The pool scenario's targets (bench/pool-scenario.ts) are Switchyard too, configured otherwise. */
 export type PoolTargetName = 'pool' | 'pool-redis' | 'pool-no-infer' | 'baseline-pool';
-export type TargetName = 'direct' | 'nginx' | 'bare' | 'switchyard' | 'baseline' | 'portkey' | PoolTargetName;
+export type TargetName = 'direct' | 'nginx' | 'bare' | 'switchyard' | 'baseline' | 'portkey' | 'native' | PoolTargetName;
 
 /** Which Switchyard build a target runs: this checkout's, or another built checkout (`--baseline DIR`). */
 export interface SwitchyardBuild {

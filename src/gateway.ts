@@ -1,22 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import { TokenAuthenticator, TokenService } from './access/index.js';
-import { CredentialAdmin } from './admin/index.js';
-import type { TProperties } from '@sinclair/typebox';
-import { ConfigError, groupEndpoints, type SwitchyardConfig, type UpstreamConfig } from './config/index.js';
+import { ACCOUNT_PROVIDERS, CredentialAdmin, UpstreamAccounts, type AccountDocumentCheck } from './admin/index.js';
+import type { SwitchyardConfig } from './config/index.js';
+import { RuntimeAccounts } from './gateway-accounts.js';
+import { accountContext, createEndpoints, type Endpoints } from './gateway-endpoints.js';
 import { buildApp } from './http/app.js';
 import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
 import { createLogger, type Logger } from './observability/logger.js';
-import type { AccountContext, CredentialAccount, OffModel, ProviderAdapter, ProviderModule } from './providers/provider-adapter.js';
-import { PROVIDER_LOADERS } from './providers/registry.js';
-import { checkUpstreamKeys } from './providers/shared/upstream-keys.js';
+import type { OffModel } from './providers/provider-adapter.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { buildCatalog, CredentialHealth, InFlight, Router, SessionBindings, SharedRoutingState, withPublishedModels, type CredentialEntry, type ModelCatalog } from './routing/index.js';
-import { parseDuration } from './core/index.js';
-import { openState, withStateLock, type SharedState } from './state/index.js';
-import { ChatCompletionService, EmbeddingService, NativeService, RerankService, SpeechService, TranscriptionService } from './services/index.js';
+import { buildCatalog, CredentialHealth, InFlight, ModelCatalog, Router, SessionBindings, SharedRoutingState, withPublishedModels, type SharedRoutingStateOptions } from './routing/index.js';
+import { parseDuration, SecretBox } from './core/index.js';
+import { openState, type SharedState } from './state/index.js';
+import { ChatCompletionService, EmbeddingService, NativeService, RerankService, ResponsesService, ResponseStore, SpeechService, TranscriptionService } from './services/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
 import { RequestLogQueue, RequestRecorder } from './usage/index.js';
 
@@ -31,6 +30,8 @@ export interface Gateway {
   readonly tokens: TokenService;
   /** The upstream credentials' states, as the admin API shows and changes them. */
   readonly credentials: CredentialAdmin;
+  /** Accounts added at run time (`credentials add-codex`, `POST /admin/v1/credentials`). */
+  readonly accounts: UpstreamAccounts;
   /** The address it listens on, e.g. `http://127.0.0.1:8080`. */
   readonly url: string;
   /**
@@ -44,21 +45,35 @@ export interface StartOptions {
   logger?: Logger;
 }
 
+/** How the admin service checks an account document: with its provider's own parser. */
+function checkAccountDocument(endpoints: Endpoints): AccountDocumentCheck {
+  return (provider, text) => {
+    const check = endpoints.loadedModule(provider)?.checkAccountDocument;
+    if (check === undefined) throw new Error(`cannot be checked: provider ${provider} has no accounts`);
+    return check(text);
+  };
+}
+
 /** The composition root: the only place that knows every layer and wires them together. */
 export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logging.level);
   const state = await openState(config.state.url, { keyPrefix: config.state.key_prefix });
-  let endpoints: Awaited<ReturnType<typeof createEndpoints>> | null = null;
+  let endpoints: Endpoints | null = null;
   let stores: Stores;
   try {
     endpoints = await createEndpoints(config, accountContext(state, logger));
     stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
   } catch (error) {
-    await Promise.all((endpoints?.adapters ?? []).map((adapter) => adapter.close()));
+    await endpoints?.close();
     await state.close();
     throw error;
   }
-  const { adapters, credentials } = endpoints as NonNullable<typeof endpoints>;
+  const wired = endpoints as Endpoints;
+  // Loaded now, so that an account can be checked and served when the config has none.
+  for (const provider of ACCOUNT_PROVIDERS) await wired.module(provider);
+  const { adapters, credentials } = wired;
+  const box = config.security.secret_key === undefined ? null : SecretBox.fromText(config.security.secret_key);
+  let accounts: RuntimeAccounts | null = null;
   let routingState: SharedRoutingState | null = null;
   let watcher: TokenChangeWatcher | null = null;
   let queue: RequestLogQueue | null = null;
@@ -81,22 +96,32 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access));
     const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'));
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
-    const catalog = buildCatalog(withPublishedModels(config.models, credentials), credentials);
-    const { router, shared } = await createRouter(config, logger, state, [...credentials.keys()]);
+    const catalog = new ModelCatalog([]);
+    const rebuildCatalog = (): void => catalog.replaceWith(buildCatalog(withPublishedModels(config.models, credentials), credentials));
+    accounts = new RuntimeAccounts({ store: stores.upstreamAccounts, box, endpoints: wired, onChange: rebuildCatalog, logger });
+    await accounts.start();
+    rebuildCatalog();
+    const { router, shared } = await createRouter(config, logger, state, { has: (id) => credentials.has(id), [Symbol.iterator]: () => credentials.keys() });
     routingState = shared;
     const credentialAdmin = new CredentialAdmin(credentials, router.health, router.inFlight);
+    const runtimeAccounts = accounts;
+    const upstreamAccounts = new UpstreamAccounts(stores.upstreamAccounts, box, checkAccountDocument(wired), new Set(config.upstreams.map((upstream) => upstream.id)), () => {
+      void runtimeAccounts.sync().catch((error: unknown) => logger.warn({ err: error }, 'serving a changed account failed; the next poll retries'));
+    });
     const app = buildApp({
       logger,
       authenticator,
       recorder,
       catalog,
       chat: new ChatCompletionService(catalog, router, { inferSessions: config.routing.infer_sessions }),
+      responses: new ResponsesService(catalog, router, responseStore(config, state, logger), { inferSessions: config.routing.infer_sessions }),
       native: new NativeService(catalog, router),
       embeddings: new EmbeddingService(catalog, router),
       reranker: new RerankService(catalog, router),
       speech: new SpeechService(catalog, router),
       transcriptions: new TranscriptionService(catalog, router, config.defaults.transcription_model),
       credentials: credentialAdmin,
+      accounts: upstreamAccounts,
       gate,
       pausedStreams,
       limits: {
@@ -120,6 +145,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       logger,
       tokens,
       credentials: credentialAdmin,
+      accounts: upstreamAccounts,
       url: `http://${host}:${port}`,
       shutdown: async () => {
         await closeServer(app, config.server.shutdown_timeout_ms, logger, () => {
@@ -128,7 +154,8 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         });
         await recorder.close();
         if (queue !== null && queue.size > 0) logger.error({ lostRows: queue.size }, 'request log rows could not be written at shutdown');
-        await Promise.all(adapters.map((adapter) => adapter.close()));
+        runtimeAccounts.close();
+        await wired.close();
         await activeWatcher.close();
         await activeRoutingState.close();
         await state.close();
@@ -137,17 +164,18 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     };
   } catch (error) {
     await queue?.close(1).catch(() => undefined);
+    accounts?.close();
     await watcher?.close();
     await routingState?.close();
     await state.close();
     await stores.close();
-    await Promise.all(adapters.map((adapter) => adapter.close()));
+    await wired.close();
     throw error;
   }
 }
 
 /** The router over the shared state: credential states, session bindings, in-flight counts, the `routing` settings. */
-async function createRouter(config: SwitchyardConfig, logger: Logger, state: SharedState, credentialIds: readonly string[]): Promise<{ router: Router; shared: SharedRoutingState }> {
+async function createRouter(config: SwitchyardConfig, logger: Logger, state: SharedState, credentialIds: SharedRoutingStateOptions['credentialIds']): Promise<{ router: Router; shared: SharedRoutingState }> {
   const { routing } = config;
   let shared: SharedRoutingState | null = null;
   const health = new CredentialHealth({
@@ -176,66 +204,6 @@ async function createRouter(config: SwitchyardConfig, logger: Logger, state: Sha
   return { router, shared };
 }
 
-/** A credential as the gateway wires it: its route target, and the connection pool it draws on. */
-interface WiredCredential extends CredentialEntry {
-  readonly pool: { readonly name: string; readonly size: number };
-}
-
-/**
- * One adapter per endpoint (entries that differ only in their credential share one, and its
- * connection pool), and each entry's credential bound to its endpoint's adapter.
- */
-async function createEndpoints(config: SwitchyardConfig, context: AccountContext): Promise<{ adapters: ProviderAdapter[]; credentials: Map<string, WiredCredential> }> {
-  const modules = new Map<string, ProviderModule>();
-  for (const [index, upstream] of config.upstreams.entries()) {
-    const load = PROVIDER_LOADERS[upstream.provider];
-    if (load === undefined) {
-      const available = Object.keys(PROVIDER_LOADERS).join(', ');
-      throw new ConfigError(`upstreams[${index}].provider`, `provider "${upstream.provider}" is not available in this version (available: ${available})`);
-    }
-    const provider = modules.get(upstream.provider) ?? (await load());
-    modules.set(upstream.provider, provider);
-    checkOwnKeys(upstream, index, provider.upstreamKeys);
-  }
-  const adapters: ProviderAdapter[] = [];
-  const credentials = new Map<string, WiredCredential>();
-  try {
-    for (const { endpoint, credentials: entries } of groupEndpoints(config.upstreams)) {
-      const module = modules.get(endpoint.provider) as ProviderModule;
-      const adapter = module.create(endpoint);
-      adapters.push(adapter);
-      const pool = { name: endpoint.name, size: endpoint.max_connections };
-      for (const entry of entries) {
-        const account = module.account === undefined ? undefined : await accountOf(module, entry, config.upstreams.indexOf(entry), context);
-        const credential = { id: entry.id, apiKey: entry.api_key, headers: entry.headers ?? {}, ...(account === undefined ? {} : { account }) };
-        credentials.set(entry.id, { credential, provider: entry.provider, adapter, pool, maxInFlight: entry.max_in_flight ?? null });
-      }
-    }
-  } catch (error) {
-    await Promise.all(adapters.map((adapter) => adapter.close()));
-    throw error;
-  }
-  return { adapters, credentials };
-}
-
-/** An OAuth account's entry read where it says (its auth file); a problem names the entry's key. */
-async function accountOf(module: ProviderModule, entry: UpstreamConfig, index: number, context: AccountContext): Promise<CredentialAccount> {
-  try {
-    return await (module.account as NonNullable<ProviderModule['account']>)(entry, context);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new ConfigError(`upstreams[${index}].${error.key}`, error.problem);
-    throw error;
-  }
-}
-
-/** What OAuth accounts get from the gateway: a refresh lock shared through the state, and the log. */
-function accountContext(state: SharedState, logger: Logger): AccountContext {
-  return {
-    exclusive: (name, task) => withStateLock(state, name, task),
-    note: (level, fields, message) => logger[level](fields, message),
-  };
-}
-
 async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Logger, onDeadline: () => void): Promise<void> {
   let deadlineTimer: NodeJS.Timeout | undefined;
   const deadline = new Promise<'deadline'>((resolve) => {
@@ -257,12 +225,9 @@ async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Log
   }
 }
 
-/** An entry's provider-specific keys against its provider's schema; the error names the entry. */
-function checkOwnKeys(upstream: UpstreamConfig, index: number, properties: TProperties): void {
-  try {
-    checkUpstreamKeys(upstream, properties);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new ConfigError(`upstreams[${index}].${error.key}`, error.problem);
-    throw error;
-  }
+/** Responses made by conversion, kept in the shared state for `responses.retention` (docs/responses-api.md). */
+function responseStore(config: SwitchyardConfig, state: SharedState, logger: Logger): ResponseStore {
+  return new ResponseStore(state, parseDuration(config.responses.retention) as number, (error) =>
+    logger.warn({ err: error }, 'a response could not be stored; continuing it by previous_response_id will be refused'),
+  );
 }

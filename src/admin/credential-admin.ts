@@ -18,6 +18,8 @@ export interface CredentialView {
   /** Requests in flight on it, in every gateway process that shares the state. */
   in_flight: number;
   last_error: string | null;
+  /** `config` (an `upstreams[]` entry) or `runtime` (an account added at run time, removable with DELETE). */
+  origin: 'config' | 'runtime';
   /** An OAuth account's own state (codex: account id, plan, last refresh, quota as last reported); null for API keys. */
   account: Readonly<Record<string, unknown>> | null;
 }
@@ -26,6 +28,7 @@ export interface CredentialView {
 export interface AdministeredCredential {
   readonly provider: ProviderKind;
   readonly credential?: { readonly account?: CredentialAccount };
+  readonly runtime?: boolean;
 }
 
 /**
@@ -82,6 +85,7 @@ export class CredentialAdmin {
       cooldowns_in_a_row: status.cooldownsInARow,
       in_flight: this.inFlight.count(id),
       last_error: status.lastError,
+      origin: entry.runtime === true ? 'runtime' : 'config',
       account: entry.credential?.account?.describe() ?? null,
     };
   }

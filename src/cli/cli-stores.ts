@@ -1,4 +1,4 @@
-import { loadConfig } from '../config/index.js';
+import { loadConfig, type SwitchyardConfig } from '../config/index.js';
 import { openStores, type Stores } from '../store/index.js';
 import { redactUrl, type CliIo } from './cli-io.js';
 
@@ -11,12 +11,12 @@ export interface ConfigOption {
  * stderr which one it is: a token created against one database and presented to a gateway on
  * another shows up here, while the gateway's 401 stays silent.
  */
-export async function withStores<T>(options: ConfigOption, io: CliIo, action: (stores: Stores, tokenPrefix: string) => Promise<T>): Promise<T> {
+export async function withStores<T>(options: ConfigOption, io: CliIo, action: (stores: Stores, config: SwitchyardConfig) => Promise<T>): Promise<T> {
   const { config, source } = loadConfig({ configPath: options.config });
   io.stderr(`database: ${redactUrl(config.database.url)} (config: ${source ?? 'built-in defaults'})`);
   const stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
   try {
-    return await action(stores, config.auth.token_prefix);
+    return await action(stores, config);
   } finally {
     await stores.close();
   }

@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/index.js';
 import { CliFailure, EXIT_CONFIG, EXIT_USAGE, processIo, type CliIo } from './cli-io.js';
 import { serveCommand } from './serve-command.js';
+import { addCodexCommand, listAccountsCommand, removeCredentialCommand, type AddCodexOptions } from './credentials-command.js';
 import { listRequestsCommand, tailRequestsCommand, type ListOptions, type TailOptions } from './requests-command.js';
 import { createTokenCommand, listTokensCommand, revokeTokenCommand, type CreateOptions } from './tokens-command.js';
 
@@ -57,6 +58,29 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .argument('<id>', 'token id, e.g. tok_…')
     .option('-c, --config <file>', 'configuration file')
     .action(async (id: string, options: { config?: string }) => setExitCode(await revokeTokenCommand(id, options, io)));
+
+  const credentials = program.command('credentials').description('upstream accounts added at run time (stored encrypted under SWITCHYARD_SECRET_KEY)');
+  credentials
+    .command('add-codex')
+    .description('add a ChatGPT account from a Codex auth.json; prints its id on stdout')
+    .requiredOption('--id <id>', 'the credential id, as routes and logs name it')
+    .requiredOption('--auth-file <file>', 'the auth.json `codex login` wrote (~/.codex/auth.json)')
+    .option('--base-url <url>', 'the Codex backend (default https://chatgpt.com/backend-api/codex)')
+    .option('--token-url <url>', 'where tokens are refreshed (default https://auth.openai.com/oauth/token)')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (options: AddCodexOptions) => setExitCode(await addCodexCommand(options, io)));
+  credentials
+    .command('list')
+    .description('list the accounts added at run time (never their tokens)')
+    .option('--json', 'print JSON')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (options: { config?: string; json?: boolean }) => setExitCode(await listAccountsCommand(options, io)));
+  credentials
+    .command('remove')
+    .description('remove an account added at run time')
+    .argument('<id>', 'its credential id')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (id: string, options: { config?: string }) => setExitCode(await removeCredentialCommand(id, options, io)));
 
   const requests = program.command('requests').description('read the request log from the database');
   const filterOptions = (command: Command) =>

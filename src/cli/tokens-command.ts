@@ -14,7 +14,7 @@ export interface CreateOptions extends ConfigOption {
 }
 
 function withTokens<T>(options: ConfigOption, io: CliIo, action: (service: TokenService) => Promise<T>): Promise<T> {
-  return withStores(options, io, (stores, tokenPrefix) => action(new TokenService(stores.tokens, tokenPrefix)));
+  return withStores(options, io, (stores, config) => action(new TokenService(stores.tokens, config.auth.token_prefix)));
 }
 
 /** Details go to stderr so that stdout carries the token alone: `TOKEN=$(switchyard tokens create …)` works. */

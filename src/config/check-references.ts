@@ -23,9 +23,11 @@ export function checkReferences(config: SwitchyardConfig): void {
     if (modelIds.has(model.id)) throw new ConfigError(`models[${modelIndex}].id`, `duplicate model id "${model.id}"`);
     modelIds.set(model.id, model.type);
     model.routes.forEach((route, routeIndex) => {
-      if (!upstreamIds.has(route.upstream)) {
-        throw new ConfigError(`models[${modelIndex}].routes[${routeIndex}].upstream`, `unknown upstream "${route.upstream}"`);
-      }
+      const key = `models[${modelIndex}].routes[${routeIndex}]`;
+      if (route.upstream === undefined && route.accounts === undefined) throw new ConfigError(key, 'names no upstream (or `accounts: codex` for the accounts added at run time)');
+      if (route.upstream !== undefined && route.accounts !== undefined) throw new ConfigError(key, 'names both an upstream and accounts; a route is one or the other');
+      if (route.accounts !== undefined && model.type !== 'chat') throw new ConfigError(`${key}.accounts`, `codex accounts serve chat models, not ${model.type}`);
+      if (route.upstream !== undefined && !upstreamIds.has(route.upstream)) throw new ConfigError(`${key}.upstream`, `unknown upstream "${route.upstream}"`);
     });
   });
   const transcriptionDefault = config.defaults.transcription_model;

@@ -72,7 +72,10 @@ export const COMMON_UPSTREAM_KEYS: ReadonlySet<string> = new Set(Object.keys(Ups
 
 export const RouteConfigSchema = Type.Object(
   {
-    upstream: Type.String({ minLength: 1 }),
+    upstream: Type.Optional(Type.String({ minLength: 1 })),
+    accounts: Type.Optional(
+      Type.Literal('codex', { description: 'instead of upstream: every account of this provider added at run time (`switchyard credentials add-codex`, POST /admin/v1/credentials)' }),
+    ),
     model: Type.String({ minLength: 1 }),
     weight: Type.Number({ exclusiveMinimum: 0, default: 1 }),
     priority: Type.Integer({ default: 0, description: '`ordered` strategy: lower is tried first' }),
@@ -143,6 +146,18 @@ export const ConfigSchema = Type.Object(
         queue_timeout: Duration('5s', 'how long a request waits for a credential below its max_in_flight'),
         session_ttl: Duration('1h', 'how long a session stays bound to its credential after its last request'),
         infer_sessions: Type.Boolean({ default: true, description: 'give a chat request without a session id one inferred from its conversation' }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    responses: Type.Object(
+      { retention: Duration('24h', 'how long a response made by conversion is kept for previous_response_id and item_reference (docs/responses-api.md)') },
+      { additionalProperties: false, default: {} },
+    ),
+    security: Type.Object(
+      {
+        secret_key: Type.Optional(
+          Type.String({ minLength: 1, description: 'SWITCHYARD_SECRET_KEY: 32 bytes as 64 hex digits or base64; seals the OAuth tokens of accounts added at run time' }),
+        ),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -1,5 +1,5 @@
 export { ConfigError } from './config-error.js';
-export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config.js';
+export { loadConfig, runtimeUpstream, type LoadConfigOptions, type LoadedConfig } from './load-config.js';
 export {
   COMMON_UPSTREAM_KEYS,
   MODEL_TYPES,
@@ -17,5 +17,5 @@ export {
   type SwitchyardConfig,
   type UpstreamConfig,
 } from './config-schema.js';
-export { groupEndpoints, type EndpointConfig, type EndpointGroup } from './upstream-endpoints.js';
+export { endpointKey, endpointOf, groupEndpoints, type EndpointConfig, type EndpointGroup } from './upstream-endpoints.js';
 export { DIRECT } from './resolve-network.js';

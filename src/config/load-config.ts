@@ -4,7 +4,7 @@ import { Value, type ValueError } from '@sinclair/typebox/value';
 import type { Static } from '@sinclair/typebox';
 import { parseDocument } from 'yaml';
 import { ConfigError } from './config-error.js';
-import { ConfigSchema, type SwitchyardConfig } from './config-schema.js';
+import { ConfigSchema, UpstreamConfigSchema, type SwitchyardConfig, type UpstreamConfig } from './config-schema.js';
 import { expandEnvironment } from './expand-environment.js';
 import { checkReferences } from './check-references.js';
 import { resolveNetwork } from './resolve-network.js';
@@ -31,11 +31,12 @@ const DEFAULT_FILE = 'switchyard.yaml';
 const DEFAULT_DOCUMENT = { upstreams: [{ id: 'local', provider: 'local' }] };
 
 /** Environment variables that override one key each, applied after the file is read. */
-const ENVIRONMENT_OVERRIDES: ReadonlyArray<{ variable: string; section: 'server' | 'database' | 'state'; key: string }> = [
+const ENVIRONMENT_OVERRIDES: ReadonlyArray<{ variable: string; section: 'server' | 'database' | 'state' | 'security'; key: string }> = [
   { variable: 'SWITCHYARD_HOST', section: 'server', key: 'host' },
   { variable: 'SWITCHYARD_PORT', section: 'server', key: 'port' },
   { variable: 'SWITCHYARD_DATABASE_URL', section: 'database', key: 'url' },
   { variable: 'SWITCHYARD_STATE_URL', section: 'state', key: 'url' },
+  { variable: 'SWITCHYARD_SECRET_KEY', section: 'security', key: 'secret_key' },
 ];
 
 /**
@@ -152,4 +153,16 @@ function pointerToKey(pointer: string): string {
     .slice(1)
     .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
     .reduce((key, segment) => (/^\d+$/.test(segment) ? `${key}[${segment}]` : key === '' ? segment : `${key}.${segment}`), '');
+}
+
+/**
+ * The entry of an upstream account added at run time (stored in the database, not in the file):
+ * its id, provider and endpoint keys, every other key at its default, the network from the
+ * environment (`HTTPS_PROXY`…) as an entry without a `network` block gets it.
+ */
+export function runtimeUpstream(fields: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv = process.env): UpstreamConfig {
+  const withDefaults = Value.Default(UpstreamConfigSchema, Value.Convert(UpstreamConfigSchema, structuredClone({ ...fields }))) as Static<typeof UpstreamConfigSchema>;
+  const firstError = Value.Errors(UpstreamConfigSchema, withDefaults).First();
+  if (firstError !== undefined) throw new ConfigError(pointerToKey(firstError.path) || 'account', firstError.message);
+  return { ...withDefaults, network: resolveNetwork(withDefaults.network, 'network', env, process.cwd()) };
 }

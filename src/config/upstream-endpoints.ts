@@ -30,7 +30,7 @@ export function groupEndpoints(upstreams: readonly UpstreamConfig[]): EndpointGr
   const names = new Map<string, number>();
   for (const upstream of upstreams) {
     const settings = endpointSettings(upstream);
-    const key = canonicalJson(settings);
+    const key = endpointKey(upstream);
     const group = groups.get(key);
     if (group !== undefined) {
       group.credentials.push(upstream);
@@ -42,6 +42,16 @@ export function groupEndpoints(upstreams: readonly UpstreamConfig[]): EndpointGr
     groups.set(key, { endpoint: { ...settings, name: seen === 1 ? base : `${base} #${seen}` }, credentials: [upstream] });
   }
   return [...groups.values()];
+}
+
+/** An entry's endpoint on its own (an account added at run time), named `name` in logs. */
+export function endpointOf(upstream: UpstreamConfig, name: string): EndpointConfig {
+  return { ...endpointSettings(upstream), name };
+}
+
+/** What decides an entry's endpoint: entries with the same key share one adapter and connection pool. */
+export function endpointKey(upstream: UpstreamConfig): string {
+  return canonicalJson(endpointSettings(upstream));
 }
 
 function endpointSettings(upstream: UpstreamConfig): Omit<EndpointConfig, 'name'> {

@@ -27,6 +27,11 @@ export const ERROR_CODES = {
   /** The admin API was asked about an upstream credential the config does not have. */
   credential_not_found: { status: 404, type: 'not_found_error', retryable: false },
 
+  /** An account added at run time would take an id an upstream credential has already. */
+  credential_exists: { status: 409, type: 'invalid_request_error', retryable: false },
+  /** Removing a credential the config file defines: it is removed there. */
+  credential_configured: { status: 409, type: 'invalid_request_error', retryable: false },
+
   /** The request body stopped arriving for `server.body_timeout_ms`, or the headers took too long. */
   request_timeout: { status: 408, type: 'invalid_request_error', retryable: false },
 
@@ -51,6 +56,10 @@ export const ERROR_CODES = {
   no_upstream_available: { status: 503, type: 'service_unavailable', retryable: false },
   engine_busy: { status: 503, type: 'service_unavailable', retryable: true },
   shutting_down: { status: 503, type: 'service_unavailable', retryable: false },
+  /** The shared state (`state.url`) could not be read for what the request names (a stored response). */
+  state_unavailable: { status: 503, type: 'service_unavailable', retryable: false },
+  /** Accounts added at run time are stored sealed; without SWITCHYARD_SECRET_KEY the gateway cannot store one. */
+  secret_key_missing: { status: 503, type: 'service_unavailable', retryable: false },
   upstream_timeout: { status: 504, type: 'upstream_error', retryable: true },
 } as const satisfies Record<string, { status: number; type: string; retryable: boolean }>;
 

@@ -6,8 +6,8 @@ import { TokenAuthenticator, TokenService } from '../access/index.js';
 import { createLogger } from '../observability/logger.js';
 import type { ChatProvider } from '../providers/provider-adapter.js';
 import { ModelCatalog, Router } from '../routing/index.js';
-import { CredentialAdmin } from '../admin/index.js';
-import { ChatCompletionService, NativeService, EmbeddingService, RerankService, SpeechService, TranscriptionService } from '../services/index.js';
+import { CredentialAdmin, UpstreamAccounts } from '../admin/index.js';
+import { ChatCompletionService, NativeService, EmbeddingService, RerankService, ResponsesService, ResponseStore, SpeechService, TranscriptionService } from '../services/index.js';
 import { openStores, watchTokenChanges, type Stores } from '../store/index.js';
 import { RequestLogQueue, RequestRecorder } from '../usage/index.js';
 import { buildApp } from './app.js';
@@ -55,8 +55,8 @@ beforeAll(async () => {
     },
   });
   const catalog = new ModelCatalog([
-    { id: 'broken-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, strategy: 'weighted', routes: [{ credential: { id: 'broken', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, priority: 0, maxInFlight: null, credentialHash: 0, provider: brokenChat, native: null }] },
-    { id: 'echo-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, strategy: 'weighted', routes: [{ credential: { id: 'echo', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, priority: 0, maxInFlight: null, credentialHash: 0, provider: echoChat, native: null }] },
+    { id: 'broken-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, strategy: 'weighted', routes: [{ credential: { id: 'broken', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, priority: 0, maxInFlight: null, credentialHash: 0, provider: brokenChat, native: null, responses: null }] },
+    { id: 'echo-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, strategy: 'weighted', routes: [{ credential: { id: 'echo', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, priority: 0, maxInFlight: null, credentialHash: 0, provider: echoChat, native: null, responses: null }] },
   ]);
   const queue = new RequestLogQueue(stores.requestLogs, { batchSize: 10, flushIntervalMs: 10, maxQueue: 100 });
   const recorder = new RequestRecorder(queue);
@@ -69,8 +69,10 @@ beforeAll(async () => {
     recorder,
     catalog,
     chat: new ChatCompletionService(catalog, router),
+    responses: new ResponsesService(catalog, router, new ResponseStore({ get: async () => null, set: async () => undefined }, 60_000, () => undefined)),
     native: new NativeService(catalog, router),
     credentials,
+    accounts: new UpstreamAccounts(stores.upstreamAccounts, null, () => ({ accountId: 'none' }), new Set()),
     embeddings: new EmbeddingService(catalog, router),
     reranker: new RerankService(catalog, router),
     speech: new SpeechService(catalog, router),

@@ -1,10 +1,10 @@
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TokenAuthenticator } from '../access/index.js';
-import type { CredentialAdmin } from '../admin/index.js';
+import type { CredentialAdmin, UpstreamAccounts } from '../admin/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { ModelCatalog } from '../routing/index.js';
-import type { ChatCompletionService, EmbeddingService, NativeService, RerankService, SpeechService, TranscriptionService } from '../services/index.js';
+import type { ChatCompletionService, EmbeddingService, NativeService, RerankService, ResponsesService, SpeechService, TranscriptionService } from '../services/index.js';
 import type { RequestRecorder } from '../usage/index.js';
 import { errorBody } from './error-response.js';
 import { answerError } from './answer-error.js';
@@ -18,6 +18,7 @@ import { parseJsonBody } from './json-body.js';
 import { contentEncodingError, decodeRequestBody } from './request-body-encoding.js';
 import type { PausedStreams } from './paused-streams.js';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.js';
+import { registerResponsesRoute } from './routes/responses-route.js';
 import { registerNativeResponsesRoute } from './routes/native-responses-route.js';
 import { registerEmbeddingsRoute } from './routes/embeddings-route.js';
 import { registerRerankRoute } from './routes/rerank-route.js';
@@ -34,6 +35,8 @@ export interface AppServices {
   recorder: RequestRecorder;
   catalog: ModelCatalog;
   chat: ChatCompletionService;
+  /** `/v1/responses`: the Responses API over every chat model. */
+  responses: ResponsesService;
   native: NativeService;
   embeddings: EmbeddingService;
   reranker: RerankService;
@@ -41,6 +44,8 @@ export interface AppServices {
   transcriptions: TranscriptionService;
   /** The admin API's view of the upstream credentials. */
   credentials: CredentialAdmin;
+  /** Accounts added at run time. */
+  accounts: UpstreamAccounts;
   /** Made by the composition root, which also answers what is pending at the shutdown deadline. */
   gate: RequestGate;
   /** Bounds on streams whose clients stopped reading. */
@@ -98,8 +103,9 @@ export function buildApp(services: AppServices): FastifyInstance {
   registerPipeline(app, gate);
   registerHealthRoute(app);
   registerModelsRoutes(app, services.catalog);
-  registerAdminCredentialsRoutes(app, services.credentials);
+  registerAdminCredentialsRoutes(app, services.credentials, services.accounts);
   registerChatCompletionsRoute(app, services.chat, services.pausedStreams);
+  registerResponsesRoute(app, services.responses, services.pausedStreams);
   registerNativeResponsesRoute(app, services.native, services.pausedStreams, limits.bodyLimitBytes);
   registerEmbeddingsRoute(app, services.embeddings);
   registerRerankRoute(app, services.reranker);

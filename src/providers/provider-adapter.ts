@@ -33,6 +33,20 @@ export interface Credential {
 export interface CredentialAccount {
   /** The account as the admin API shows it: the upstream's account id, plan, last refresh, quota as last reported. Never a token. */
   describe(): Readonly<Record<string, unknown>>;
+  /** Reads its document again: another process changed it (new tokens after a refresh there). */
+  reload(): Promise<void>;
+}
+
+/**
+ * Where an OAuth account's document (a Codex auth.json) lives: its file, or, for an account added
+ * at run time, the database, sealed under the gateway's secret key. The provider reads it when the
+ * tokens may have changed elsewhere and writes it after a refresh.
+ */
+export interface AccountDocument {
+  /** Names it in logs and the admin API (a path, `database`), never its contents. */
+  readonly description: string;
+  read(): Promise<string>;
+  write(text: string): Promise<void>;
 }
 
 /**
@@ -226,6 +240,49 @@ export interface NativeProvider {
   openNative(attempt: Attempt, call: NativeCall): Promise<NativeResponse>;
 }
 
+/**
+ * A Responses API call (`POST /v1/responses`) passed to an upstream that speaks that API itself:
+ * the body the client sent, already checked, with `model` set to the upstream's name and the
+ * gateway's own fields (session metadata, a conversation it stored) taken care of.
+ */
+export interface ResponsesCall {
+  body: Record<string, unknown> & { model: string };
+  /** Whether the client asked for a stream (`body.stream === true`); an adapter answers in the same form. */
+  stream: boolean;
+  cancellation: AbortSignal;
+}
+
+/** A non-streamed answer: the upstream's Response JSON as bytes, to send on unchanged. */
+export interface ResponsesPayload {
+  readonly kind: 'json';
+  readonly payload: Buffer;
+  /** The Response's `usage`; null when it had none. */
+  readonly usage: Usage | null;
+  /** The Response's `id`; null when it had none. */
+  readonly responseId: string | null;
+}
+
+/** A streamed answer: the upstream's Server-Sent Events, as bytes, unchanged. */
+export interface ResponsesEventBytes {
+  readonly kind: 'stream';
+  /** The upstream's bytes as they arrive. Iterating may throw a GatewayError if the upstream fails mid-stream. */
+  readonly body: AsyncIterableIterator<Buffer>;
+  /** The usage of the event that ends the response (`response.completed`, `.incomplete`, `.failed`), once it went by; null before or without one. */
+  usage(): Usage | null;
+  /** The response's id, once an event carrying it (`response.created`) went by; null before. */
+  responseId(): string | null;
+}
+
+export type ResponsesResult = ResponsesPayload | ResponsesEventBytes;
+
+export interface ResponsesProvider {
+  /**
+   * Resolves once the upstream accepted the call (a 2xx: for a stream, an event stream; for JSON,
+   * the whole body, which must be a JSON object); rejects with a classified GatewayError otherwise.
+   */
+  createResponse(attempt: Attempt, call: ResponsesCall): Promise<ResponsesResult>;
+}
+
 export interface TranscriptionProvider {
   transcribe(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult>;
 }
@@ -260,6 +317,11 @@ export interface ProviderAdapter {
   readonly capabilities: Capabilities;
   /** The native passthrough (`/v1/native/responses`): adapters of OAuth accounts (codex). */
   readonly native?: NativeProvider;
+  /**
+   * The Responses API spoken by the upstream itself (`/v1/responses` passed through): adapters of
+   * servers that serve it. Chat routes without it serve `/v1/responses` by conversion to chat.
+   */
+  readonly responses?: ResponsesProvider;
   /** Models this endpoint offers by itself (the built-in `local` provider); the catalog adds those the config does not define. */
   publishedModels?(): readonly PublishedModel[];
   /** Models it would publish but cannot on this machine (a missing engine). */
@@ -274,6 +336,11 @@ export interface ProviderModule {
   /** Beyond the keys every upstream has (config/config-schema.ts); `{}` when it has none. */
   readonly upstreamKeys: TProperties;
   readonly create: ProviderFactory;
-  /** Providers whose credentials are OAuth accounts: the account of an entry, read from where it says (an auth file). */
-  readonly account?: (entry: UpstreamConfig, context: AccountContext) => Promise<CredentialAccount>;
+  /**
+   * Providers whose credentials are OAuth accounts: the account of an entry, read from `document`
+   * (an account added at run time) or from where the entry says (its auth file).
+   */
+  readonly account?: (entry: UpstreamConfig, context: AccountContext, document?: AccountDocument) => Promise<CredentialAccount>;
+  /** Checks an account document before it is stored (an account added at run time); throws naming what is wrong. */
+  readonly checkAccountDocument?: (text: string) => { readonly accountId: string };
 }

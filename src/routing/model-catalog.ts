@@ -1,5 +1,5 @@
 import { ConfigError, type ModelConfig, type ModelType, type ProviderKind, type RoutingStrategy } from '../config/index.js';
-import type { CapabilityOf, Credential, NativeProvider, ProviderAdapter } from '../providers/provider-adapter.js';
+import type { CapabilityOf, Credential, NativeProvider, ProviderAdapter, ResponsesProvider } from '../providers/provider-adapter.js';
 import { hash32 } from './rendezvous.js';
 
 /** A configured credential (one `upstreams[]` entry) and the adapter of the endpoint it reaches. */
@@ -9,6 +9,8 @@ export interface CredentialEntry {
   readonly adapter: ProviderAdapter;
   /** `upstreams[].max_in_flight`: requests at once on this credential; null for no cap. */
   readonly maxInFlight: number | null;
+  /** Added at run time (an account in the database), not in the config: routes of `accounts: <provider>` reach it. */
+  readonly runtime?: boolean;
 }
 
 /** One credential able to serve a model of type `Type`, and what to call on it. */
@@ -27,6 +29,8 @@ export interface Route<Type extends ModelType = ModelType> {
   readonly provider: CapabilityOf[Type];
   /** The native passthrough, on credentials that offer it (OAuth accounts: codex). */
   readonly native: NativeProvider | null;
+  /** The Responses API passed through, on credentials whose upstream speaks it (openai); null: `/v1/responses` is converted to chat. */
+  readonly responses: ResponsesProvider | null;
 }
 
 export interface CatalogModel<Type extends ModelType = ModelType> {
@@ -43,7 +47,7 @@ export interface CatalogModel<Type extends ModelType = ModelType> {
 
 /** The models callers see, each with the pool of upstream routes that serve it. */
 export class ModelCatalog {
-  private readonly models: Map<string, CatalogModel>;
+  private models: Map<string, CatalogModel>;
 
   constructor(models: readonly CatalogModel[]) {
     this.models = new Map(models.map((model) => [model.id, model]));
@@ -51,6 +55,14 @@ export class ModelCatalog {
 
   get(id: string): CatalogModel | undefined {
     return this.models.get(id);
+  }
+
+  /**
+   * Takes the models of a catalog built anew (accounts were added or removed at run time): a
+   * request already routed keeps the model object it resolved; the next one sees the new routes.
+   */
+  replaceWith(rebuilt: ModelCatalog): void {
+    this.models = rebuilt.models;
   }
 
   all(): IterableIterator<CatalogModel> {
@@ -68,45 +80,49 @@ export function nativeModelOf(model: CatalogModel<'chat'>): CatalogModel<'chat'>
   let native = nativeModels.get(model);
   if (native === undefined) {
     const routes = model.routes.filter((route) => route.native !== null);
-    native = routes.length === 0 ? null : { ...model, routes, totalWeight: routes.reduce((sum, route) => sum + route.weight, 0) };
+    // A model with no routes yet (`accounts: codex` before any was added) is answered 503 by the router, not refused.
+    native = model.routes.length === 0 ? model : routes.length === 0 ? null : { ...model, routes, totalWeight: routes.reduce((sum, route) => sum + route.weight, 0) };
     nativeModels.set(model, native);
   }
   return native;
 }
 
 /**
- * Builds the catalog from configuration. `created` defaults to the time the catalog was built,
+ * Builds the catalog from configuration and the accounts added at run time: a route that names an
+ * upstream is one credential; a route of `accounts: codex` is one route per such account, with
+ * the route's model, weight and priority. `created` defaults to the time the catalog was built,
  * since a configured alias has no creation date of its own.
  */
 export function buildCatalog(models: readonly ModelConfig[], credentials: ReadonlyMap<string, CredentialEntry>, now: number = Date.now()): ModelCatalog {
   return new ModelCatalog(
     models.map((model, modelIndex) => {
-      const routes = model.routes.map((route, routeIndex) => {
-        const entry = credentials.get(route.upstream);
-        if (entry === undefined) throw new Error(`no credential ${route.upstream}`);
-        const provider = entry.adapter.capabilities[model.type];
-        if (provider === undefined) {
-          throw new ConfigError(
-            `models[${modelIndex}].routes[${routeIndex}].upstream`,
-            `upstream "${route.upstream}" (${entry.provider}) cannot serve ${model.type} models`,
-          );
-        }
-        return {
-          credential: entry.credential,
-          upstreamModel: route.model,
-          weight: route.weight,
-          priority: route.priority,
-          maxInFlight: entry.maxInFlight,
-          credentialHash: hash32(entry.credential.id),
-          provider,
-          native: entry.adapter.native ?? null,
-        };
+      const routes = model.routes.flatMap((route, routeIndex) => {
+        const entries = route.upstream === undefined ? [...credentials.values()].filter((entry) => entry.runtime === true && entry.provider === route.accounts) : [credentials.get(route.upstream)];
+        return entries.map((entry) => {
+          if (entry === undefined) throw new Error(`no credential ${route.upstream}`);
+          const provider = entry.adapter.capabilities[model.type];
+          if (provider === undefined) {
+            throw new ConfigError(`models[${modelIndex}].routes[${routeIndex}].upstream`, `upstream "${entry.credential.id}" (${entry.provider}) cannot serve ${model.type} models`);
+          }
+          return {
+            credential: entry.credential,
+            upstreamModel: route.model,
+            weight: route.weight,
+            priority: route.priority,
+            maxInFlight: entry.maxInFlight,
+            credentialHash: hash32(entry.credential.id),
+            provider,
+            native: entry.adapter.native ?? null,
+            responses: entry.adapter.responses ?? null,
+          };
+        });
       });
-      const firstUpstream = model.routes[0]?.upstream ?? '';
+      const [firstRoute] = model.routes;
+      const firstProvider = firstRoute?.upstream === undefined ? firstRoute?.accounts : credentials.get(firstRoute.upstream)?.provider;
       return {
         id: model.id,
         type: model.type,
-        ownedBy: model.owned_by ?? credentials.get(firstUpstream)?.provider ?? 'switchyard',
+        ownedBy: model.owned_by ?? firstProvider ?? 'switchyard',
         created: model.created ?? Math.floor(now / 1000),
         routes,
         totalWeight: routes.reduce((sum, route) => sum + route.weight, 0),

@@ -27,6 +27,7 @@ function pool(entries: PoolEntry[], strategy: RoutingStrategy = 'weighted'): Cat
     credentialHash: hash32(`u${index}`),
     provider,
     native: null,
+    responses: null,
   }));
   return { id: 'm', type: 'chat', ownedBy: 'x', created: 0, routes, totalWeight: routes.reduce((sum, route) => sum + route.weight, 0), strategy };
 }

@@ -1,5 +1,8 @@
-/** Where a session id came from (`X-Session-Source`); `native` arrives with the native endpoint. */
-export type SessionSource = 'header' | 'metadata.session_id' | 'metadata.sticky_key' | 'inferred' | 'native';
+/**
+ * Where a session id came from (`X-Session-Source`); `native` arrives with the native endpoint,
+ * `previous_response_id` and `prompt_cache_key` with `/v1/responses`.
+ */
+export type SessionSource = 'header' | 'metadata.session_id' | 'metadata.sticky_key' | 'inferred' | 'native' | 'previous_response_id' | 'prompt_cache_key';
 
 export interface SessionIdentity {
   id: string;
@@ -38,6 +41,11 @@ export function resolveNativeSession(headers: Readonly<Record<string, string | s
 
 function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** A session id as the gateway keeps it: trimmed, cut at 256 characters; null when empty or not a string. */
+export function usableSessionId(value: unknown): string | null {
+  return usable(value);
 }
 
 function usable(value: unknown): string | null {

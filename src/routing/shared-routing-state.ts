@@ -15,8 +15,11 @@ export interface RoutingStateStore {
 export interface SharedRoutingStateOptions {
   /** This gateway process, unique among those sharing the state. */
   replicaId: string;
-  /** Every configured credential: their states are read at start and after an outage. */
-  credentialIds: readonly string[];
+  /**
+   * Every credential, live (accounts added at run time join it): their states are read at start
+   * and after an outage, and messages about others are ignored.
+   */
+  credentialIds: Pick<ReadonlySet<string>, 'has'> & Iterable<string>;
   /** How often this process publishes its in-flight counts and reads the others'. */
   publishIntervalMs?: number;
   /** Told once when the shared state fails, and once when it answers again. */
@@ -146,7 +149,7 @@ export class SharedRoutingState {
       this.options.onError?.(error);
       return;
     }
-    if (parsed.replica === this.options.replicaId || !this.options.credentialIds.includes(parsed.credential)) return;
+    if (parsed.replica === this.options.replicaId || !this.options.credentialIds.has(parsed.credential)) return;
     // Messages from two processes may cross: the later decision stands.
     if (parsed.status.since < this.health.status(parsed.credential).since) return;
     this.health.adopt(parsed.credential, parsed.status);

@@ -1,5 +1,9 @@
 export { ChatCompletionService, type ChatInput, type CompletionOutcome, type StreamOutcome } from './chat-completion-service.js';
 export { NativeService, type NativeInput, type NativeOutcome } from './native-service.js';
+export { ResponsesService, type ResponsesInput, type ResponsesOutcome, type ResponsesServiceOptions } from './responses-service.js';
+export { ResponseStore, type ResponseStateStore, type StoredResponse } from './responses/response-store.js';
+export { responsesErrorEvent } from './responses/responses-error-event.js';
+export type { ResponsesServerSentEvent } from './responses/responses-event-stream.js';
 export { EmbeddingService, type EmbeddingInput, type EmbeddingList } from './embedding-service.js';
 export { RerankService, type RerankInput, type RerankList } from './rerank-service.js';
 export { resolveModel } from './resolve-model.js';

@@ -49,7 +49,19 @@ export interface RevisionsTable {
   value: Generated<number>;
 }
 
+/** An account added at run time; `sealed_document` is opened only with the gateway's secret key. */
+export interface UpstreamAccountsTable {
+  id: string;
+  provider: string;
+  /** JSON: the entry's endpoint keys (`base_url`, `token_url`). */
+  settings: string;
+  sealed_document: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface DatabaseSchema {
+  upstream_accounts: UpstreamAccountsTable;
   tokens: TokensTable;
   request_logs: RequestLogsTable;
   revisions: RevisionsTable;

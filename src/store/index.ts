@@ -1,11 +1,13 @@
 import { openDatabase, type Database, type OpenDatabaseOptions } from './open-database.js';
 import { KyselyRequestLogStore, type RequestLogStore } from './request-log-store.js';
 import { KyselyTokenStore, type TokenStore } from './token-store.js';
+import { KyselyUpstreamAccountStore, type UpstreamAccountStore } from './upstream-account-store.js';
 
 export interface Stores {
   readonly database: Database;
   readonly tokens: TokenStore;
   readonly requestLogs: RequestLogStore;
+  readonly upstreamAccounts: UpstreamAccountStore;
   close(): Promise<void>;
 }
 
@@ -16,6 +18,7 @@ export async function openStores(url: string, options: OpenDatabaseOptions = {})
     database,
     tokens: new KyselyTokenStore(database.db, database.dialect === 'postgres'),
     requestLogs: new KyselyRequestLogStore(database),
+    upstreamAccounts: new KyselyUpstreamAccountStore(database.db),
     close: () => database.close(),
   };
 }
@@ -24,3 +27,4 @@ export type { Database, DialectName, OpenDatabaseOptions } from './open-database
 export type { LoggedAttempt, RequestLogEntry, RequestLogQuery, RequestLogStore, StoredRequestLogEntry, UsageSource } from './request-log-store.js';
 export type { TokenRecord, TokenStore } from './token-store.js';
 export { watchTokenChanges, type TokenChangeWatcher } from './token-change-watcher.js';
+export type { UpstreamAccountRecord, UpstreamAccountStore } from './upstream-account-store.js';

@@ -249,6 +249,8 @@ describe('the admin credentials API', () => {
       cooldowns_in_a_row: 0,
       in_flight: 0,
       last_error: expect.anything(),
+      origin: 'config',
+      account: null,
     });
     const refused = await admin('/credentials', 'GET', running.token);
     expect(refused.status).toBe(403);

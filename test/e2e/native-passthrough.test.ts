@@ -66,13 +66,14 @@ async function credential(id: string): Promise<Record<string, unknown>> {
   return (await response.json()) as Record<string, unknown>;
 }
 
-async function waitForLogRows(count: number): Promise<Awaited<ReturnType<TestGateway['gateway']['stores']['requestLogs']['query']>>> {
+/** The request log row of the request whose response carried `requestId`, once it is written. */
+async function logRowOf(requestId: string | null): Promise<Awaited<ReturnType<TestGateway['gateway']['stores']['requestLogs']['query']>>[number]> {
   for (let tries = 0; tries < 100; tries++) {
-    const rows = await running.gateway.stores.requestLogs.query({ limit: count });
-    if (rows.length >= count) return rows;
+    const [row] = await running.gateway.stores.requestLogs.query({ requestId: requestId ?? '', limit: 1 });
+    if (row !== undefined) return row;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  throw new Error('request log rows did not arrive');
+  throw new Error(`the request log row of ${requestId} did not arrive`);
 }
 
 beforeAll(async () => {
@@ -199,7 +200,7 @@ describe('bytes through', () => {
     expect(backend.requests[0]?.rawBody.equals(body)).toBe(true);
     const completed = answer.text.split('\n\n').find((event) => event.includes('response.completed')) ?? '';
     const usage = (JSON.parse(completed.slice(completed.indexOf('data: ') + 6)) as { response: { usage: Record<string, number | Record<string, number>> } }).response.usage;
-    const [row] = await waitForLogRows(1);
+    const row = await logRowOf(answer.headers.get('x-request-id'));
     expect(row).toMatchObject({
       endpoint: 'native.responses',
       model: MODEL,

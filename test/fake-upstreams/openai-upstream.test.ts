@@ -496,3 +496,43 @@ describe('fake OpenAI upstream: failures and other routes', () => {
     });
   });
 });
+
+describe('fake OpenAI upstream: the Responses API', () => {
+  const RESPONSE = new URL('../fixtures/openai/responses.json', import.meta.url);
+  const RESPONSE_STREAM = new URL('../fixtures/chatgpt/stream-text.sse', import.meta.url);
+
+  it('answers with the recorded Response, byte for byte', async () => {
+    await withUpstream({}, async (upstream) => {
+      const response = await postChat(upstream, { model: 'gpt-4o-mini', input: 'Say OK' }, '/responses');
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toBe('application/json');
+      expect(response.body.equals(await readFile(RESPONSE))).toBe(true);
+      expect(upstream.requests[0]?.body).toEqual({ model: 'gpt-4o-mini', input: 'Say OK' });
+    });
+  });
+
+  it('streams the recorded events byte for byte, in more pieces than events', async () => {
+    await withUpstream({}, async (upstream) => {
+      const response = await postChat(upstream, { model: 'gpt-4o-mini', input: 'Say OK', stream: true }, '/responses');
+      expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      const recorded = await readFile(RESPONSE_STREAM);
+      expect(response.body.equals(recorded)).toBe(true);
+      const parser = new SseParser();
+      parser.push(response.body);
+      parser.end();
+      expect(parser.events.map((event) => event.event)).toEqual(parser.events.map((event) => (JSON.parse(event.data) as { type: string }).type));
+      expect(parser.events.at(-1)?.event).toBe('response.completed');
+      expect(response.chunks.length).toBeGreaterThan(parser.events.length);
+    });
+  });
+
+  it('resets the stream after resetAfterEvents events', async () => {
+    await withUpstream({ resetAfterEvents: 2 }, async (upstream) => {
+      const response = await postChat(upstream, { model: 'gpt-4o-mini', input: 'Say OK', stream: true }, '/responses');
+      expect(response.complete).toBe(false);
+      const parser = new SseParser();
+      parser.push(response.body);
+      expect(parser.events.map((event) => event.event)).toEqual(['response.created', 'response.in_progress']);
+    });
+  });
+});

@@ -14,6 +14,10 @@
 //   `tools` (and does not say `tool_choice: "none"`) gets the recorded
 //   tool-call completion; every other request gets the recorded text
 //   completion. `completionText` only rewrites the text completion;
+// - POST /v1/responses replays a recorded Responses API answer byte for byte:
+//   the JSON Response, or with `stream: true` its event stream (named
+//   `event:` lines, no `[DONE]`), cut into odd-sized pieces like chat's and
+//   honouring `resetAfterEvents` and `chunkDelayMs`;
 // - GET /v1/models lists a couple of models; anything else is an OpenAI 404.
 //
 // Only node:http is used so that nothing between the socket and the test
@@ -78,6 +82,9 @@ interface Fixtures {
   completion: JsonObject;
   toolCallCompletion: JsonObject;
   embeddings: JsonObject;
+  /** A recorded Response object and its event stream, replayed as bytes. */
+  response: Buffer;
+  responseStream: Buffer;
   stream: StreamFixture;
   toolCallStream: StreamFixture;
   /** Recorded error bodies by HTTP status, kept as bytes to replay them exactly. */
@@ -109,6 +116,8 @@ interface PendingFailure {
 }
 
 const FIXTURE_DIR = new URL('../fixtures/openai/', import.meta.url);
+/** The Responses stream recorded with `responses.json` (same vercel/ai recording), kept with the chatgpt fixtures. */
+const RESPONSE_STREAM_FIXTURE = new URL('../fixtures/chatgpt/stream-text.sse', import.meta.url);
 const ERROR_FIXTURE_NAME = /^(\d{3})-.+\.json$/;
 /** Send a keep-alive comment before every Nth event (and before the first). */
 const KEEP_ALIVE_EVERY = 4;
@@ -178,15 +187,17 @@ async function readErrorBodies(): Promise<Map<number, Buffer>> {
 }
 
 async function readAllFixtures(): Promise<Fixtures> {
-  const [completion, toolCallCompletion, embeddings, stream, toolCallStream, errorBodies] = await Promise.all([
+  const [completion, toolCallCompletion, embeddings, response, responseStream, stream, toolCallStream, errorBodies] = await Promise.all([
     readJsonFixture('chat-completion.json'),
     readJsonFixture('chat-completion-tool-call.json'),
     readJsonFixture('embeddings.json'),
+    readFile(new URL('responses.json', FIXTURE_DIR)),
+    readFile(RESPONSE_STREAM_FIXTURE),
     readStreamFixture('chat-completion-stream.sse'),
     readStreamFixture('chat-completion-stream-tool-call.sse'),
     readErrorBodies(),
   ]);
-  return { completion, toolCallCompletion, embeddings, stream, toolCallStream, errorBodies };
+  return { completion, toolCallCompletion, embeddings, response, responseStream, stream, toolCallStream, errorBodies };
 }
 
 let fixturesPromise: Promise<Fixtures> | undefined;
@@ -482,6 +493,33 @@ async function answerChatCompletion(
   await streamEvents(req, res, buildStreamEvents(fixture, chat, options), options);
 }
 
+/** The recorded Response, or its recorded event stream, as bytes: the gateway must pass them on unchanged. */
+async function answerResponse(req: IncomingMessage, res: ServerResponse, body: unknown, fixtures: Fixtures, options: ResolvedOptions): Promise<void> {
+  if (!isJsonObject(body)) {
+    sendJson(res, 400, openAIError(INVALID_JSON_MESSAGE, 'invalid_request_error'));
+    return;
+  }
+  if (body.stream !== true) {
+    sendBytes(res, 200, fixtures.response);
+    return;
+  }
+  res.writeHead(200, responseHeaders({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }));
+  res.flushHeaders();
+  const writer = new PieceWriter(res, options.splitBytes);
+  const events = fixtures.responseStream.toString('utf8').split('\n\n').filter((event) => event !== '');
+  for (const [index, event] of events.entries()) {
+    if (index === options.resetAfterEvents) return resetMidStream(req, writer);
+    if (res.destroyed) return;
+    if (index > 0 && options.chunkDelayMs > 0) {
+      await writer.flush();
+      await sleep(options.chunkDelayMs);
+    }
+    await writer.write(`${event}\n\n`);
+  }
+  await writer.flush();
+  res.end();
+}
+
 /** The vector for one input: it encodes the input so a test can tell which input a vector belongs to. */
 export function fakeEmbedding(input: string | number[], dimensions = 8): number[] {
   const first = typeof input === 'string' ? input.charCodeAt(0) : (input[0] ?? 0);
@@ -665,6 +703,8 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, state: U
   const route = `${recorded.method} ${recorded.path}`;
   if (route === 'POST /v1/chat/completions') {
     await answerChatCompletion(req, res, recorded.body, state.fixtures, options);
+  } else if (route === 'POST /v1/responses') {
+    await answerResponse(req, res, recorded.body, state.fixtures, options);
   } else if (route === 'POST /v1/audio/transcriptions') {
     answerTranscription(res, recorded);
   } else if (route === 'POST /v1/audio/speech') {

@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal } from '../../access/index.js';
-import type { NativeService } from '../../services/index.js';
+import type { NativeOutcome, NativeService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 import { writeByteStream } from '../byte-stream.js';
 import { nativeErrorBody } from '../error-response.js';
@@ -41,15 +41,7 @@ export function registerNativeResponsesRoute(app: FastifyInstance, native: Nativ
 
     scope.post('/v1/native/responses', { config: { scope: 'native', endpoint: 'native.responses' } }, async (request, reply) => {
       const record = request.record as RequestRecord;
-      const { raw, parsed } = request.body as NativeBody;
-      const outcome = await native.open({
-        principal: request.principal as Principal,
-        record,
-        cancellation: request.cancellation as AbortSignal,
-        body: raw,
-        parsed,
-        headers: request.headers,
-      });
+      const outcome = await openNative(native, request);
       reply.hijack();
       const headers = appendSessionHeaders(['x-request-id', record.publicId, 'cache-control', 'no-cache', 'x-accel-buffering', 'no', ...outcome.headers], record);
       await writeByteStream(reply.raw, outcome.statusCode, headers, outcome.body, record, pausedStreams, (error) =>
@@ -57,5 +49,23 @@ export function registerNativeResponsesRoute(app: FastifyInstance, native: Nativ
       );
       return reply;
     });
+  });
+}
+
+/**
+ * Opens the upstream stream, then lets go of the request body: a stream may stay open for minutes,
+ * and Codex resends the whole conversation every turn (tens of kilobytes), which nothing needs
+ * once the upstream has answered.
+ */
+async function openNative(native: NativeService, request: FastifyRequest): Promise<NativeOutcome> {
+  const { raw, parsed } = request.body as NativeBody;
+  request.body = undefined;
+  return native.open({
+    principal: request.principal as Principal,
+    record: request.record as RequestRecord,
+    cancellation: request.cancellation as AbortSignal,
+    body: raw,
+    parsed,
+    headers: request.headers,
   });
 }

@@ -5,7 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { AccountContext } from '../provider-adapter.js';
 import { CodexAccount } from './codex-account.js';
-import { CodexAuthFile, type CodexTokenStore } from './codex-auth-file.js';
+import { CodexAuthStore, type CodexTokenStore } from './codex-auth-file.js';
+import { FileAccountDocument } from './file-account-document.js';
 import type { CodexTokens } from './codex-tokens.js';
 import { RefreshRejectedError } from './codex-token-refresh.js';
 
@@ -110,17 +111,17 @@ describe('CodexAccount', () => {
   });
 });
 
-describe('CodexAuthFile', () => {
+describe('CodexAuthStore over a file', () => {
   it('writes refreshed tokens back atomically at mode 0600, keeping the rest of the document', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'switchyard-codex-'));
     const path = join(directory, 'auth.json');
     await writeFile(path, JSON.stringify({ auth_mode: 'chatgpt', OPENAI_API_KEY: null, tokens: { id_token: 'id', access_token: 'at', refresh_token: 'rt', account_id: 'acct-1' }, last_refresh: '2026-11-01T00:00:00Z', extra: 1 }), { mode: 0o644 });
-    const file = new CodexAuthFile(path);
+    const file = new CodexAuthStore(new FileAccountDocument(path));
     const loaded = await file.load();
     await file.save({ ...loaded, accessToken: 'at-2', refreshToken: 'rt-2', lastRefresh: now });
     const written = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
     expect(written).toEqual({ auth_mode: 'chatgpt', OPENAI_API_KEY: null, tokens: { id_token: 'id', access_token: 'at-2', refresh_token: 'rt-2', account_id: 'acct-1' }, last_refresh: new Date(now).toISOString(), extra: 1 });
     expect((await stat(path)).mode & 0o777).toBe(0o600);
-    await expect(new CodexAuthFile(join(directory, 'missing.json')).load()).rejects.toThrow(/missing.json cannot be read \(ENOENT\)/);
+    await expect(new CodexAuthStore(new FileAccountDocument(join(directory, 'missing.json'))).load()).rejects.toThrow(/missing.json cannot be read \(ENOENT\)/);
   });
 });

@@ -84,6 +84,11 @@ export class CodexAccount implements CredentialAccount {
     this.quotaAt = this.now();
   }
 
+  async reload(): Promise<void> {
+    const stored = await this.store.load();
+    if (stored.accessToken !== this.tokens.accessToken || stored.refreshToken !== this.tokens.refreshToken) this.tokens = stored;
+  }
+
   describe(): Readonly<Record<string, unknown>> {
     const { accountId, planType } = this.tokens.idToken === null ? { accountId: null, planType: null } : accountClaims(this.tokens.idToken);
     return {

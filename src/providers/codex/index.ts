@@ -1,20 +1,27 @@
 import { ConfigError, type UpstreamConfig } from '../../config/index.js';
-import type { AccountContext, ProviderModule } from '../provider-adapter.js';
+import type { AccountContext, AccountDocument, ProviderModule } from '../provider-adapter.js';
 import { readUpstreamKeys } from '../shared/upstream-keys.js';
 import { CodexAccount } from './codex-account.js';
-import { CodexAuthFile } from './codex-auth-file.js';
+import { CodexAuthStore } from './codex-auth-file.js';
+import { parseCodexAuth } from './codex-tokens.js';
+import { FileAccountDocument } from './file-account-document.js';
 import { createCodexAdapter } from './codex-adapter.js';
 import { CODEX_UPSTREAM_KEYS } from './codex-upstream-keys.js';
 
 export { CodexAccount } from './codex-account.js';
-export { CodexAuthFile, type CodexTokenStore } from './codex-auth-file.js';
+export { CodexAuthStore, type CodexTokenStore } from './codex-auth-file.js';
 export { parseCodexAuth, type CodexTokens } from './codex-tokens.js';
 
-/** A configured account: its auth.json, read now, so that a missing or broken file stops the start naming the entry. */
-async function codexAccount(entry: UpstreamConfig, context: AccountContext): Promise<CodexAccount> {
+/**
+ * An account: added at run time, its document comes from the database; configured, from its
+ * auth.json, read now, so that a missing or broken file stops the start naming the entry.
+ */
+async function codexAccount(entry: UpstreamConfig, context: AccountContext, document?: AccountDocument): Promise<CodexAccount> {
   const { auth_file: authFile } = readUpstreamKeys(entry, CODEX_UPSTREAM_KEYS);
-  if (authFile === undefined) throw new ConfigError('auth_file', 'is required for a codex upstream: the Codex auth.json of the account (`codex login` writes ~/.codex/auth.json)');
-  const store = new CodexAuthFile(authFile);
+  if (document === undefined && authFile === undefined) {
+    throw new ConfigError('auth_file', 'is required for a codex upstream: the Codex auth.json of the account (`codex login` writes ~/.codex/auth.json)');
+  }
+  const store = new CodexAuthStore(document ?? new FileAccountDocument(authFile as string));
   try {
     return new CodexAccount(entry.id, await store.load(), store, context);
   } catch (error) {
@@ -22,4 +29,9 @@ async function codexAccount(entry: UpstreamConfig, context: AccountContext): Pro
   }
 }
 
-export const codexProvider: ProviderModule = { upstreamKeys: CODEX_UPSTREAM_KEYS, create: createCodexAdapter, account: codexAccount };
+/** A document worth storing: an auth.json with tokens and an account. */
+function checkCodexDocument(text: string): { accountId: string } {
+  return { accountId: parseCodexAuth(text).accountId };
+}
+
+export const codexProvider: ProviderModule = { upstreamKeys: CODEX_UPSTREAM_KEYS, create: createCodexAdapter, account: codexAccount, checkAccountDocument: checkCodexDocument };

@@ -15,6 +15,9 @@ import {
   type ProviderFactory,
   type RerankCall,
   type RerankResult,
+  type ResponsesCall,
+  type ResponsesProvider,
+  type ResponsesResult,
   type SpeechCall,
   type SpeechResult,
   type TranscriptionCall,
@@ -30,15 +33,19 @@ import { readOpenAIChatStream } from './openai-chat-stream.js';
 import { parseChatCompletion } from './parse-chat-completion.js';
 import { openAIEndpoints, type OpenAIEndpoints, type OpenAIOperation } from './openai-endpoints.js';
 import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from '../shared/upstream-keys.js';
+import { ResponsesStreamTap } from '../shared/responses-stream-tap.js';
+import { isObject, responsesUsage } from '../shared/responses-usage.js';
 
 /**
  * Any OpenAI-compatible upstream: OpenAI itself, vLLM, Ollama, llama.cpp server, Groq, Together,
  * OpenRouter… Vendors differ only in `base_url`, `api_key` and extra `headers`. One adapter serves
  * an endpoint; the credential comes with each call.
  */
-export class OpenAIAdapter implements ProviderAdapter, FullProvider {
+export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesProvider {
   readonly endpoint: string;
   readonly capabilities: Capabilities;
+  /** Set when the endpoint's server speaks the Responses API (OpenAI-compatible ones; not Azure's deployment URLs). */
+  readonly responses?: ResponsesProvider;
   readonly embeddingLimits: EmbeddingLimits;
   private readonly client: UpstreamClient;
   private readonly headers: CredentialHeaders;
@@ -52,6 +59,7 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider {
     this.embeddingLimits = { ...OPENAI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(endpoint, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? OPENAI_EMBEDDING_LIMITS.maxInputs };
     this.client = new UpstreamClient(endpoints.baseUrl, endpoint);
     this.headers = new CredentialHeaders(endpoints.headers);
+    if (endpoints.responses === true) this.responses = this;
   }
 
   async chatCompletion(attempt: Attempt, call: ChatCall): Promise<ChatCompletionResult> {
@@ -72,6 +80,22 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider {
     const response = await this.client.openEventStream(this.post(attempt, 'chat/completions', call.body.model, JSON.stringify(body), call.cancellation));
     if (!response.ok) throw this.error(response, attempt);
     return readOpenAIChatStream(response.body, attempt.credential.id, this.client.maxEventBytes);
+  }
+
+  /** The Responses API passed through: the body as given, the upstream's JSON or event stream back as bytes. */
+  async createResponse(attempt: Attempt, call: ResponsesCall): Promise<ResponsesResult> {
+    const request = this.post(attempt, 'responses', call.body.model, JSON.stringify(call.body), call.cancellation);
+    if (!call.stream) {
+      const response = await this.client.requestBuffered(request);
+      if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response, attempt);
+      const parsed = parseResponse(response.body);
+      if (parsed === null) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} answered with a body that is not a Response object.`);
+      return { kind: 'json', payload: response.body, usage: responsesUsage(parsed['usage']), responseId: typeof parsed['id'] === 'string' ? parsed['id'] : null };
+    }
+    const response = await this.client.openEventStream(request);
+    if (!response.ok) throw this.error(response, attempt);
+    const tap = new ResponsesStreamTap(this.client.maxEventBytes);
+    return { kind: 'stream', body: tap.tap(response.body), usage: () => tap.usage, responseId: () => tap.responseId };
   }
 
   async embed(attempt: Attempt, call: EmbeddingCall): Promise<EmbeddingResult> {
@@ -174,6 +198,17 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider {
   private error(response: BufferedResponse, attempt: Attempt): GatewayError {
     return mapOpenAIError(response.statusCode, response.body.toString('utf8'), response.headers, attempt.credential.id);
   }
+}
+
+/** A Response object, or null when the body is not one (a JSON object that says `object: response`, or has an `output` list). */
+function parseResponse(payload: Buffer): Record<string, unknown> | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(payload.toString('utf8'));
+  } catch {
+    return null;
+  }
+  return isObject(parsed) && (parsed['object'] === 'response' || Array.isArray(parsed['output'])) ? parsed : null;
 }
 
 function completionText(completion: OpenAIChatCompletion): string {

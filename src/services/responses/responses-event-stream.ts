@@ -3,6 +3,7 @@ import { GatewayError, isGatewayError } from '../../errors/index.js';
 import { incompleteReasonOf } from './convert-chat-to-response.js';
 import { convertChatUsage, isRecord, type ConvertedUsage } from './convert-chat-usage.js';
 import { createResponseObject, idMaker, type ResponseContext, type ResponseObject, type ResponseState } from './response-object.js';
+import { responsesErrorEvent } from './responses-error-event.js';
 import { StreamOutputItems, type OutputEvent } from './stream-output-items.js';
 
 /** One server-sent event, for the edge to write as `event: <event>\ndata: <data>\n\n`. */
@@ -74,17 +75,11 @@ export class ResponsesEventStream {
     }
   }
 
-  /**
-   * The events that end a stream in failure: OpenAI's `error` event, then `response.failed`.
-   * The error event carries its fields at the top level, as the published schema says, and again
-   * under `error`, as OpenAI's live API sends them: the official SDKs raise an `APIError` on that
-   * object, and readers of either shape find the code and message.
-   */
+  /** The events that end a stream in failure: OpenAI's `error` event (see responsesErrorEvent), then `response.failed`. */
   fail(error: unknown): ResponsesServerSentEvent[] {
     this.error = error;
     const known = isGatewayError(error) ? error : new GatewayError('internal_error', 'The gateway failed while streaming the response.', { cause: error });
-    const fields = { code: known.code, message: known.message, param: known.param };
-    this.send({ type: 'error', ...fields, error: { type: known.type, ...fields } });
+    this.send(responsesErrorEvent(known));
     this.state = {
       ...this.progress(),
       status: 'failed',

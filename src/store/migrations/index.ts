@@ -4,6 +4,7 @@ import * as requestLogKeys from './0002-request-log-keys.js';
 import * as requestLogLoggedAt from './0003-request-log-logged-at.js';
 import * as requestLogRouting from './0004-request-log-routing.js';
 import * as requestLogTokenDetails from './0005-request-log-token-details.js';
+import * as upstreamAccounts from './0006-upstream-accounts.js';
 
 /** Migrations are compiled into the build, not discovered on disk, so a bundled install still has them. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0003-request-log-logged-at': requestLogLoggedAt,
   '0004-request-log-routing': requestLogRouting,
   '0005-request-log-token-details': requestLogTokenDetails,
+  '0006-upstream-accounts': upstreamAccounts,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -46,7 +46,7 @@ export class PendingCall implements Http1Call {
   private pausedFlag = false;
 
   constructor(
-    readonly request: Http1Request,
+    public request: Http1Request,
     /** The request line and headers, built (and checked) at dispatch. */
     readonly head: string,
     readonly handler: Http1Handler,
@@ -65,6 +65,16 @@ export class PendingCall implements Http1Call {
    */
   get replayable(): boolean {
     return this.request.method === 'GET' && this.request.body === null;
+  }
+
+  /**
+   * The upstream answered: a body given whole (a string or Buffer, already handed to the socket)
+   * is not needed again, and a stream may stay open for minutes, so it is let go of now. A
+   * native request's body is tens of kilobytes (Codex resends the conversation every turn).
+   */
+  answered(): void {
+    const { body } = this.request;
+    if (typeof body === 'string' || Buffer.isBuffer(body)) this.request = { ...this.request, body: null };
   }
 
   abort(error: Error): void {

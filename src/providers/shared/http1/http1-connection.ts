@@ -96,7 +96,10 @@ export class Http1Connection implements ResponseSink, CallSocket, BatchedWrite {
   }
 
   onHead(statusCode: number, head: ResponseHead): void {
-    this.call?.handler.onResponseStart(statusCode, head);
+    const call = this.call;
+    if (call === null) return;
+    call.answered();
+    call.handler.onResponseStart(statusCode, head);
   }
 
   onBody(chunk: Buffer): void {

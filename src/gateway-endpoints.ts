@@ -1,0 +1,119 @@
+import type { TProperties } from '@sinclair/typebox';
+import { ConfigError, endpointKey, groupEndpoints, type EndpointConfig, type ProviderKind, type SwitchyardConfig, type UpstreamConfig } from './config/index.js';
+import type { Logger } from './observability/logger.js';
+import type { AccountContext, AccountDocument, CredentialAccount, ProviderAdapter, ProviderModule } from './providers/provider-adapter.js';
+import { PROVIDER_LOADERS } from './providers/registry.js';
+import { checkUpstreamKeys } from './providers/shared/upstream-keys.js';
+import type { CredentialEntry } from './routing/index.js';
+import { withStateLock, type SharedState } from './state/index.js';
+
+/** A credential as the gateway wires it: its route target, and the connection pool it draws on. */
+export interface WiredCredential extends CredentialEntry {
+  readonly pool: { readonly name: string; readonly size: number };
+}
+
+/**
+ * Every adapter and credential of the gateway, live: accounts added at run time join the endpoint
+ * their settings match (or a new one), and leave when removed.
+ */
+export class Endpoints {
+  readonly adapters: ProviderAdapter[] = [];
+  readonly credentials = new Map<string, WiredCredential>();
+  private readonly byKey = new Map<string, { adapter: ProviderAdapter; pool: WiredCredential['pool'] }>();
+  private readonly modules = new Map<ProviderKind, ProviderModule>();
+
+  constructor(private readonly context: AccountContext) {}
+
+  /** The provider's module when it is loaded already. */
+  loadedModule(provider: ProviderKind): ProviderModule | undefined {
+    return this.modules.get(provider);
+  }
+
+  /** The provider's module, loaded the first time a config or an account names it. */
+  async module(provider: ProviderKind): Promise<ProviderModule | null> {
+    const loaded = this.modules.get(provider);
+    if (loaded !== undefined) return loaded;
+    const load = PROVIDER_LOADERS[provider];
+    if (load === undefined) return null;
+    const module = await load();
+    this.modules.set(provider, module);
+    return module;
+  }
+
+  /** Wires one entry: its endpoint's adapter (made once per endpoint), its account when it is one. */
+  async add(entry: UpstreamConfig, endpoint: EndpointConfig, options: { document?: AccountDocument; runtime?: boolean } = {}): Promise<WiredCredential> {
+    const module = (await this.module(entry.provider)) as ProviderModule;
+    const key = endpointKey(entry);
+    let shared = this.byKey.get(key);
+    if (shared === undefined) {
+      const adapter = module.create(endpoint);
+      this.adapters.push(adapter);
+      shared = { adapter, pool: { name: endpoint.name, size: endpoint.max_connections } };
+      this.byKey.set(key, shared);
+    }
+    const account: CredentialAccount | undefined = module.account === undefined ? undefined : await module.account(entry, this.context, options.document);
+    const credential = { id: entry.id, apiKey: entry.api_key, headers: entry.headers ?? {}, ...(account === undefined ? {} : { account }) };
+    const wired: WiredCredential = { credential, provider: entry.provider, adapter: shared.adapter, pool: shared.pool, maxInFlight: entry.max_in_flight ?? null, ...(options.runtime === true ? { runtime: true } : {}) };
+    this.credentials.set(entry.id, wired);
+    return wired;
+  }
+
+  remove(id: string): void {
+    this.credentials.delete(id);
+  }
+
+  close(): Promise<void> {
+    return Promise.all(this.adapters.map((adapter) => adapter.close())).then(() => undefined);
+  }
+}
+
+/**
+ * The config's upstreams, wired: one adapter per endpoint (entries that differ only in their
+ * credential share one, and its connection pool), each entry's credential bound to it. A problem
+ * names the entry's key.
+ */
+export async function createEndpoints(config: SwitchyardConfig, context: AccountContext): Promise<Endpoints> {
+  const endpoints = new Endpoints(context);
+  for (const [index, upstream] of config.upstreams.entries()) {
+    const module = await endpoints.module(upstream.provider);
+    if (module === null) {
+      const available = Object.keys(PROVIDER_LOADERS).join(', ');
+      throw new ConfigError(`upstreams[${index}].provider`, `provider "${upstream.provider}" is not available in this version (available: ${available})`);
+    }
+    checkOwnKeys(upstream, index, module.upstreamKeys);
+  }
+  try {
+    for (const { endpoint, credentials: entries } of groupEndpoints(config.upstreams)) {
+      for (const entry of entries) {
+        try {
+          await endpoints.add(entry, endpoint);
+        } catch (error) {
+          if (error instanceof ConfigError) throw new ConfigError(`upstreams[${config.upstreams.indexOf(entry)}].${error.key}`, error.problem);
+          throw error;
+        }
+      }
+    }
+  } catch (error) {
+    await endpoints.close();
+    throw error;
+  }
+  return endpoints;
+}
+
+/** What OAuth accounts get from the gateway: a refresh lock shared through the state, and the log. */
+export function accountContext(state: SharedState, logger: Logger): AccountContext {
+  return {
+    exclusive: (name, task) => withStateLock(state, name, task),
+    note: (level, fields, message) => logger[level](fields, message),
+  };
+}
+
+/** An entry's provider-specific keys against its provider's schema; the error names the entry. */
+function checkOwnKeys(upstream: UpstreamConfig, index: number, properties: TProperties): void {
+  try {
+    checkUpstreamKeys(upstream, properties);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ConfigError(`upstreams[${index}].${error.key}`, error.problem);
+    throw error;
+  }
+}

@@ -1,0 +1,221 @@
+import type { ResponsesRequestBody } from '../api/responses-request.js';
+import { echo, GatewayError } from '../errors/index.js';
+import type { Attempt, ChatCompletionResult, ChatRequestBody, ChatStreamEvent, ResponsesEventBytes, ResponsesPayload, ResponsesProvider } from '../providers/provider-adapter.js';
+import type { CatalogModel, ModelCatalog, Route, Router, RoutingSession } from '../routing/index.js';
+import { estimateChatUsage } from '../usage/index.js';
+import { resolveModel } from './resolve-model.js';
+import { routeRequest, type RoutedRequest } from './routed-request.js';
+import { chatCompletionToResponse, responseOutputItems, turnItems } from './responses/convert-chat-to-response.js';
+import { responsesToChat } from './responses/convert-responses-to-chat.js';
+import { convertedEvents } from './responses/converted-events.js';
+import { passedThroughBytes } from './responses/passed-through-bytes.js';
+import { passthroughBody } from './responses/passthrough-body.js';
+import { passthroughModelOf } from './responses/passthrough-model.js';
+import { refuseField } from './responses/refuse-field.js';
+import { resolveConversation, type ResolvedConversation } from './responses/resolve-conversation.js';
+import { nowSeconds, randomItemId, type ResponseContext, type ResponseObject } from './responses/response-object.js';
+import type { ResponseStore } from './responses/response-store.js';
+import { ResponsesEventStream, type ResponsesServerSentEvent } from './responses/responses-event-stream.js';
+import type { ResponsesRequest } from './responses/responses-request.js';
+import { responsesSession } from './responses/responses-session.js';
+
+export interface ResponsesInput extends RoutedRequest {
+  request: ResponsesRequestBody;
+  /**
+   * What the caller is told of a failure after the stream began (the edge's own mapping, which
+   * also notes and logs it): upstream failures are said in words that name no credential.
+   */
+  failedMidStream: (error: unknown) => GatewayError;
+}
+
+/** The answer: a Response as JSON, converted events, or an upstream's own event stream as bytes. */
+export type ResponsesOutcome =
+  | { kind: 'json'; payload: Uint8Array }
+  | { kind: 'events'; events: AsyncIterable<ResponsesServerSentEvent> }
+  | { kind: 'bytes'; body: AsyncIterable<Buffer> };
+
+export interface ResponsesServiceOptions {
+  /** `routing.infer_sessions`, as chat. */
+  inferSessions?: boolean;
+}
+
+/** What one attempt got, before it is turned into the answer. */
+type Answer =
+  | { kind: 'passthrough-json'; result: ResponsesPayload }
+  | { kind: 'passthrough-stream'; result: ResponsesEventBytes; first: IteratorResult<Buffer> }
+  | { kind: 'converted-json'; result: ChatCompletionResult; response: ResponseObject; chat: ChatRequestBody }
+  | { kind: 'converted-stream'; first: IteratorResult<ChatStreamEvent>; iterator: AsyncIterator<ChatStreamEvent>; chat: ChatRequestBody };
+
+/**
+ * `POST /v1/responses` for every chat model. Each attempt's route decides how: a credential whose
+ * upstream speaks the Responses API (openai) gets the request passed through; any other is sent
+ * it as chat completions, and its answer is converted back (src/services/responses/). Routing,
+ * sessions, failover and usage are chat's. Converted responses are stored for
+ * `previous_response_id` and `item_reference` (ResponseStore). See docs/responses-api.md.
+ */
+export class ResponsesService {
+  private readonly inferSessions: boolean;
+
+  constructor(
+    private readonly catalog: ModelCatalog,
+    private readonly router: Router,
+    private readonly store: ResponseStore,
+    options: ResponsesServiceOptions = {},
+  ) {
+    this.inferSessions = options.inferSessions ?? true;
+  }
+
+  async create(input: ResponsesInput): Promise<ResponsesOutcome> {
+    // Checked by the API schema for the fields it types; the converters check the rest as they read it.
+    const request = input.request as ResponsesRequest & Record<string, unknown>;
+    const model = resolveModel(this.catalog, input.principal, request.model, 'chat');
+    input.record.model = model.id;
+    if (request.background === true) {
+      // A background response is fetched later with GET /v1/responses/{id}, which the gateway does not serve.
+      throw refuseField('background', 'Background responses are not supported by this gateway; send the request without background, streaming if it is long.');
+    }
+    const team = input.principal.team;
+    const conversation = await resolveConversation(this.store, team, request);
+    const session = responsesSession(input, model, request, conversation.previous, this.inferSessions);
+    const turn = new Turn(request, conversation, model, this.store, team, session);
+    const routed = routesFor(model, turn);
+    const stream = request.stream === true;
+    const { value: answer } = await routeRequest(this.router, routed, input, session, (route, attempt) =>
+      route.responses !== null ? turn.passThrough(route.responses, route, attempt, stream, input.cancellation) : turn.convert(route, attempt, stream, input.cancellation),
+    );
+    const { record } = input;
+    switch (answer.kind) {
+      case 'passthrough-json':
+        record.usage = answer.result.usage;
+        if (answer.result.responseId !== null) await turn.rememberUpstreamResponse(answer.result.responseId);
+        return { kind: 'json', payload: answer.result.payload };
+      case 'passthrough-stream':
+        return { kind: 'bytes', body: passedThroughBytes(answer.first, answer.result, record, (id) => void turn.rememberUpstreamResponse(id)) };
+      case 'converted-json': {
+        const { result, response, chat } = answer;
+        record.usage = result.usage;
+        if (result.usage === null) record.estimateUsage = () => estimateChatUsage(chat, result.completionText());
+        await turn.remember(response);
+        return { kind: 'json', payload: Buffer.from(JSON.stringify(response)) };
+      }
+      case 'converted-stream': {
+        const converter = new ResponsesEventStream(turn.context);
+        const events = convertedEvents(answer.first, answer.iterator, converter, {
+          chat: answer.chat,
+          record,
+          failedMidStream: input.failedMidStream,
+          onFinal: (response) => turn.remember(response),
+        });
+        return { kind: 'events', events };
+      }
+    }
+  }
+}
+
+/**
+ * The routes that can serve the request. What conversion cannot do (a built-in tool, a
+ * `previous_response_id` only the upstream knows…) is refused, naming it, before any upstream is
+ * called, unless some routes pass the Responses API through: then the request goes to those only.
+ */
+function routesFor(model: CatalogModel<'chat'>, turn: Turn): CatalogModel<'chat'> {
+  if (model.routes.every((route) => route.responses !== null)) return model;
+  try {
+    turn.chatBody();
+    return model;
+  } catch (error) {
+    const passthrough = passthroughModelOf(model);
+    if (passthrough === null) throw error;
+    return passthrough;
+  }
+}
+
+/** One request's turn of a conversation: how each route is called, and what is stored after. */
+class Turn {
+  /** The converted response's id and echo; also the key it is stored under. */
+  readonly context: ResponseContext;
+  private converted: ChatRequestBody | undefined;
+
+  constructor(
+    private readonly request: ResponsesRequest & Record<string, unknown>,
+    private readonly conversation: ResolvedConversation,
+    model: CatalogModel<'chat'>,
+    private readonly store: ResponseStore,
+    private readonly team: string,
+    private readonly session: RoutingSession | null,
+  ) {
+    this.context = { id: randomItemId('resp'), createdAt: nowSeconds(), model: model.id, request };
+  }
+
+  /**
+   * The request as chat completions (the client's model name still in it), made once. Refuses,
+   * naming it, what conversion cannot do, and a reference the gateway could not resolve: a chat
+   * upstream keeps no conversation of its own.
+   */
+  chatBody(): ChatRequestBody {
+    if (this.converted !== undefined) return this.converted;
+    const { previous_response_id: previousId } = this.request;
+    const history = this.conversation.previous?.items ?? null;
+    if (typeof previousId === 'string' && previousId !== '' && history === null) {
+      throw refuseField(
+        'previous_response_id',
+        this.conversation.previous === null
+          ? `Previous response with id ${echo(previousId)} not found: it was never stored (store: false), has expired, or belongs to another team.`
+          : `Previous response with id ${echo(previousId)} is kept by the upstream that made it, not by this gateway, and cannot be continued by an upstream that speaks chat completions; send the conversation as input instead.`,
+      );
+    }
+    this.converted = responsesToChat({ ...this.request, input: this.conversation.input }, history ?? []).body;
+    return this.converted;
+  }
+
+  async passThrough(provider: ResponsesProvider, route: Route<'chat'>, attempt: Attempt, stream: boolean, cancellation: AbortSignal): Promise<Answer> {
+    const body = passthroughBody(this.request, this.conversation, route.upstreamModel);
+    const result = await provider.createResponse(attempt, { body, stream, cancellation });
+    if (result.kind === 'json') {
+      if (stream) throw new Error(`${attempt.credential.id}: createResponse answered a stream request with JSON`);
+      return { kind: 'passthrough-json', result };
+    }
+    if (!stream) throw new Error(`${attempt.credential.id}: createResponse answered a JSON request with a stream`);
+    const first = await result.body.next();
+    // A stream that ends before its first byte answered nothing: the next route may.
+    if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending an event.`);
+    return { kind: 'passthrough-stream', result, first };
+  }
+
+  async convert(route: Route<'chat'>, attempt: Attempt, stream: boolean, cancellation: AbortSignal): Promise<Answer> {
+    const chat: ChatRequestBody = { ...this.chatBody(), model: route.upstreamModel };
+    if (!stream) {
+      const result = await route.provider.chatCompletion(attempt, { body: chat, cancellation });
+      return { kind: 'converted-json', result, response: chatCompletionToResponse(parseCompletion(result.payload, attempt.credential.id), this.context), chat };
+    }
+    const events = await route.provider.streamChatCompletion(attempt, { body: chat, cancellation });
+    const iterator = events[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending a chunk.`);
+    return { kind: 'converted-stream', first, iterator, chat };
+  }
+
+  /** Stores a converted response that ended (completed or incomplete) with its whole conversation, unless the client said `store: false`. */
+  async remember(response: ResponseObject): Promise<void> {
+    if (this.request.store === false || (response.status !== 'completed' && response.status !== 'incomplete')) return;
+    const items = [...(this.conversation.previous?.items ?? []), ...turnItems({ input: this.conversation.input }, response)];
+    await this.store.save(this.team, response.id, { session: this.session?.id ?? null, items }, responseOutputItems(response));
+  }
+
+  /**
+   * Remembers where a response an upstream keeps itself was made, so that its continuation goes
+   * to the same credential (the upstream resolves the id, but only the credential's own project can).
+   */
+  async rememberUpstreamResponse(id: string): Promise<void> {
+    if (this.request.store === false || this.session === null) return;
+    await this.store.save(this.team, id, { session: this.session.id, items: null }, []);
+  }
+}
+
+/** A chat completion's bytes as an object; a body that is not JSON fails the attempt (another route may answer). */
+function parseCompletion(payload: Uint8Array, credentialId: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8')) as unknown;
+  } catch {
+    throw new GatewayError('upstream_invalid_response', `Upstream ${credentialId} answered with a body that is not JSON.`);
+  }
+}

@@ -1,0 +1,55 @@
+import type { GatewayError } from '../../errors/index.js';
+import type { ChatRequestBody, ChatStreamEvent } from '../../providers/provider-adapter.js';
+import { estimateChatUsage, type RequestRecord } from '../../usage/index.js';
+import type { ResponseObject } from './response-object.js';
+import { ResponsesEventStream, type ResponsesServerSentEvent } from './responses-event-stream.js';
+
+export interface ConvertedEventsOptions {
+  /** The chat request the upstream got, to estimate usage from when it reports none. */
+  chat: ChatRequestBody;
+  record: RequestRecord;
+  /** What the caller is told of an upstream failure mid-stream (the converter sends it in-band). */
+  failedMidStream: (error: unknown) => GatewayError;
+  /**
+   * Told of the final response before its `response.completed` (or `.incomplete`) event goes
+   * out, and waited for: a client that sends the next turn as soon as it reads that event finds
+   * the response stored.
+   */
+  onFinal: (response: ResponseObject) => Promise<void>;
+}
+
+/**
+ * A chat stream, its first chunk already received, as Responses API events. Usage and generated
+ * text are noted on the record as the chunks pass, as chat does; an upstream failure after the
+ * first chunk ends the stream in-band (`error`, `response.failed`).
+ */
+export async function* convertedEvents(
+  first: IteratorResult<ChatStreamEvent>,
+  iterator: AsyncIterator<ChatStreamEvent>,
+  converter: ResponsesEventStream,
+  options: ConvertedEventsOptions,
+): AsyncGenerator<ResponsesServerSentEvent> {
+  const { record } = options;
+  let text = '';
+  record.estimateUsage = () => estimateChatUsage(options.chat, text);
+  async function* chunks(): AsyncGenerator<unknown> {
+    try {
+      let next = first;
+      while (next.done !== true) {
+        const event = next.value;
+        if (event.usage !== null) record.usage = event.usage;
+        text += event.text;
+        yield JSON.parse(event.data) as unknown;
+        next = await iterator.next();
+      }
+    } catch (error) {
+      throw options.failedMidStream(error);
+    } finally {
+      await iterator.return?.();
+    }
+  }
+  for await (const event of converter.events(chunks())) {
+    if (event.event === 'response.completed' || event.event === 'response.incomplete') await options.onFinal(converter.result().response);
+    yield event;
+  }
+}
