@@ -184,7 +184,7 @@ export interface StreamRequest {
 }
 
 /** Holds `count` slow streams open at once and watches the target's memory. */
-export async function concurrentStreams(target: Target, count: number, stream?: StreamRequest): Promise<ConcurrentStreamsResult> {
+export async function concurrentStreams(target: Target, count: number, stream?: StreamRequest, midway?: { afterMs: number; probe: () => Promise<void> }): Promise<ConcurrentStreamsResult> {
   const agent = new Agent({ connections: count + 16, keepAliveTimeout: 30_000, bodyTimeout: 120_000, headersTimeout: 120_000 });
   const headers = { 'content-type': 'application/json', ...target.headers };
   const path = stream?.path ?? CHAT_PATH;
@@ -197,8 +197,9 @@ export async function concurrentStreams(target: Target, count: number, stream?: 
     peakRssBytes = Math.max(peakRssBytes, rssBytes(target.pid));
   }, 200);
   let completed = 0;
+  const probed = midway === undefined ? Promise.resolve() : new Promise<void>((resolve) => setTimeout(() => void midway.probe().then(resolve, resolve), midway.afterMs));
   await Promise.all(
-    Array.from({ length: count }, async () => {
+    [probed, ...Array.from({ length: count }, async () => {
       try {
         const response = await request(`${target.origin}${path}`, { method: 'POST', headers: target.sessions?.headers(headers) ?? headers, body, dispatcher: agent });
         const text = await response.body.text();
@@ -206,7 +207,7 @@ export async function concurrentStreams(target: Target, count: number, stream?: 
       } catch {
         // Counted as not completed.
       }
-    }),
+    })],
   );
   clearInterval(sampler);
   await agent.close();

@@ -1,8 +1,9 @@
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { concurrentStreams, median, streamProbe, type ConcurrentStreamsResult, type StreamRequest } from './load.js';
+import { chatBody, concurrentStreams, median, streamProbe, type StreamRequest } from './load.js';
+import { InspectorMemory, type HeldMemory } from './inspector-memory.js';
 import { cpuSeconds } from './process-stats.js';
-import { launchSwitchyard, type BenchContext, type Target } from './targets.js';
+import { CHAT_PATH, freePort, launchSwitchyard, type BenchContext, type Target } from './targets.js';
 
 /**
  * The native passthrough (`/v1/native/responses`) against the fast fake backend, beside the chat
@@ -21,12 +22,26 @@ export interface NativeFigures {
   firstByteDifferenceMs: number[];
   chatCpuMicrosecondsPerStream: number[];
   nativeCpuMicrosecondsPerStream: number[];
-  streams: ConcurrentStreamsResult & { count: number };
+  /** Memory per open stream, each test on a fresh process: chat's slow stream for comparison, then native's. */
+  memory: MemoryTest[];
 }
 
-/** A request as Codex CLI sends it: a developer prompt of ~40 KB (Codex's own first turn is 39.5 KB) and the user's turn. */
-function nativeBody(model: string): string {
-  const prompt = 'You are a coding agent running in the Codex CLI. '.repeat(800);
+export interface MemoryTest {
+  label: string;
+  count: number;
+  completed: number;
+  /** Peak RSS growth per stream (what the chat memory test reports). */
+  rssBytesPerStream: number;
+  /** Heap and external memory held per open stream, after a full collection, midway through the streams. */
+  heldBytesPerStream: number;
+}
+
+/**
+ * A request as Codex CLI sends it: a developer prompt (Codex's own first turn is 39.5 KB: 800
+ * repeats make ~40 KB) and the user's turn.
+ */
+function nativeBody(model: string, promptRepeats = 800): string {
+  const prompt = 'You are a coding agent running in the Codex CLI. '.repeat(promptRepeats);
   return JSON.stringify({
     model,
     stream: true,
@@ -57,7 +72,7 @@ function authJson(): string {
   });
 }
 
-export function startNativeTarget(context: BenchContext): Promise<Target> {
+export function startNativeTarget(context: BenchContext, nodeArguments: readonly string[] = []): Promise<Target> {
   const directory = join(context.workDirectory, 'native');
   mkdirSync(directory, { recursive: true });
   writeFileSync(join(directory, 'auth.json'), authJson(), { mode: 0o600 });
@@ -80,15 +95,19 @@ models:
   - id: slow-stream
     type: chat
     routes: [{ upstream: chatgpt-bench, model: slow-stream }]
+  - id: chat-slow-stream
+    type: chat
+    routes: [{ upstream: fast-a, model: slow-stream }]
 `,
+    nodeArguments,
   );
 }
 
-const nativeStream = (model: string): StreamRequest => ({ path: NATIVE_PATH, body: nativeBody(model), endMarker: 'response.completed' });
+const nativeStream = (model: string, promptRepeats?: number): StreamRequest => ({ path: NATIVE_PATH, body: nativeBody(model, promptRepeats), endMarker: 'response.completed' });
 
 export async function runNativeScenario(context: BenchContext, options: { rounds: number; probes: number; streams: number }, say: (line: string) => void): Promise<NativeFigures> {
   let target = await startNativeTarget(context);
-  const figures: NativeFigures = { rounds: options.rounds, probesPerRound: options.probes, chatFirstByteMs: [], nativeFirstByteMs: [], firstByteDifferenceMs: [], chatCpuMicrosecondsPerStream: [], nativeCpuMicrosecondsPerStream: [], streams: { idleRssBytes: 0, peakRssBytes: 0, bytesPerStream: 0, completed: 0, count: options.streams } };
+  const figures: NativeFigures = { rounds: options.rounds, probesPerRound: options.probes, chatFirstByteMs: [], nativeFirstByteMs: [], firstByteDifferenceMs: [], chatCpuMicrosecondsPerStream: [], nativeCpuMicrosecondsPerStream: [], memory: [] };
   try {
     say('native passthrough: warming up');
     for (let warm = 0; warm < 5; warm++) {
@@ -108,12 +127,30 @@ export async function runNativeScenario(context: BenchContext, options: { rounds
       figures.chatCpuMicrosecondsPerStream.push(((nativeCpu - chatCpu) * 1_000_000) / options.probes);
       figures.nativeCpuMicrosecondsPerStream.push(((after - nativeCpu) * 1_000_000) / options.probes);
     }
-    // On a fresh process, as the chat memory test does: a grown heap would hide the streams' cost.
-    await target.stop();
-    target = await startNativeTarget(context);
-    await streamProbe(target, 20, nativeStream('gpt-5.1-codex'));
-    say(`${options.streams} concurrent slow native streams through a fresh gateway`);
-    figures.streams = { ...(await concurrentStreams(target, options.streams, nativeStream('slow-stream'))), count: options.streams };
+    // Each on a fresh process, as the chat memory test does: a grown heap would hide the streams' cost.
+    const tests: Array<{ label: string; stream: StreamRequest }> = [
+      { label: 'chat stream', stream: { path: CHAT_PATH, body: chatBody(true, 'chat-slow-stream'), endMarker: '[DONE]' } },
+      { label: 'native stream, short body', stream: nativeStream('slow-stream', 1) },
+      { label: 'native stream, Codex-sized body (~40 KB)', stream: nativeStream('slow-stream') },
+    ];
+    for (const test of tests) {
+      await target.stop();
+      const inspectPort = await freePort();
+      target = await startNativeTarget(context, [`--inspect=127.0.0.1:${inspectPort}`]);
+      const inspector = await InspectorMemory.connect(inspectPort);
+      try {
+        await streamProbe(target, 20, test.stream);
+        say(`${options.streams} concurrent slow streams through a fresh gateway: ${test.label}`);
+        const before = await inspector.held();
+        let midway: HeldMemory = before;
+        // The slow streams last ~6 s: by 3 s every one is open and sending.
+        const result = await concurrentStreams(target, options.streams, test.stream, { afterMs: 3_000, probe: async () => void (midway = await inspector.held()) });
+        const held = midway.heapUsed + midway.external - (before.heapUsed + before.external);
+        figures.memory.push({ label: test.label, count: options.streams, completed: result.completed, rssBytesPerStream: result.bytesPerStream, heldBytesPerStream: held / options.streams });
+      } finally {
+        inspector.close();
+      }
+    }
   } finally {
     await target.stop();
   }
@@ -133,7 +170,12 @@ export function renderNativeSection(figures: NativeFigures): string {
     `| native stream | ${median(figures.nativeFirstByteMs).toFixed(3)} ms | ${median(figures.nativeCpuMicrosecondsPerStream).toFixed(0)} µs |`,
     '',
     `- Native − chat first byte, round by round: ${list(figures.firstByteDifferenceMs, 3)} ms (median ${median(figures.firstByteDifferenceMs).toFixed(3)} ms; bound 0.5 ms).`,
-    `- ${figures.streams.completed} of ${figures.streams.count} slow native streams completed; ${(figures.streams.bytesPerStream / 1024).toFixed(1)} KB per open stream (bound 64 KB), RSS ${(figures.streams.idleRssBytes / 2 ** 20).toFixed(0)} → ${(figures.streams.peakRssBytes / 2 ** 20).toFixed(0)} MB.`,
+    '',
+    `Memory per open stream, ${figures.memory[0]?.count ?? 0} slow streams at once, each test on a fresh process (bound for native: 64 KB):`,
+    '',
+    '| stream | completed | held per stream (heap + external, after a full GC) | peak RSS growth per stream |',
+    '|---|---:|---:|---:|',
+    ...figures.memory.map((test) => `| ${test.label} | ${test.completed} / ${test.count} | ${(test.heldBytesPerStream / 1024).toFixed(1)} KB | ${(test.rssBytesPerStream / 1024).toFixed(1)} KB |`),
     '',
   ].join('\n');
 }

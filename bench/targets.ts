@@ -186,7 +186,7 @@ models:
  * config's SQLite file is expected): a token for team `bench`, then `serve`. Rejects when the
  * build refuses the config (e.g. a baseline whose schema lacks a key), so callers can fall back.
  */
-export async function launchSwitchyard(context: BenchContext, build: { root: string; name: TargetName; label: string }, config: string): Promise<Target> {
+export async function launchSwitchyard(context: BenchContext, build: { root: string; name: TargetName; label: string }, config: string, nodeArguments: readonly string[] = []): Promise<Target> {
   const directory = join(context.workDirectory, build.name);
   mkdirSync(directory, { recursive: true });
   const configPath = join(directory, 'switchyard.yaml');
@@ -195,7 +195,7 @@ export async function launchSwitchyard(context: BenchContext, build: { root: str
   // stderr is kept (not printed) so that a refused config's message is in the error thrown.
   const token = execFileSync('node', [bin, 'tokens', 'create', '--team', 'bench', '--config', configPath], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n').at(-1) as string;
   // Its first JSON line on stdout is not always the one with the URL (a log line may come first): wait for that one.
-  const { child, first } = await spawnPinned('node', [bin, 'serve', '--config', configPath], { waitFor: (line) => line['url'] !== undefined });
+  const { child, first } = await spawnPinned('node', [...nodeArguments, bin, 'serve', '--config', configPath], { waitFor: (line) => line['url'] !== undefined });
   const url = first['url'];
   return { name: build.name, label: build.label, origin: String(url), headers: { authorization: `Bearer ${token}` }, pid: pidOf(child), stop: stopper(child), slowModel: 'bench-model-slow' };
 }

@@ -46,7 +46,7 @@ export class PendingCall implements Http1Call {
   private pausedFlag = false;
 
   constructor(
-    public request: Http1Request,
+    readonly request: Http1Request,
     /** The request line and headers, built (and checked) at dispatch. */
     readonly head: string,
     readonly handler: Http1Handler,
@@ -73,8 +73,9 @@ export class PendingCall implements Http1Call {
    * native request's body is tens of kilobytes (Codex resends the conversation every turn).
    */
   answered(): void {
+    // The request object is the call's own (made per dispatch), so it is changed in place.
     const { body } = this.request;
-    if (typeof body === 'string' || Buffer.isBuffer(body)) this.request = { ...this.request, body: null };
+    if (typeof body === 'string' || Buffer.isBuffer(body)) this.request.body = null;
   }
 
   abort(error: Error): void {

@@ -1,0 +1,55 @@
+/**
+ * What a gateway process holds, read through its inspector (`node --inspect`): a full garbage
+ * collection first, then `process.memoryUsage()`. Resident memory (RSS) also counts garbage not yet
+ * collected and pages V8 keeps after collecting, so RSS per stream overstates what a stream holds;
+ * the heap and external memory after a collection is what it holds.
+ */
+export interface HeldMemory {
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  rss: number;
+}
+
+export class InspectorMemory {
+  private nextId = 1;
+  private readonly pending = new Map<number, (result: unknown) => void>();
+
+  private constructor(private readonly socket: WebSocket) {
+    socket.addEventListener('message', (event) => {
+      const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
+      if (message.id !== undefined) this.pending.get(message.id)?.(message.result);
+    });
+  }
+
+  static async connect(port: number): Promise<InspectorMemory> {
+    const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ webSocketDebuggerUrl: string }>;
+    const url = targets[0]?.webSocketDebuggerUrl;
+    if (url === undefined) throw new Error(`no inspector target on port ${port}`);
+    const socket = new WebSocket(url);
+    await new Promise<void>((resolve, reject) => {
+      socket.addEventListener('open', () => resolve(), { once: true });
+      socket.addEventListener('error', () => reject(new Error(`inspector at ${url} refused the connection`)), { once: true });
+    });
+    return new InspectorMemory(socket);
+  }
+
+  async held(): Promise<HeldMemory> {
+    await this.call('HeapProfiler.collectGarbage');
+    await this.call('HeapProfiler.collectGarbage');
+    const result = (await this.call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true })) as { result: { value: string } };
+    return JSON.parse(result.result.value) as HeldMemory;
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+
+  private call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      this.socket.send(JSON.stringify({ id, method, params }));
+    });
+  }
+}
