@@ -60,7 +60,8 @@ export function errorBody(error: GatewayError): ErrorBody {
  */
 export function nativeErrorBody(error: GatewayError, now: number = Date.now()): ErrorBody {
   const body = errorBody(error);
-  if (error.code !== 'upstream_quota_exhausted') return body;
+  // A spent quota on the last account tried (the attempts ran out before the pool did) says the same.
+  if (error.code !== 'upstream_quota_exhausted' && error.upstream?.class !== 'quota') return body;
   const resetsInSeconds = error.retryAfterSeconds ?? 60;
   return { ...body, error: { ...body.error, type: 'usage_limit_reached', resets_at: Math.ceil(now / 1_000) + resetsInSeconds, resets_in_seconds: resetsInSeconds } };
 }
@@ -101,6 +102,8 @@ export function forCaller(error: GatewayError, requestId: string): GatewayError 
     retryable: error.retryable,
     cause: error,
     ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
+    // Kept for the wire mapping (a spent quota's body on the native endpoint); never sent itself.
+    ...(error.upstream === undefined ? {} : { upstream: error.upstream }),
   });
 }
 

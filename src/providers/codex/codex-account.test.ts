@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { AccountContext } from '../provider-adapter.js';
 import { CodexAccount } from './codex-account.js';
-import { CodexAuthStore, type CodexTokenStore } from './codex-auth-file.js';
+import { CodexAuthStore, type CodexTokenStore } from './codex-auth-store.js';
 import { FileAccountDocument } from './file-account-document.js';
 import type { CodexTokens } from './codex-tokens.js';
 import { RefreshRejectedError } from './codex-token-refresh.js';

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AccountContext, CredentialAccount } from '../provider-adapter.js';
-import type { CodexTokenStore } from './codex-auth-file.js';
+import type { CodexTokenStore } from './codex-auth-store.js';
 import { accountClaims, jwtPayload, needsRefresh, type CodexTokens } from './codex-tokens.js';
 
 /** What a request sends: the access token and the account it belongs to. */

@@ -2,14 +2,14 @@ import { ConfigError, type UpstreamConfig } from '../../config/index.js';
 import type { AccountContext, AccountDocument, ProviderModule } from '../provider-adapter.js';
 import { readUpstreamKeys } from '../shared/upstream-keys.js';
 import { CodexAccount } from './codex-account.js';
-import { CodexAuthStore } from './codex-auth-file.js';
+import { CodexAuthStore } from './codex-auth-store.js';
 import { parseCodexAuth } from './codex-tokens.js';
 import { FileAccountDocument } from './file-account-document.js';
 import { createCodexAdapter } from './codex-adapter.js';
 import { CODEX_UPSTREAM_KEYS } from './codex-upstream-keys.js';
 
 export { CodexAccount } from './codex-account.js';
-export { CodexAuthStore, type CodexTokenStore } from './codex-auth-file.js';
+export { CodexAuthStore, type CodexTokenStore } from './codex-auth-store.js';
 export { parseCodexAuth, type CodexTokens } from './codex-tokens.js';
 
 /**
