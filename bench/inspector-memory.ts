@@ -17,8 +17,12 @@ export class InspectorMemory {
 
   private constructor(private readonly socket: WebSocket) {
     socket.addEventListener('message', (event) => {
-      const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
-      if (message.id !== undefined) this.pending.get(message.id)?.(message.result);
+      void messageText(event.data).then((text) => {
+        const message = JSON.parse(text) as { id?: number; result?: unknown };
+        if (message.id === undefined) return;
+        this.pending.get(message.id)?.(message.result);
+        this.pending.delete(message.id);
+      });
     });
   }
 
@@ -45,11 +49,27 @@ export class InspectorMemory {
     this.socket.close();
   }
 
+  /** Rejects after 30 s: a run must never wait for ever on a process that did not answer. */
   private call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
     const id = this.nextId++;
-    return new Promise((resolve) => {
-      this.pending.set(id, resolve);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`the inspector did not answer ${method} within 30 s`));
+      }, 30_000);
+      this.pending.set(id, (result) => {
+        clearTimeout(timer);
+        resolve(result);
+      });
       this.socket.send(JSON.stringify({ id, method, params }));
     });
   }
+}
+
+/** A frame's text, whether it arrived as a string or as binary data. */
+async function messageText(data: unknown): Promise<string> {
+  if (typeof data === 'string') return data;
+  if (data instanceof Blob) return data.text();
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+  return String(data);
 }

@@ -142,10 +142,20 @@ export async function runNativeScenario(context: BenchContext, options: { rounds
         await streamProbe(target, 20, test.stream);
         say(`${options.streams} concurrent slow streams through a fresh gateway: ${test.label}`);
         const before = await inspector.held();
-        let midway: HeldMemory = before;
+        let midway: HeldMemory | null = null;
         // The slow streams last ~6 s: by 3 s every one is open and sending.
-        const result = await concurrentStreams(target, options.streams, test.stream, { afterMs: 3_000, probe: async () => void (midway = await inspector.held()) });
-        const held = midway.heapUsed + midway.external - (before.heapUsed + before.external);
+        const result = await concurrentStreams(target, options.streams, test.stream, {
+          afterMs: 3_000,
+          probe: async () => {
+            try {
+              midway = await inspector.held();
+            } catch (error) {
+              say(`${test.label}: memory not read midway (${(error as Error).message})`);
+            }
+          },
+        });
+        const read = midway as HeldMemory | null;
+        const held = read === null ? Number.NaN : read.heapUsed + read.external - (before.heapUsed + before.external);
         figures.memory.push({ label: test.label, count: options.streams, completed: result.completed, rssBytesPerStream: result.bytesPerStream, heldBytesPerStream: held / options.streams });
       } finally {
         inspector.close();
