@@ -15,6 +15,13 @@ export class InspectorMemory {
   private nextId = 1;
   private readonly pending = new Map<number, (result: unknown) => void>();
 
+  /**
+   * Keeps the event loop turning while the inspector is in use: twice in full runs an answer had
+   * arrived and resolved its promise, yet what awaited it only ran once something else woke the
+   * loop (nothing else was scheduled then, and the run stalled for minutes).
+   */
+  private readonly heartbeat = setInterval(() => undefined, 50);
+
   private constructor(private readonly socket: WebSocket) {
     socket.addEventListener('message', (event) => {
       void messageText(event.data).then((text) => {
@@ -46,6 +53,7 @@ export class InspectorMemory {
   }
 
   close(): void {
+    clearInterval(this.heartbeat);
     this.socket.close();
   }
 
