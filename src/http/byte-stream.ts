@@ -6,11 +6,30 @@ import type { PausedStreams } from './paused-streams.js';
 import type { HeaderList } from './send-response.js';
 
 /**
+ * Writes pieces to the client as they arrive, within the bounds PausedStreams sets on a client
+ * that stops reading; the first leaves at once (see writeEventStream). Resolves false when the
+ * client went away (leaving the loop ends the pieces, which stops the upstream); a failure of the
+ * pieces is thrown for the caller to say as its protocol allows.
+ */
+export async function relayPieces(response: ServerResponse, pieces: AsyncIterable<string | Buffer>, record: RequestRecord, pausedStreams: PausedStreams, onPiece?: (piece: string | Buffer) => void): Promise<boolean> {
+  let first = true;
+  for await (const piece of pieces) {
+    if (response.destroyed) return false;
+    record.markFirstByte();
+    onPiece?.(piece);
+    if (!response.write(piece)) {
+      if (!(await pausedStreams.waitForReader(response, record))) return false;
+    } else if (first) await nextTurn();
+    first = false;
+  }
+  return true;
+}
+
+/**
  * Relays an upstream's bytes as they arrive (speech audio, a native event stream), each chunk
- * written as it came, within the bounds PausedStreams sets on a client that stops reading. The
- * first chunk leaves at once (see writeEventStream). A failure after the status went out can only
- * be said by cutting the response, as the upstream cut its own: the client sees what it would
- * have seen talking to the upstream.
+ * written as it came. A failure after the status went out can only be said by cutting the
+ * response, as the upstream cut its own: the client sees what it would have seen talking to the
+ * upstream.
  */
 export async function writeByteStream(
   response: ServerResponse,
@@ -23,17 +42,7 @@ export async function writeByteStream(
 ): Promise<void> {
   response.writeHead(statusCode, headers);
   try {
-    let first = true;
-    for await (const chunk of body) {
-      if (response.destroyed) return;
-      record.markFirstByte();
-      // Leaving the loop ends the body, which stops the upstream.
-      if (!response.write(chunk)) {
-        if (!(await pausedStreams.waitForReader(response, record))) return;
-      } else if (first) await nextTurn();
-      first = false;
-    }
-    response.end();
+    if (await relayPieces(response, body, record, pausedStreams)) response.end();
   } catch (error) {
     if (response.destroyed) return;
     record.errorCode ??= toGatewayError(error).code;

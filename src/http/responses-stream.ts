@@ -1,8 +1,8 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ServerResponse } from 'node:http';
 import type { GatewayError } from '../errors/index.js';
 import { responsesErrorEvent, type ResponsesOutcome } from '../services/index.js';
 import type { RequestRecord } from '../usage/index.js';
+import { relayPieces } from './byte-stream.js';
 import type { PausedStreams } from './paused-streams.js';
 import type { HeaderList } from './send-response.js';
 
@@ -30,18 +30,7 @@ export async function writeResponsesStream(
   response.writeHead(200, [...headers, 'content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache', 'x-accel-buffering', 'no']);
   const boundary = new EventBoundary();
   try {
-    let first = true;
-    for await (const piece of body.kind === 'events' ? framed(body.events) : body.body) {
-      if (response.destroyed) return;
-      record.markFirstByte();
-      boundary.wrote(piece);
-      // Leaving the loop ends the body, which stops the upstream.
-      if (!response.write(piece)) {
-        if (!(await pausedStreams.waitForReader(response, record))) return;
-      } else if (first) await nextTurn();
-      first = false;
-    }
-    response.end();
+    if (await relayPieces(response, body.kind === 'events' ? framed(body.events) : body.body, record, pausedStreams, (piece) => boundary.wrote(piece))) response.end();
   } catch (error) {
     if (response.destroyed) return;
     const event = `event: error\ndata: ${JSON.stringify(responsesErrorEvent(failedMidStream(error)))}\n\n`;

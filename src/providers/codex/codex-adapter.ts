@@ -22,7 +22,7 @@ import { codexErrorDialect, mapCodexError } from './map-codex-error.js';
 import { collectChatCompletion } from './collect-chat-completion.js';
 import { toResponsesRequest } from './convert-to-responses-request.js';
 import { readResponsesAsChatStream } from './responses-chat-stream.js';
-import { NativeUsageTap } from './native-usage-tap.js';
+import { ResponsesStreamTap } from '../shared/responses-stream-tap.js';
 
 /**
  * ChatGPT subscription accounts (`codex`): the Codex backend at `{base_url}/responses`, reached
@@ -48,7 +48,7 @@ export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvid
 
   async openNative(attempt: Attempt, call: NativeCall): Promise<NativeResponse> {
     const response = await this.open(attempt, call.body, call.headers, call.cancellation);
-    const tap = new NativeUsageTap(this.client.maxEventBytes);
+    const tap = new ResponsesStreamTap(this.client.maxEventBytes);
     return { statusCode: response.statusCode, headers: response.headers, body: tap.tap(response.body), usage: () => tap.usage };
   }
 

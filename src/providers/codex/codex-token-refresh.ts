@@ -3,6 +3,7 @@ import type { UpstreamClient } from '../shared/upstream-client.js';
 import { classifyTransport } from '../shared/classify-upstream-failure.js';
 import { accountClaims, type CodexTokens } from './codex-tokens.js';
 import { CODEX_CLIENT_ID } from './codex-upstream-keys.js';
+import { parseJsonObject } from './parse-json-object.js';
 
 /** Refresh errors after which the refresh token will never work again: the account must log in anew. */
 const PERMANENT_CODES = new Set(['refresh_token_expired', 'refresh_token_reused', 'refresh_token_invalidated', 'invalid_grant']);
@@ -49,7 +50,7 @@ export async function refreshCodexTokens(client: UpstreamClient, credential: Cre
     }
     throw new Error(`the token endpoint answered ${response.statusCode}${code === null ? '' : ` (${code})`}`);
   }
-  const answer = parseObject(text);
+  const answer = parseJsonObject(text);
   const accessToken = stringField(answer, 'access_token') ?? tokens.accessToken;
   if (answer === null || accessToken === tokens.accessToken) throw new Error('the token endpoint answered without a new access token');
   const idToken = stringField(answer, 'id_token') ?? tokens.idToken;
@@ -62,15 +63,6 @@ export async function refreshCodexTokens(client: UpstreamClient, credential: Cre
   };
 }
 
-function parseObject(text: string): Record<string, unknown> | null {
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
 function stringField(object: Record<string, unknown> | null, key: string): string | null {
   const value = object?.[key];
   return typeof value === 'string' && value !== '' ? value : null;
@@ -78,7 +70,7 @@ function stringField(object: Record<string, unknown> | null, key: string): strin
 
 /** `{"error":{"code":…}}`, `{"error":"…"}` (OAuth's own shape) or `{"code":…}`. */
 function errorCode(text: string): string | null {
-  const body = parseObject(text);
+  const body = parseJsonObject(text);
   if (body === null) return null;
   const error = body['error'];
   if (typeof error === 'string') return error;

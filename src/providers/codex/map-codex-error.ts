@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayError } from '../../errors/index.js';
 import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
+import { parseJsonObject } from './parse-json-object.js';
 
 /**
  * What the ChatGPT backend's error bodies say: OpenAI's envelope (`{"error": {type, code,
@@ -11,7 +12,7 @@ import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-f
 export function codexErrorDialect(now: () => number = Date.now): ErrorDialect {
   return {
     read(_status, bodyText) {
-      const body = parseObject(bodyText);
+      const body = parseJsonObject(bodyText);
       if (body === null) return null;
       const detail = body['detail'];
       const error = body['error'];
@@ -36,13 +37,4 @@ function secondsUntilReset(error: Record<string, unknown>, now: number): number 
   const resetsIn = error['resets_in_seconds'];
   if (typeof resetsIn === 'number' && Number.isFinite(resetsIn)) return Math.max(1, Math.ceil(resetsIn));
   return undefined;
-}
-
-function parseObject(text: string): Record<string, unknown> | null {
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
 }

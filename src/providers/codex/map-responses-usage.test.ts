@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { toChatUsage, toUsage } from './map-responses-usage.js';
+import { responsesUsage as toUsage } from '../shared/responses-usage.js';
+import { toChatUsage } from './map-responses-usage.js';
 
 describe('Responses usage', () => {
   const usage = { input_tokens: 120, input_tokens_details: { cached_tokens: 100 }, output_tokens: 40, output_tokens_details: { reasoning_tokens: 32 }, total_tokens: 160 };

@@ -3,7 +3,8 @@ import { GatewayError, type FailureClass, type UpstreamFailure } from '../../err
 import type { ChatStreamEvent } from '../provider-adapter.js';
 import { classifyTransport, failureError } from '../shared/classify-upstream-failure.js';
 import { ServerSentEventDecoder } from '../shared/server-sent-events.js';
-import { toChatUsage, toUsage, type ChatUsage } from './map-responses-usage.js';
+import { responsesUsage } from '../shared/responses-usage.js';
+import { toChatUsage, type ChatUsage } from './map-responses-usage.js';
 import type { ResponsesError, ResponsesFunctionCall, ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from './responses-api.js';
 
 export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
@@ -197,7 +198,7 @@ class ResponsesChatConverter {
     const usage = toChatUsage(response?.usage);
     if (usage === null) return;
     const chunk: ChatCompletionChunk = { ...this.envelope(), choices: [], usage };
-    yield { data: JSON.stringify(chunk), usage: toUsage(response?.usage), usageOnly: true, text: '' };
+    yield { data: JSON.stringify(chunk), usage: responsesUsage(response?.usage), usageOnly: true, text: '' };
   }
 
   /**
