@@ -60,7 +60,28 @@ export interface UpstreamAccountsTable {
   updated_at: number;
 }
 
+/** A team: what tokens belong to. `limits` is JSON (rate limits and quotas), null for none. */
+export interface TeamsTable {
+  id: string;
+  name: string;
+  limits: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A project of a team; its id is unique within the team. */
+export interface ProjectsTable {
+  team: string;
+  id: string;
+  name: string;
+  limits: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface DatabaseSchema {
+  teams: TeamsTable;
+  projects: ProjectsTable;
   upstream_accounts: UpstreamAccountsTable;
   tokens: TokensTable;
   request_logs: RequestLogsTable;

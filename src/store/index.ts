@@ -1,5 +1,6 @@
 import { openDatabase, type Database, type OpenDatabaseOptions } from './open-database.js';
 import { KyselyRequestLogStore, type RequestLogStore } from './request-log-store.js';
+import { KyselyTeamStore, type TeamStore } from './team-store.js';
 import { KyselyTokenStore, type TokenStore } from './token-store.js';
 import { KyselyUpstreamAccountStore, type UpstreamAccountStore } from './upstream-account-store.js';
 
@@ -8,6 +9,7 @@ export interface Stores {
   readonly tokens: TokenStore;
   readonly requestLogs: RequestLogStore;
   readonly upstreamAccounts: UpstreamAccountStore;
+  readonly teams: TeamStore;
   close(): Promise<void>;
 }
 
@@ -19,6 +21,7 @@ export async function openStores(url: string, options: OpenDatabaseOptions = {})
     tokens: new KyselyTokenStore(database.db, database.dialect === 'postgres'),
     requestLogs: new KyselyRequestLogStore(database),
     upstreamAccounts: new KyselyUpstreamAccountStore(database.db),
+    teams: new KyselyTeamStore(database.db),
     close: () => database.close(),
   };
 }
@@ -28,3 +31,4 @@ export type { LoggedAttempt, RequestLogEntry, RequestLogQuery, RequestLogStore, 
 export type { TokenRecord, TokenStore } from './token-store.js';
 export { watchTokenChanges, type TokenChangeWatcher } from './token-change-watcher.js';
 export type { UpstreamAccountRecord, UpstreamAccountStore } from './upstream-account-store.js';
+export type { Limits, ProjectRecord, TeamChanges, TeamRecord, TeamStore } from './team-store.js';

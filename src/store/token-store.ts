@@ -36,8 +36,14 @@ export class KyselyTokenStore implements TokenStore {
     private readonly notifies: boolean,
   ) {}
 
+  /** The token, and its team and project as records when they are new (a token names them freely). */
   async insert(record: TokenRecord): Promise<void> {
     await this.db.transaction().execute(async (transaction) => {
+      const at = record.createdAt;
+      await transaction.insertInto('teams').values({ id: record.team, name: record.team, limits: null, created_at: at, updated_at: at }).onConflict((conflict) => conflict.doNothing()).execute();
+      if (record.project !== null) {
+        await transaction.insertInto('projects').values({ team: record.team, id: record.project, name: record.project, limits: null, created_at: at, updated_at: at }).onConflict((conflict) => conflict.doNothing()).execute();
+      }
       await transaction.insertInto('tokens').values(toRow(record)).execute();
       await this.bumpRevision(transaction);
     });

@@ -5,6 +5,7 @@ import * as requestLogLoggedAt from './0003-request-log-logged-at.js';
 import * as requestLogRouting from './0004-request-log-routing.js';
 import * as requestLogTokenDetails from './0005-request-log-token-details.js';
 import * as upstreamAccounts from './0006-upstream-accounts.js';
+import * as teamsAndProjects from './0007-teams-and-projects.js';
 
 /** Migrations are compiled into the build, not discovered on disk, so a bundled install still has them. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004-request-log-routing': requestLogRouting,
   '0005-request-log-token-details': requestLogTokenDetails,
   '0006-upstream-accounts': upstreamAccounts,
+  '0007-teams-and-projects': teamsAndProjects,
 };
 
 export const migrationProvider: MigrationProvider = {
