@@ -26,7 +26,10 @@ export interface RuntimeAccountsOptions {
  */
 export class RuntimeAccounts {
   private revision = -1;
+  /** Every stored account seen, served or not, with the version of it last looked at. */
   private readonly updatedAt = new Map<string, number>();
+  /** The accounts this process serves: only these are dropped when they leave the store. */
+  private readonly served = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private syncing: Promise<void> | null = null;
   private readonly pollMs: number;
@@ -64,19 +67,23 @@ export class RuntimeAccounts {
     const present = new Set(records.map((record) => record.id));
     for (const id of [...this.updatedAt.keys()]) {
       if (present.has(id)) continue;
-      endpoints.remove(id);
       this.updatedAt.delete(id);
+      // One that was never served (its id is a configured upstream's) leaves that upstream alone.
+      if (!this.served.delete(id)) continue;
+      endpoints.remove(id);
       changed = true;
       logger.info({ credential: id }, 'account removed; no longer served');
     }
     for (const record of records) {
       const known = this.updatedAt.get(record.id);
-      if (known === undefined) {
+      if (known === record.updatedAt) continue;
+      if (!this.served.has(record.id)) {
+        // New, or one that could not be served before and has changed since: (re)tried.
         if (await this.wire(record)) changed = true;
-      } else if (known !== record.updatedAt) {
-        this.updatedAt.set(record.id, record.updatedAt);
-        await endpoints.credentials.get(record.id)?.credential.account?.reload();
+        continue;
       }
+      this.updatedAt.set(record.id, record.updatedAt);
+      await endpoints.credentials.get(record.id)?.credential.account?.reload();
     }
     this.revision = revision;
     if (changed) this.options.onChange();
@@ -84,7 +91,7 @@ export class RuntimeAccounts {
 
   private async wire(record: UpstreamAccountRecord): Promise<boolean> {
     const { endpoints, logger, box } = this.options;
-    if (endpoints.credentials.has(record.id) && !this.updatedAt.has(record.id)) {
+    if (endpoints.credentials.has(record.id)) {
       logger.warn({ credential: record.id }, 'an account added at run time has the id of a configured upstream; it is not served');
       this.updatedAt.set(record.id, record.updatedAt);
       return false;
@@ -98,6 +105,7 @@ export class RuntimeAccounts {
       const entry = runtimeUpstream({ id: record.id, provider: record.provider as ProviderKind, ...record.settings });
       await endpoints.add(entry, endpointOf(entry, `${entry.provider} account ${entry.id}`), { document: this.document(record.id, box), runtime: true });
       this.updatedAt.set(record.id, record.updatedAt);
+      this.served.add(record.id);
       logger.info({ credential: record.id, provider: record.provider }, 'account added at run time; now served');
       return true;
     } catch (error) {

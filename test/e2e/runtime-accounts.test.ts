@@ -49,7 +49,8 @@ beforeAll(async () => {
   for (const account of ['acct-api', 'acct-cli']) backend.addAccount({ accountId: account, planType: 'plus' });
   running = await startTestGateway(
     {
-      upstreams: [],
+      // Never called: its id is one an account may not take.
+      upstreams: [{ id: 'openai-configured', provider: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-test' }],
       models: [{ id: MODEL, type: 'chat', routes: [{ accounts: 'codex', model: MODEL }] }],
     },
     { env: { SWITCHYARD_SECRET_KEY: SECRET_KEY } },
@@ -88,6 +89,12 @@ describe('accounts added at run time', () => {
 
   it('refuses a duplicate, a configured id, a broken document, and answers what it stored', async () => {
     expect((await admin('POST', '/admin/v1/credentials', { id: 'chatgpt-api', provider: 'codex', auth: backend.authJson('acct-api') })).status).toBe(409);
+    const configured = await admin('POST', '/admin/v1/credentials', { id: 'openai-configured', provider: 'codex', auth: backend.authJson('acct-api') });
+    expect(configured.status).toBe(409);
+    expect(((await configured.json()) as { error: { code: string; param: string } }).error).toMatchObject({ code: 'credential_exists', param: 'id' });
+    const removeConfigured = await admin('DELETE', '/admin/v1/credentials/openai-configured');
+    expect(removeConfigured.status).toBe(409);
+    expect(((await removeConfigured.json()) as { error: { code: string } }).error.code).toBe('credential_configured');
     const broken = await admin('POST', '/admin/v1/credentials', { id: 'chatgpt-broken', provider: 'codex', auth: { auth_mode: 'apikey', OPENAI_API_KEY: 'sk-x' } });
     expect(broken.status).toBe(400);
     expect(((await broken.json()) as { error: { param: string; message: string } }).error).toMatchObject({ param: 'auth', message: expect.stringContaining('no "tokens" object') });
@@ -125,7 +132,23 @@ describe('accounts added at run time', () => {
     expect(answer.status).toBe(200);
     await answer.arrayBuffer();
     expect(backend.requests.at(-1)?.accountId).toBe('acct-cli');
-    expect(running.gateway.credentials.list().map((credential) => credential.id)).toEqual(['chatgpt-cli']);
+    expect(running.gateway.credentials.list().map((credential) => credential.id)).toEqual(['openai-configured', 'chatgpt-cli']);
+  });
+
+  it('never lets a stored account with a configured upstream\'s id replace or remove that upstream', async () => {
+    // Written past the service (another config's CLI could): a sealed document under the configured id.
+    const sealed = SecretBox.fromText(SECRET_KEY)?.seal(backend.authJson('acct-api'), accountSealContext('openai-configured')) ?? '';
+    await running.gateway.stores.upstreamAccounts.insert({ id: 'openai-configured', provider: 'codex', settings: {}, sealedDocument: sealed, createdAt: Date.now(), updatedAt: Date.now() });
+    // A change through the API makes this process read the store at once, the record above included.
+    const later = { id: 'chatgpt-later', provider: 'codex', auth: JSON.parse(backend.authJson('acct-cli')) as unknown, base_url: backend.baseUrl, token_url: backend.tokenUrl };
+    expect((await admin('POST', '/admin/v1/credentials', later)).status).toBe(201);
+    await eventually(async () => running.gateway.credentials.list().some((credential) => credential.id === 'chatgpt-later'), 'serving the later account');
+    expect(running.gateway.credentials.get('openai-configured')).toMatchObject({ provider: 'openai', origin: 'config' });
+
+    await running.gateway.stores.upstreamAccounts.remove('openai-configured');
+    expect((await admin('DELETE', '/admin/v1/credentials/chatgpt-later')).status).toBe(200);
+    await eventually(async () => !running.gateway.credentials.list().some((credential) => credential.id === 'chatgpt-later'), 'dropping the later account');
+    expect(running.gateway.credentials.get('openai-configured')).toMatchObject({ provider: 'openai', origin: 'config' });
   });
 
   it('refuses to add an account without a secret key, saying how to set one', async () => {
