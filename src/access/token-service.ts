@@ -54,6 +54,7 @@ export class TokenService {
       createdAt,
       expiresAt: input.expiresInMs === undefined || input.expiresInMs === null ? null : createdAt + input.expiresInMs,
       revokedAt: null,
+      limits: {},
     };
     await this.store.insert(record);
     await this.onChange();

@@ -44,6 +44,10 @@ export const ERROR_CODES = {
 
   request_headers_too_large: { status: 431, type: 'invalid_request_error', retryable: false },
 
+  /** The caller's own rate limit (rpm, tpm, max_concurrent of its token, project or team); the message names which. */
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error', retryable: false },
+  /** The caller's own quota (tokens or dollars per day, per month, in all); the message says when it resets. */
+  quota_exceeded: { status: 429, type: 'rate_limit_error', retryable: false },
   upstream_rate_limited: { status: 429, type: 'rate_limit_error', retryable: true },
   /** Every credential of the model is out of quota or balance; `Retry-After` says when the first is tried again. */
   upstream_quota_exhausted: { status: 429, type: 'rate_limit_error', retryable: false },

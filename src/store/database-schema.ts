@@ -14,6 +14,8 @@ export interface TokensTable {
   created_at: number;
   expires_at: number | null;
   revoked_at: number | null;
+  /** JSON: the token's own rate limits and quotas; null for none. */
+  limits: string | null;
 }
 
 export interface RequestLogsTable {
@@ -42,6 +44,8 @@ export interface RequestLogsTable {
   attempts: string | null;
   cached_tokens: number | null;
   reasoning_tokens: number | null;
+  /** What the request cost by the model's `price`; null when the model has none or nothing was used. */
+  cost_usd: number | null;
 }
 
 export interface RevisionsTable {

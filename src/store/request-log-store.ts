@@ -26,6 +26,8 @@ export interface RequestLogEntry {
   cachedTokens: number | null;
   /** Of the completion tokens, those spent reasoning; null when the upstream did not say. */
   reasoningTokens: number | null;
+  /** What the request cost by its model's configured price; null when the model has none. */
+  costUsd: number | null;
   usageSource: UsageSource | null;
   errorCode: string | null;
   /** Where the session id came from (`header`, `metadata.session_id`, `metadata.sticky_key`, `inferred`). */
@@ -74,7 +76,7 @@ export interface RequestLogStore {
 const COLUMNS = [
   'id', 'created_at', 'token_id', 'team', 'project', 'endpoint', 'model', 'upstream', 'session_id',
   'status', 'latency_ms', 'ttfb_ms', 'prompt_tokens', 'completion_tokens', 'usage_source', 'error_code', 'client_request_id',
-  'logged_at', 'session_source', 'affinity', 'attempts', 'cached_tokens', 'reasoning_tokens',
+  'logged_at', 'session_source', 'affinity', 'attempts', 'cached_tokens', 'reasoning_tokens', 'cost_usd',
 ] as const satisfies ReadonlyArray<keyof RequestLogsTable>;
 
 const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
@@ -82,7 +84,7 @@ const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
   model: 'varchar', upstream: 'varchar', session_id: 'varchar', status: 'integer', latency_ms: 'double precision',
   ttfb_ms: 'double precision', prompt_tokens: 'integer', completion_tokens: 'integer', usage_source: 'varchar', error_code: 'varchar',
   client_request_id: 'varchar', logged_at: 'bigint', session_source: 'varchar', affinity: 'varchar', attempts: 'text',
-  cached_tokens: 'integer', reasoning_tokens: 'integer',
+  cached_tokens: 'integer', reasoning_tokens: 'integer', cost_usd: 'double precision',
 };
 
 /**
@@ -147,7 +149,7 @@ function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: r
         entry.id, entry.createdAt, entry.tokenId, entry.team, entry.project, entry.endpoint, entry.model, entry.upstream,
         entry.sessionId, entry.status, entry.latencyMs, entry.ttfbMs, entry.promptTokens, entry.completionTokens,
         entry.usageSource, entry.errorCode, entry.clientRequestId, loggedAt, entry.sessionSource, entry.affinity,
-        attemptsJson(entry.attempts), entry.cachedTokens, entry.reasoningTokens,
+        attemptsJson(entry.attempts), entry.cachedTokens, entry.reasoningTokens, entry.costUsd,
       );
     }
   });
@@ -188,6 +190,7 @@ function toRow(entry: RequestLogEntry, loggedAt: number): RequestLogsTable {
     attempts: attemptsJson(entry.attempts),
     cached_tokens: entry.cachedTokens,
     reasoning_tokens: entry.reasoningTokens,
+    cost_usd: entry.costUsd,
   };
 }
 
@@ -219,6 +222,7 @@ function fromRow(row: Selectable<RequestLogsTable>): StoredRequestLogEntry {
     attempts: row.attempts === null ? null : (JSON.parse(row.attempts) as LoggedAttempt[]),
     cachedTokens: row.cached_tokens,
     reasoningTokens: row.reasoning_tokens,
+    costUsd: row.cost_usd === null ? null : Number(row.cost_usd),
     loggedAt: row.logged_at === null ? null : Number(row.logged_at),
   };
 }

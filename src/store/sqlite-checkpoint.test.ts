@@ -37,6 +37,7 @@ function rows(count: number): RequestLogEntry[] {
     completionTokens: 20,
     cachedTokens: 4,
     reasoningTokens: 8,
+    costUsd: null,
     usageSource: 'upstream',
     errorCode: null,
     sessionSource: 'inferred',

@@ -15,6 +15,7 @@ function token(overrides: Partial<TokenRecord> = {}): TokenRecord {
     createdAt: 1_700_000_000_000,
     expiresAt: 1_800_000_000_000,
     revokedAt: null,
+    limits: {},
     ...overrides,
   };
 }
@@ -38,6 +39,7 @@ function logEntry(id: string, createdAt: number, overrides: Partial<RequestLogEn
     completionTokens: 20,
     cachedTokens: 4,
     reasoningTokens: 8,
+    costUsd: 0.00125,
     usageSource: 'upstream',
     errorCode: null,
     sessionSource: 'header',

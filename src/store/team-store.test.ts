@@ -16,6 +16,7 @@ function token(id: string, team: string, project: string | null, overrides: Part
     createdAt: 1_700_000_000_000,
     expiresAt: null,
     revokedAt: null,
+    limits: {},
     ...overrides,
   };
 }

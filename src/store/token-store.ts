@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DatabaseSchema, TokensTable } from './database-schema.js';
+import type { Limits } from './team-store.js';
 
 export interface TokenRecord {
   id: string;
@@ -14,6 +15,8 @@ export interface TokenRecord {
   createdAt: number;
   expiresAt: number | null;
   revokedAt: number | null;
+  /** The token's own rate limits and quotas; `{}` for none. */
+  limits: Limits;
 }
 
 export interface TokenStore {
@@ -105,6 +108,7 @@ function toRow(record: TokenRecord): TokensTable {
     created_at: record.createdAt,
     expires_at: record.expiresAt,
     revoked_at: record.revokedAt,
+    limits: Object.keys(record.limits).length === 0 ? null : JSON.stringify(record.limits),
   };
 }
 
@@ -121,5 +125,6 @@ function fromRow(row: Selectable<TokensTable>): TokenRecord {
     createdAt: Number(row.created_at),
     expiresAt: row.expires_at === null ? null : Number(row.expires_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    limits: row.limits === null ? {} : (JSON.parse(row.limits) as Limits),
   };
 }

@@ -34,6 +34,8 @@ export class RequestRecord {
   private held: (() => void)[] | null = null;
   firstByteAt: number | null = null;
   usage: Usage | null = null;
+  /** What the usage cost by the model's configured price, set once usage is known; null without a price. */
+  costUsd: number | null = null;
   /** Set when usage must be counted because the upstream reported none. */
   estimateUsage: (() => Promise<Usage>) | null = null;
   errorCode: string | null = null;

@@ -125,6 +125,7 @@ function toEntry(record: RequestRecord, status: number, latencyMs: number, usage
     completionTokens,
     cachedTokens: usage?.cachedTokens ?? null,
     reasoningTokens: usage?.reasoningTokens ?? null,
+    costUsd: record.costUsd,
     usageSource: promptTokens === null && completionTokens === null ? 'none' : record.usageSource,
     errorCode: record.errorCode,
     sessionSource: record.sessionSource,

@@ -6,6 +6,7 @@ import * as requestLogRouting from './0004-request-log-routing.js';
 import * as requestLogTokenDetails from './0005-request-log-token-details.js';
 import * as upstreamAccounts from './0006-upstream-accounts.js';
 import * as teamsAndProjects from './0007-teams-and-projects.js';
+import * as limitsAndCosts from './0008-limits-and-costs.js';
 
 /** Migrations are compiled into the build, not discovered on disk, so a bundled install still has them. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005-request-log-token-details': requestLogTokenDetails,
   '0006-upstream-accounts': upstreamAccounts,
   '0007-teams-and-projects': teamsAndProjects,
+  '0008-limits-and-costs': limitsAndCosts,
 };
 
 export const migrationProvider: MigrationProvider = {
