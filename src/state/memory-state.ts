@@ -1,6 +1,8 @@
 import { callListener } from './call-listener.js';
 import { requireAmount, requireEntry, requireListener, requireMilliseconds, requireString } from './check-arguments.js';
-import type { SharedState, WindowCount } from './shared-state.js';
+import { requireMeters } from './check-meters.js';
+import { MemoryMeters } from './memory-meters.js';
+import type { ChargeOutcome, Meter, SharedState, WindowCount } from './shared-state.js';
 
 export interface MemoryStateOptions {
   /** Milliseconds since the epoch; `Date.now` unless a test fixes the time. */
@@ -54,6 +56,7 @@ export class MemoryState implements SharedState {
   /** Expiring maps: key → field → value. */
   private readonly fieldMaps = new Map<string, Map<string, StoredValue>>();
   private readonly channels = new Map<string, Set<Subscription>>();
+  private meters = new MemoryMeters();
   private readonly now: () => number;
   /** Null once closed. */
   private sweeper: NodeJS.Timeout | null;
@@ -72,7 +75,7 @@ export class MemoryState implements SharedState {
   get size(): number {
     let fields = 0;
     for (const map of this.fieldMaps.values()) fields += map.size;
-    return this.values.size + this.counters.size + fields;
+    return this.values.size + this.counters.size + fields + this.meters.size;
   }
 
   async get(key: string): Promise<string | null> {
@@ -164,6 +167,12 @@ export class MemoryState implements SharedState {
     return { current, previous, windowStartMs, windowMs };
   }
 
+  async charge(meters: readonly Meter[]): Promise<ChargeOutcome> {
+    this.requireOpen();
+    requireMeters(meters);
+    return this.meters.charge(meters, this.now());
+  }
+
   async setField(key: string, field: string, value: string, ttlMs: number): Promise<void> {
     this.requireOpen();
     requireString('key', key);
@@ -239,6 +248,7 @@ export class MemoryState implements SharedState {
     this.values.clear();
     this.counters.clear();
     this.fieldMaps.clear();
+    this.meters = new MemoryMeters();
     for (const subscriptions of this.channels.values()) for (const subscription of subscriptions) subscription.active = false;
     this.channels.clear();
   }
@@ -252,6 +262,7 @@ export class MemoryState implements SharedState {
       for (const [field, stored] of fields) if (stored.expiresAtMs <= now) fields.delete(field);
       if (fields.size === 0) this.fieldMaps.delete(key);
     }
+    this.meters.sweep(now);
   }
 
   private requireOpen(): void {

@@ -95,6 +95,69 @@ return 1`);
 export const READ_FIELDS = script(`${NOW}${PRUNE}
 return redis.call('HGETALL', KEYS[1])`);
 
+/**
+ * `charge`: KEYS one per meter (a counter's string, or a slot set's sorted set of slot → the
+ * server time its lease ends); ARGV seven per meter: kind (`c` or `s`), amount, limit (empty for
+ * none), ttlMs, slot, seed (empty for none), needsSeed (`1` or `0`). Returns { refused index or
+ * -1, { values }, { missing indexes } } with numbers as strings. The same rules as MemoryMeters.
+ */
+export const CHARGE = script(`${NOW}
+local count = #KEYS
+local values, absent, missing = {}, {}, {}
+for i = 1, count do
+  local base = (i - 1) * 7
+  if ARGV[base + 1] == 's' then
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', string.format('%.0f', now))
+    values[i] = redis.call('ZCARD', KEYS[i])
+  else
+    local stored = redis.call('GET', KEYS[i])
+    if stored then
+      values[i] = tonumber(stored)
+    else
+      absent[i] = true
+      if ARGV[base + 6] ~= '' then
+        values[i] = tonumber(ARGV[base + 6])
+      else
+        values[i] = 0
+        if ARGV[base + 7] == '1' then missing[#missing + 1] = tostring(i - 1) end
+      end
+    end
+  end
+end
+local function reply(refused)
+  local texts = {}
+  for i = 1, count do texts[i] = string.format('%.17g', values[i]) end
+  return { tostring(refused), texts, missing }
+end
+if #missing > 0 then return reply(-1) end
+for i = 1, count do
+  local base = (i - 1) * 7
+  if absent[i] and ARGV[base + 6] ~= '' then redis.call('SET', KEYS[i], ARGV[base + 6], 'PX', ARGV[base + 4]) end
+end
+for i = 1, count do
+  local base = (i - 1) * 7
+  local limit = ARGV[base + 3]
+  if limit ~= '' and tonumber(ARGV[base + 2]) > 0 and values[i] >= tonumber(limit) then return reply(i - 1) end
+end
+for i = 1, count do
+  local base = (i - 1) * 7
+  local amount = tonumber(ARGV[base + 2])
+  local ttl = tonumber(ARGV[base + 4])
+  if ARGV[base + 1] == 's' then
+    if amount > 0 then
+      redis.call('ZADD', KEYS[i], string.format('%.0f', now + ttl), ARGV[base + 5])
+      if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
+    elseif amount < 0 then
+      redis.call('ZREM', KEYS[i], ARGV[base + 5])
+    end
+    values[i] = redis.call('ZCARD', KEYS[i])
+  elseif amount ~= 0 then
+    values[i] = tonumber(redis.call('INCRBYFLOAT', KEYS[i], ARGV[base + 2]))
+    redis.call('PEXPIRE', KEYS[i], ttl)
+  end
+end
+return reply(-1)`);
+
 /** EVALSHA, so each call sends a digest rather than the script; EVAL when the server lacks it. */
 export async function runScript(client: Redis, { lua, sha }: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {
   try {

@@ -2,8 +2,9 @@ import type { Redis } from 'ioredis';
 import { callListener } from './call-listener.js';
 import { requireAmount, requireEntry, requireListener, requireMilliseconds, requireString } from './check-arguments.js';
 import { ConnectionWatch, openConnections, redactRedisUrl, withoutPassword } from './redis-connections.js';
-import { ADD_TO_WINDOW, COMPARE_AND_SET, READ_FIELDS, SET_FIELD, SET_IF_ABSENT, runScript } from './redis-scripts.js';
-import type { SharedState, WindowCount } from './shared-state.js';
+import { ADD_TO_WINDOW, CHARGE, COMPARE_AND_SET, READ_FIELDS, SET_FIELD, SET_IF_ABSENT, runScript } from './redis-scripts.js';
+import { requireMeters } from './check-meters.js';
+import type { ChargeOutcome, Meter, SharedState, WindowCount } from './shared-state.js';
 
 export interface RedisStateOptions {
   /** Put before every key and channel, so several deployments (or test runs) can share one Redis. */
@@ -124,6 +125,26 @@ export class RedisState implements SharedState {
     const [windowStartMs, current, previous] = reply.map(Number);
     if (windowStartMs === undefined || current === undefined || previous === undefined) throw new Error('unexpected reply from Redis to addToWindow');
     return { current, previous, windowStartMs, windowMs };
+  }
+
+  async charge(meters: readonly Meter[]): Promise<ChargeOutcome> {
+    this.requireOpen();
+    requireMeters(meters);
+    if (meters.length === 0) return { refused: -1, values: [], missing: [] };
+    const keys = meters.map((meter) => (meter.slot === undefined ? `${this.prefix}meter:${meter.key}` : `${this.prefix}slots:${meter.key}`));
+    const args = meters.flatMap((meter) => [
+      meter.slot === undefined ? 'c' : 's',
+      String(meter.amount),
+      meter.limit === null ? '' : String(meter.limit),
+      meter.ttlMs,
+      meter.slot ?? '',
+      meter.seed === undefined ? '' : String(meter.seed),
+      meter.needsSeed === true ? '1' : '0',
+    ]);
+    const reply = await runScript(this.command, CHARGE, keys, args);
+    if (!Array.isArray(reply) || reply.length !== 3) throw new Error('unexpected reply from Redis to charge');
+    const [refused, values, missing] = reply as [string, string[], string[]];
+    return { refused: Number(refused), values: values.map(Number), missing: missing.map(Number) };
   }
 
   async setField(key: string, field: string, value: string, ttlMs: number): Promise<void> {

@@ -63,6 +63,22 @@ export interface SharedState {
   addToWindow(key: string, amount: number, windowMs: number): Promise<WindowCount>;
 
   /**
+   * Reads, checks and changes several meters in one atomic step (one round trip): what a request's
+   * rate limits and quotas need, so that N processes on one backend together let through exactly
+   * the limit. Meters are a fourth namespace. A counter (no `slot`) holds a number that lives
+   * `ttlMs` after each change; a slot set (`slot` given) holds slots that each expire `ttlMs` after
+   * they were taken, and its value is how many are held.
+   *
+   * Every meter is read first. When a meter with `needsSeed` is absent and has no `seed`, nothing
+   * changes and its index is listed in `missing` (the caller rebuilds it from durable records and
+   * calls again with `seed`). An absent counter with a `seed` starts at it, refused or not. Then,
+   * if any meter with a `limit` and a positive amount is already at or over its limit, nothing
+   * else changes and `refused` is the first such index. Otherwise every amount is applied:
+   * added to counters; on slot sets +1 takes the slot, -1 gives it back, 0 only reads.
+   */
+  charge(meters: readonly Meter[]): Promise<ChargeOutcome>;
+
+  /**
    * Sets one field of the expiring map at `key`, replacing its value and TTL; the map's other
    * fields keep theirs. Each field expires on its own: a gateway replica that writes its own field
    * every second with a TTL of a few seconds stops being counted soon after it dies.
@@ -102,6 +118,32 @@ export interface SharedState {
    * `onAvailability` throws). Calling it again, or an unsubscribe function, is harmless.
    */
   close(): Promise<void>;
+}
+
+/** One meter of a {@link SharedState.charge}. */
+export interface Meter {
+  key: string;
+  /** Added to a counter; on a slot set +1 takes the slot, -1 gives it back, 0 reads. */
+  amount: number;
+  /** Refuses a positive amount when the meter is already at or over it; null: never refuses. */
+  limit: number | null;
+  /** A counter's lifetime after this change, or the slot's lease. */
+  ttlMs: number;
+  /** Names the slot taken or given back: the meter is a slot set. */
+  slot?: string;
+  /** An absent counter's starting value (the spending durable records show). */
+  seed?: number;
+  /** Report an absent counter without a seed in `missing` instead of counting it from 0. */
+  needsSeed?: boolean;
+}
+
+export interface ChargeOutcome {
+  /** The index of the meter that refused, or -1. */
+  refused: number;
+  /** Each meter's value after the step (before it, when nothing was applied). */
+  values: number[];
+  /** Indexes of absent counters that need a seed; when any, nothing was applied. */
+  missing: number[];
 }
 
 /** One fixed window's total and the total of the window just before it, as `addToWindow` returns them. */

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SharedState } from './shared-state.js';
 import { describeMapAndMessageChecks } from './state-message-contract.js';
+import { describeMeterChecks } from './state-meter-contract.js';
 import { describeValueChecks } from './state-value-contract.js';
 import { describeWindowChecks } from './state-window-contract.js';
 
@@ -112,6 +113,7 @@ export function describeStateContract(
     describeValueChecks(context);
     describeWindowChecks(context);
     describeMapAndMessageChecks(context);
+    describeMeterChecks(context);
 
     const { ttlMs: TTL_MS, windowMs: WINDOW_MS } = timing;
 

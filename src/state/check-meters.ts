@@ -1,0 +1,18 @@
+import { requireAmount, requireMilliseconds, requireString } from './check-arguments.js';
+import type { Meter } from './shared-state.js';
+
+/** The argument checks of `charge`, shared by every backend: a TypeError before anything changes. */
+export function requireMeters(meters: readonly Meter[]): void {
+  if (!Array.isArray(meters)) throw new TypeError('meters must be an array');
+  for (const meter of meters) {
+    requireString('key', meter.key);
+    requireAmount(meter.amount);
+    requireMilliseconds('ttlMs', meter.ttlMs);
+    if (meter.limit !== null && (typeof meter.limit !== 'number' || Number.isNaN(meter.limit))) throw new TypeError(`limit must be a number or null, got ${String(meter.limit)}`);
+    if (meter.slot !== undefined) {
+      requireString('slot', meter.slot);
+      if (meter.amount !== 1 && meter.amount !== -1 && meter.amount !== 0) throw new TypeError(`a slot's amount must be 1, -1 or 0, got ${meter.amount}`);
+    }
+    if (meter.seed !== undefined) requireAmount(meter.seed);
+  }
+}

@@ -1,0 +1,100 @@
+import { expect, it } from 'vitest';
+import type { Meter } from './shared-state.js';
+import type { ContractContext } from './state-contract.js';
+
+/** The contract for meters: charge (counters and slot sets, limits, seeds). */
+export function describeMeterChecks(context: ContractContext): void {
+  const { ttlMs: TTL_MS, boundaryMarginMs: MARGIN_MS } = context.timing;
+  const requests = (limit: number | null, amount = 1): Meter => ({ key: 'rpm:team', amount, limit, ttlMs: TTL_MS });
+
+  it('charge: admits while every meter is under its limit, then refuses and changes nothing', async () => {
+    const { state } = context;
+    expect(await state.charge([requests(2)])).toEqual({ refused: -1, values: [1], missing: [] });
+    expect(await state.charge([requests(2)])).toEqual({ refused: -1, values: [2], missing: [] });
+    expect(await state.charge([requests(2)])).toEqual({ refused: 0, values: [2], missing: [] });
+    // Several meters: the tightest refuses, and the others are not charged either.
+    const tokens: Meter = { key: 'tpm:team', amount: 40, limit: 100, ttlMs: TTL_MS };
+    expect(await state.charge([tokens, requests(2)])).toEqual({ refused: 1, values: [0, 2], missing: [] });
+    expect(await state.charge([tokens, requests(5)])).toEqual({ refused: -1, values: [40, 3], missing: [] });
+    // A limit is checked before adding: a large amount passes while the meter is under it.
+    expect(await state.charge([{ ...tokens, amount: 500 }])).toMatchObject({ refused: -1, values: [540] });
+    expect(await state.charge([{ ...tokens, amount: 1 }])).toMatchObject({ refused: 0, values: [540] });
+    // Giving back (a negative amount) and reading (0) are never refused.
+    expect(await state.charge([{ ...tokens, amount: -450 }])).toMatchObject({ refused: -1, values: [90] });
+    expect(await state.charge([{ ...tokens, amount: 0 }])).toMatchObject({ refused: -1, values: [90] });
+    expect(await state.charge([{ ...tokens, amount: 0.25, limit: null }])).toMatchObject({ refused: -1, values: [90.25] });
+  });
+
+  it('charge: a counter lives ttlMs after its last change; a read of an absent one creates nothing', async () => {
+    const { state, clock } = context;
+    expect(await state.charge([requests(null, 0)])).toMatchObject({ values: [0] });
+    await clock.advance(TTL_MS);
+    await state.charge([requests(null, 3)]);
+    await clock.advance(TTL_MS - MARGIN_MS);
+    expect(await state.charge([requests(null, 0)])).toMatchObject({ values: [3] });
+    await clock.advance(MARGIN_MS);
+    expect(await state.charge([requests(null, 0)])).toMatchObject({ values: [0] });
+    // Meters are a namespace of their own.
+    await state.charge([{ key: 'shared', amount: 1, limit: null, ttlMs: TTL_MS }]);
+    expect(await state.get('shared')).toBeNull();
+  });
+
+  it('charge: slots are taken, given back and expire on their own; a full set refuses', async () => {
+    const { state, clock } = context;
+    // Long enough that each quarter of it outlasts two margins (a clock that really waits).
+    const LEASE_MS = Math.max(TTL_MS, 8 * MARGIN_MS);
+    const slot = (name: string, amount: number): Meter => ({ key: 'inflight:team', amount, limit: 2, ttlMs: LEASE_MS, slot: name });
+    expect(await state.charge([slot('a', 1)])).toMatchObject({ refused: -1, values: [1] });
+    await clock.advance(LEASE_MS / 2);
+    expect(await state.charge([slot('b', 1)])).toMatchObject({ refused: -1, values: [2] });
+    expect(await state.charge([slot('c', 1)])).toMatchObject({ refused: 0, values: [2] });
+    expect(await state.charge([slot('a', -1)])).toMatchObject({ refused: -1, values: [1] });
+    await clock.advance(LEASE_MS / 4);
+    expect(await state.charge([slot('c', 1)])).toMatchObject({ refused: -1, values: [2] });
+    // Each lease ends LEASE_MS after its slot was taken: b's first, then c's.
+    await clock.advance(LEASE_MS / 4 + MARGIN_MS);
+    expect(await state.charge([slot('x', 0)])).toMatchObject({ values: [2] });
+    await clock.advance(LEASE_MS / 2 - 2 * MARGIN_MS);
+    expect(await state.charge([slot('x', 0)])).toMatchObject({ values: [2] });
+    await clock.advance(2 * MARGIN_MS);
+    expect(await state.charge([slot('x', 0)])).toMatchObject({ values: [1] });
+    await clock.advance(LEASE_MS / 4);
+    expect(await state.charge([slot('x', 0)])).toMatchObject({ values: [0] });
+  });
+
+  it('charge: an absent counter that needs a seed stops the whole step until one is given', async () => {
+    const { state } = context;
+    const quota = (extra: Partial<Meter>): Meter => ({ key: 'quota:day', amount: 10, limit: 100, ttlMs: TTL_MS, needsSeed: true, ...extra });
+    expect(await state.charge([requests(5), quota({})])).toEqual({ refused: -1, values: [0, 0], missing: [1] });
+    expect(await state.charge([requests(5, 0)])).toMatchObject({ values: [0] });
+    // Seeded at or over the limit: refused, and the seed is kept.
+    expect(await state.charge([requests(5), quota({ seed: 100 })])).toEqual({ refused: 1, values: [0, 100], missing: [] });
+    expect(await state.charge([quota({ amount: -30 })])).toEqual({ refused: -1, values: [70], missing: [] });
+    // A present counter ignores a seed.
+    expect(await state.charge([requests(5), quota({ seed: 0 })])).toEqual({ refused: -1, values: [1, 80], missing: [] });
+  });
+
+  it('charge: rejects invalid meters with a TypeError, changing nothing', async () => {
+    const { state } = context;
+    for (const invalid of [0, -1, 1.5, Number.NaN]) await expect(state.charge([{ ...requests(1), ttlMs: invalid }])).rejects.toThrow(TypeError);
+    await expect(state.charge([{ ...requests(1), amount: Number.NaN }])).rejects.toThrow(TypeError);
+    await expect(state.charge([{ ...requests(1), slot: 'a', amount: 2 }])).rejects.toThrow(TypeError);
+    await expect(state.charge([requests(1), { ...requests(1), limit: Number.NaN }])).rejects.toThrow(TypeError);
+    expect(await state.charge([requests(null, 0)])).toMatchObject({ values: [0] });
+    expect(await state.charge([])).toEqual({ refused: -1, values: [], missing: [] });
+  });
+
+  it('charge: handles on one backend together let through exactly the limit', async () => {
+    const { state, clock, openSecondHandle } = context;
+    if (openSecondHandle === undefined) return;
+    const other = await openSecondHandle(clock);
+    try {
+      const meters = (name: string): Meter[] => [requests(25), { key: 'inflight', amount: 1, limit: 30, ttlMs: TTL_MS, slot: name }];
+      const outcomes = await Promise.all(Array.from({ length: 60 }, (_, index) => (index % 2 === 0 ? state : other).charge(meters(`s${index}`))));
+      expect(outcomes.filter((outcome) => outcome.refused === -1)).toHaveLength(25);
+      expect(await other.charge([requests(null, 0)])).toMatchObject({ values: [25] });
+    } finally {
+      await other.close();
+    }
+  });
+}
