@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/index.js';
 import type { TokenChangeWatcher, TokenRecord, TokenStore } from '../store/index.js';
+import { holdersOf, type HolderLimits, type LimitHolder } from './limit-holders.js';
 import type { Scope } from './scopes.js';
 import { digestsEqual, hashSecret, looksLikeToken, SECRET_LENGTH } from './token-secret.js';
 
@@ -15,7 +16,11 @@ export interface Principal {
   readonly revokedAt: number | null;
   /** sha256 of the token, hex. */
   readonly hash: string;
+  /** Whose rate limits and quotas the request counts against (token, project, team); empty when none has any. */
+  readonly holders: readonly LimitHolder[];
 }
+
+const NO_HOLDER_LIMITS: HolderLimits = { teams: new Map(), projects: new Map() };
 
 /**
  * Answers "who is this?" from memory. Every token is held in a map keyed by its hash, so an
@@ -29,18 +34,22 @@ export class TokenAuthenticator {
   private readonly unknown = new Map<string, number>();
   private lookupBudget = MISS_LOOKUPS_PER_SECOND;
   private budgetRefilledAt = 0;
+  private holderLimits: HolderLimits = NO_HOLDER_LIMITS;
 
   constructor(
     private readonly store: TokenStore,
     private readonly watcher: TokenChangeWatcher,
     private readonly prefix: string,
     private readonly now: () => number = Date.now,
+    /** The limits of teams and projects, carried with each token (a change to them bumps the token revision). */
+    private readonly loadHolderLimits: () => Promise<HolderLimits> = async () => NO_HOLDER_LIMITS,
   ) {}
 
   async load(): Promise<void> {
-    const records = await this.store.list();
+    const [records, holderLimits] = await Promise.all([this.store.list(), this.loadHolderLimits()]);
+    this.holderLimits = holderLimits;
     const byHash = new Map<string, Principal>();
-    for (const record of records) byHash.set(record.secretHash, toPrincipal(record));
+    for (const record of records) byHash.set(record.secretHash, toPrincipal(record, holderLimits));
     this.byHash = byHash;
     this.unknown.clear();
   }
@@ -99,7 +108,7 @@ export class TokenAuthenticator {
         this.unknown.set(hash, this.now() + MISS_MEMORY_MS);
         throw new GatewayError('invalid_api_key', 'Invalid API key.');
       }
-      const principal = toPrincipal(record);
+      const principal = toPrincipal(record, this.holderLimits);
       this.byHash.set(record.secretHash, principal);
       return this.admit(principal);
     });
@@ -140,7 +149,7 @@ function bearerToken(authorization: string | undefined): string | null {
   return value;
 }
 
-function toPrincipal(record: TokenRecord): Principal {
+function toPrincipal(record: TokenRecord, holderLimits: HolderLimits): Principal {
   return {
     tokenId: record.id,
     team: record.team,
@@ -150,5 +159,6 @@ function toPrincipal(record: TokenRecord): Principal {
     expiresAt: record.expiresAt,
     revokedAt: record.revokedAt,
     hash: record.secretHash,
+    holders: holdersOf(record, holderLimits),
   };
 }

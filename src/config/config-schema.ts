@@ -95,6 +95,16 @@ export const ModelConfigSchema = Type.Object(
       { default: 'weighted', description: 'how a credential of the pool is chosen' },
     ),
     routes: Type.Array(RouteConfigSchema, { minItems: 1 }),
+    price: Type.Optional(
+      Type.Object(
+        {
+          input_per_mtok: Type.Number({ minimum: 0, description: 'US dollars per million prompt tokens' }),
+          output_per_mtok: Type.Number({ minimum: 0, description: 'US dollars per million completion tokens' }),
+          cached_input_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: 'per million prompt tokens read from the cache (default: input_per_mtok)' })),
+        },
+        { additionalProperties: false, description: 'what a request costs, for dollar quotas and the usage API' },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -18,13 +18,15 @@ export type Stage = (request: FastifyRequest, reply: FastifyReply, done: Done) =
  *    before the shutdown check so that a request refused while draining is logged too;
  * 3. shutdown check — 503 `shutting_down` while the gateway drains;
  * 4. authentication and scope — routes with a `scope` need a token that carries it;
- * 5. (caller rate limits and quotas plug in here: they need the principal, not the body);
+ * 5. caller limits — a logged route's request counts against its token's, project's and team's
+ *    rate limits and quotas (they need the principal, not the body: tokens are estimated from
+ *    the body's length), or is refused with 429;
  * then Fastify reads the body (`app.ts`: JSON, compression, nesting and size rules), validates
  * and runs the handler; errors from any stage are answered by the one error handler (`app.ts`).
  * Metrics and tracing plug in as an `onResponse` stage beside the record's own `close` listener.
  */
 export function pipelineStages(gate: RequestGate): readonly Stage[] {
-  return [requestIdStage, recordStage(gate), shutdownStage(gate), authenticationStage(gate)];
+  return [requestIdStage, recordStage(gate), shutdownStage(gate), authenticationStage(gate), limitStage(gate)];
 }
 
 export function registerPipeline(app: FastifyInstance, gate: RequestGate): void {
@@ -84,4 +86,24 @@ function authenticationStage(gate: RequestGate): Stage {
     request.principal = principal;
     done();
   };
+}
+
+/** Bytes per token of a JSON body, roughly (English text and JSON punctuation): the reservation a request's tokens start with. */
+const BYTES_PER_TOKEN = 4;
+
+function limitStage(gate: RequestGate): Stage {
+  return (request, reply, done) => {
+    const { principal, record } = request;
+    if (principal === null || record === null) return done();
+    const pending = gate.limit(principal, record, reply.raw, estimatedTokens(request));
+    if (pending === null) return done();
+    pending.then(() => done(), done);
+  };
+}
+
+/** A multipart upload (audio) is not text: its tokens are known only from the usage. */
+function estimatedTokens(request: FastifyRequest): number {
+  const length = Number(request.headers['content-length']);
+  if (!(length > 0) || request.headers['content-type']?.startsWith('multipart/') === true) return 0;
+  return Math.ceil(length / BYTES_PER_TOKEN);
 }

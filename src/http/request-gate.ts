@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { requireScope, type Principal, type Scope, type TokenAuthenticator } from '../access/index.js';
+import { requireScope, type CallerLimits, type Principal, type Scope, type TokenAuthenticator } from '../access/index.js';
 import { GatewayError } from '../errors/index.js';
 import { RequestRecord, type RequestRecorder } from '../usage/index.js';
 import { sendError } from './send-response.js';
@@ -30,6 +30,8 @@ export class RequestGate {
     private readonly recorder: RequestRecorder,
     /** Logs what failed inside a response's `close` listener, which must never throw. */
     private readonly onListenerError: (error: unknown) => void = () => undefined,
+    /** The callers' rate limits and quotas; null: none are enforced. */
+    private readonly limits: CallerLimits | null = null,
   ) {}
 
   /** From now on requests are refused with 503 `shutting_down` (the connection is closed after the answer). */
@@ -93,6 +95,23 @@ export class RequestGate {
     const principal = this.authenticator.authenticate(authorization);
     if (principal instanceof Promise) return principal.then((resolved) => checked(resolved, scope, record));
     return checked(principal, scope, record);
+  }
+
+  /**
+   * Counts the request against its token's, project's and team's limits, or refuses it: rejects
+   * with the 429. Either way the response gets the `x-ratelimit-*` headers. An admitted request is
+   * settled when its usage is known. Null (nothing to wait for) when no limit applies.
+   */
+  limit(principal: Principal, record: RequestRecord, response: ServerResponse, estimatedTokens: number): Promise<void> | null {
+    const { limits } = this;
+    if (limits === null || principal.holders.length === 0) return null;
+    return limits.admit(principal.holders, record.id, estimatedTokens).then((result) => {
+      // On the raw response: routes that write their own head (streams) get them merged in too.
+      for (const name in result.headers) response.setHeader(name, result.headers[name] as string);
+      if (result.refusal !== null) throw result.refusal;
+      const { admission } = result;
+      record.onUsage = (usage) => limits.settle(admission, usage === null ? 0 : usage.promptTokens + usage.completionTokens, record.costUsd ?? 0);
+    });
   }
 }
 

@@ -9,7 +9,7 @@ import { ResponsesService, type ResponsesInput, type ResponsesOutcome } from './
 import { ResponseStore, type ResponseStateStore } from './responses/response-store.js';
 import { streamEventSchemaErrors } from './responses/openai-responses-schema-contract.js';
 
-const PRINCIPAL: Principal = { tokenId: 'tok_1', team: 'search', project: null, scopes: new Set(['chat']), models: null, expiresAt: null, revokedAt: null, hash: 'h' };
+const PRINCIPAL: Principal = { tokenId: 'tok_1', team: 'search', project: null, scopes: new Set(['chat']), models: null, expiresAt: null, revokedAt: null, hash: 'h', holders: [] };
 const CHAT_USAGE = { prompt_tokens: 20, completion_tokens: 7, total_tokens: 27 };
 
 /** A chat upstream that answers `text`, remembering each body it was sent; `usage: false` reports none. */

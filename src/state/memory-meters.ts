@@ -39,7 +39,7 @@ export class MemoryMeters {
     meters.forEach((meter, index) => {
       if (absent[index] === true && meter.seed !== undefined) this.counts.set(meter.key, { value: meter.seed, expiresAtMs: now + meter.ttlMs });
     });
-    const refused = meters.findIndex((meter, index) => meter.limit !== null && meter.amount > 0 && (values[index] as number) >= meter.limit);
+    const refused = meters.findIndex((meter, index) => meter.limit !== null && (values[index] as number) >= meter.limit);
     if (refused !== -1) return { refused, values, missing };
     meters.forEach((meter, index) => {
       values[index] = meter.slot === undefined ? this.add(meter, now) : this.moveSlot(meter, meter.slot, now);

@@ -137,7 +137,7 @@ end
 for i = 1, count do
   local base = (i - 1) * 7
   local limit = ARGV[base + 3]
-  if limit ~= '' and tonumber(ARGV[base + 2]) > 0 and values[i] >= tonumber(limit) then return reply(i - 1) end
+  if limit ~= '' and values[i] >= tonumber(limit) then return reply(i - 1) end
 end
 for i = 1, count do
   local base = (i - 1) * 7

@@ -72,8 +72,8 @@ export interface SharedState {
    * Every meter is read first. When a meter with `needsSeed` is absent and has no `seed`, nothing
    * changes and its index is listed in `missing` (the caller rebuilds it from durable records and
    * calls again with `seed`). An absent counter with a `seed` starts at it, refused or not. Then,
-   * if any meter with a `limit` and a positive amount is already at or over its limit, nothing
-   * else changes and `refused` is the first such index. Otherwise every amount is applied:
+   * if any meter with a `limit` is already at or over it, nothing else changes and `refused` is
+   * the first such index (a meter that only gives back or settles has no limit). Otherwise every amount is applied:
    * added to counters; on slot sets +1 takes the slot, -1 gives it back, 0 only reads.
    */
   charge(meters: readonly Meter[]): Promise<ChargeOutcome>;
@@ -125,7 +125,7 @@ export interface Meter {
   key: string;
   /** Added to a counter; on a slot set +1 takes the slot, -1 gives it back, 0 reads. */
   amount: number;
-  /** Refuses a positive amount when the meter is already at or over it; null: never refuses. */
+  /** Refuses the whole step when the meter is already at or over it; null: never refuses. */
   limit: number | null;
   /** A counter's lifetime after this change, or the slot's lease. */
   ttlMs: number;

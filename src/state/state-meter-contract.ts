@@ -19,8 +19,10 @@ export function describeMeterChecks(context: ContractContext): void {
     // A limit is checked before adding: a large amount passes while the meter is under it.
     expect(await state.charge([{ ...tokens, amount: 500 }])).toMatchObject({ refused: -1, values: [540] });
     expect(await state.charge([{ ...tokens, amount: 1 }])).toMatchObject({ refused: 0, values: [540] });
-    // Giving back (a negative amount) and reading (0) are never refused.
-    expect(await state.charge([{ ...tokens, amount: -450 }])).toMatchObject({ refused: -1, values: [90] });
+    // A limit is checked whatever the amount: a request that reserves nothing is refused too.
+    expect(await state.charge([{ ...tokens, amount: 0 }])).toMatchObject({ refused: 0, values: [540] });
+    // Giving back has no limit.
+    expect(await state.charge([{ ...tokens, amount: -450, limit: null }])).toMatchObject({ refused: -1, values: [90] });
     expect(await state.charge([{ ...tokens, amount: 0 }])).toMatchObject({ refused: -1, values: [90] });
     expect(await state.charge([{ ...tokens, amount: 0.25, limit: null }])).toMatchObject({ refused: -1, values: [90.25] });
   });
@@ -43,7 +45,7 @@ export function describeMeterChecks(context: ContractContext): void {
     const { state, clock } = context;
     // Long enough that each quarter of it outlasts two margins (a clock that really waits).
     const LEASE_MS = Math.max(TTL_MS, 8 * MARGIN_MS);
-    const slot = (name: string, amount: number): Meter => ({ key: 'inflight:team', amount, limit: 2, ttlMs: LEASE_MS, slot: name });
+    const slot = (name: string, amount: number): Meter => ({ key: 'inflight:team', amount, limit: amount > 0 ? 2 : null, ttlMs: LEASE_MS, slot: name });
     expect(await state.charge([slot('a', 1)])).toMatchObject({ refused: -1, values: [1] });
     await clock.advance(LEASE_MS / 2);
     expect(await state.charge([slot('b', 1)])).toMatchObject({ refused: -1, values: [2] });
@@ -69,7 +71,7 @@ export function describeMeterChecks(context: ContractContext): void {
     expect(await state.charge([requests(5, 0)])).toMatchObject({ values: [0] });
     // Seeded at or over the limit: refused, and the seed is kept.
     expect(await state.charge([requests(5), quota({ seed: 100 })])).toEqual({ refused: 1, values: [0, 100], missing: [] });
-    expect(await state.charge([quota({ amount: -30 })])).toEqual({ refused: -1, values: [70], missing: [] });
+    expect(await state.charge([quota({ amount: -30, limit: null })])).toEqual({ refused: -1, values: [70], missing: [] });
     // A present counter ignores a seed.
     expect(await state.charge([requests(5), quota({ seed: 0 })])).toEqual({ refused: -1, values: [1, 80], missing: [] });
   });

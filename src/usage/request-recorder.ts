@@ -1,5 +1,6 @@
 import type { Usage } from '../core/index.js';
 import type { RequestLogEntry } from '../store/index.js';
+import { costOf, type ModelPrice } from './model-prices.js';
 import type { RequestLogQueue } from './request-log-queue.js';
 import type { RequestRecord } from './request-record.js';
 
@@ -23,6 +24,8 @@ export class RequestRecorder {
     private readonly onError: (error: unknown) => void = () => undefined,
     /** Told of every row as it is queued, with its record: the access log. */
     private readonly onFinished: (entry: RequestLogEntry, record: RequestRecord) => void = () => undefined,
+    /** A model's configured price, for the row's cost (dollar quotas, the usage API). */
+    private readonly priceOf: (model: string) => ModelPrice | undefined = () => undefined,
   ) {}
 
   markShutdownDeadline(): void {
@@ -61,19 +64,31 @@ export class RequestRecorder {
         estimate = Promise.reject(error);
       }
       estimate
-        .then((usage) => this.write(record, toEntry(record, status, latencyMs, usage)))
+        .then((usage) => this.write(record, status, latencyMs, usage))
         .catch((error: unknown) => {
           this.onError(error);
-          this.write(record, toEntry(record, status, latencyMs, null));
+          this.write(record, status, latencyMs, null);
         })
         .finally(() => this.settle());
       return;
     }
-    this.write(record, toEntry(record, status, latencyMs, record.usage));
+    this.write(record, status, latencyMs, record.usage);
     this.settle();
   }
 
-  private write(record: RequestRecord, entry: RequestLogEntry): void {
+  /** The row's usage is final: its cost is priced, the caller's limits settled with it, and the row queued. */
+  private write(record: RequestRecord, status: number, latencyMs: number, usage: Usage | null): void {
+    record.costUsd = usage === null || record.model === null ? null : costOf(this.priceOf(record.model), usage);
+    const onUsage = record.onUsage;
+    if (onUsage !== null) {
+      record.onUsage = null;
+      try {
+        onUsage(usage);
+      } catch (error) {
+        this.onError(error);
+      }
+    }
+    const entry = toEntry(record, status, latencyMs, usage);
     this.queue.push(entry);
     this.onFinished(entry, record);
   }

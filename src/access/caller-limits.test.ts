@@ -1,0 +1,170 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MemoryState } from '../state/index.js';
+import type { Limits } from '../store/index.js';
+import { CallerLimits, type Admission, type AdmissionResult, type Spending } from './caller-limits.js';
+import type { LimitHolder, SpendMatch } from './limit-holders.js';
+
+// 2026-11-24T23:59:00.000Z: a minute before a UTC day ends.
+const START = Date.UTC(2026, 10, 24, 23, 59, 0);
+
+function holder(kind: LimitHolder['kind'], id: string, limits: Limits): LimitHolder {
+  return { kind, key: `${kind}:${id}`, label: `${kind} ${id}`, match: kind === 'token' ? { tokenId: id } : { team: id }, limits };
+}
+
+describe('CallerLimits', () => {
+  let time: number;
+  let state: MemoryState;
+  let ledgerCalls: Array<{ match: SpendMatch; fromMs: number; toMs: number }>;
+  let recorded: Spending;
+  let errors: unknown[];
+  let limits: CallerLimits;
+  let sequence = 0;
+
+  const open = (): CallerLimits =>
+    new CallerLimits({
+      state,
+      now: () => time,
+      ledger: async (match, fromMs, toMs) => {
+        ledgerCalls.push({ match, fromMs, toMs });
+        return recorded;
+      },
+      onError: (error) => errors.push(error),
+    });
+
+  beforeEach(() => {
+    time = START;
+    state = new MemoryState({ now: () => time });
+    ledgerCalls = [];
+    recorded = { tokens: 0, usd: 0 };
+    errors = [];
+    limits = open();
+  });
+  afterEach(async () => {
+    await state.close();
+  });
+
+  const admit = (holders: LimitHolder[], estimate = 0): Promise<AdmissionResult> => limits.admit(holders, `req_${++sequence}`, estimate);
+  const admitted = async (holders: LimitHolder[], estimate = 0): Promise<Admission> => {
+    const result = await admit(holders, estimate);
+    expect(result.refusal).toBeNull();
+    return result.admission as Admission;
+  };
+  const settle = async (admission: Admission, tokens: number, usd = 0): Promise<void> => {
+    limits.settle(admission, tokens, usd);
+    await limits.drain();
+  };
+
+  it('requests per minute: N pass with the headers counting down, N+1 is refused until the minute ends', async () => {
+    const team = holder('team', 'search', { rpm: 3 });
+    time = START + 20_000;
+    for (const remaining of ['2', '1', '0']) {
+      const result = await admit([team]);
+      expect(result.headers).toEqual({ 'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': remaining, 'x-ratelimit-reset-requests': '40s' });
+    }
+    const refused = await admit([team]);
+    expect(refused.refusal).toMatchObject({ code: 'rate_limit_exceeded', status: 429, retryAfterSeconds: 40 });
+    expect(refused.refusal?.message).toBe('Rate limit reached: 3 requests per minute for team search. Try again in 40 s.');
+    expect(refused.headers['x-ratelimit-remaining-requests']).toBe('0');
+    time = START + 59_999;
+    expect((await admit([team])).refusal).not.toBeNull();
+    time = START + 60_000;
+    expect((await admit([team])).headers['x-ratelimit-remaining-requests']).toBe('2');
+  });
+
+  it('the strictest holder refuses, is named, and nothing is counted against the others', async () => {
+    const token = holder('token', 'tok_1', { rpm: 5 });
+    const team = holder('team', 'search', { rpm: 2 });
+    await admitted([token, team]);
+    const second = await admit([token, team]);
+    // The header shows the tightest limit in force: the team's.
+    expect(second.headers).toMatchObject({ 'x-ratelimit-limit-requests': '2', 'x-ratelimit-remaining-requests': '0' });
+    const refused = await admit([token, team]);
+    expect(refused.refusal?.message).toContain('for team search');
+    // The token alone has used 2 of its 5.
+    expect((await admit([token])).headers['x-ratelimit-remaining-requests']).toBe('2');
+  });
+
+  it('requests in flight: a slot frees when a request is settled', async () => {
+    const token = holder('token', 'tok_1', { maxConcurrent: 2 });
+    const first = await admitted([token]);
+    await admitted([token]);
+    const refused = await admit([token]);
+    expect(refused.refusal).toMatchObject({ code: 'rate_limit_exceeded', retryAfterSeconds: 1 });
+    expect(refused.refusal?.message).toBe('Rate limit reached: 2 requests in flight for token tok_1. Try again when one of them ends.');
+    await settle(first, 0);
+    await admitted([token]);
+    expect((await admit([token])).refusal).not.toBeNull();
+  });
+
+  it('tokens per minute: the estimate is reserved, then replaced by the usage', async () => {
+    const token = holder('token', 'tok_1', { tpm: 100 });
+    const first = await admit([token], 10);
+    expect(first.headers).toMatchObject({ 'x-ratelimit-limit-tokens': '100', 'x-ratelimit-remaining-tokens': '90' });
+    await settle(first.admission as Admission, 60);
+    const second = await admit([token], 10);
+    expect(second.headers['x-ratelimit-remaining-tokens']).toBe('30');
+    await settle(second.admission as Admission, 60);
+    const refused = await admit([token], 10);
+    expect(refused.refusal).toMatchObject({ code: 'rate_limit_exceeded' });
+    expect(refused.refusal?.message).toContain('100 tokens per minute for token tok_1');
+    expect(refused.headers['x-ratelimit-remaining-tokens']).toBe('0');
+  });
+
+  it('a day quota is rebuilt from the ledger, refuses with the reset time, and a new UTC day starts from the ledger again', async () => {
+    const team = holder('team', 'search', { tokensPerDay: 1000 });
+    recorded = { tokens: 950, usd: 0 };
+    const first = await admitted([team], 10);
+    expect(ledgerCalls).toEqual([{ match: { team: 'search' }, fromMs: Date.UTC(2026, 10, 24), toMs: Date.UTC(2026, 10, 25) }]);
+    await settle(first, 100);
+    const refused = await admit([team], 10);
+    expect(refused.refusal).toMatchObject({ code: 'quota_exceeded', status: 429, retryAfterSeconds: 60 });
+    expect(refused.refusal?.message).toBe('Quota exceeded: 1000 tokens per day (UTC) for team search. It resets at 2026-11-25T00:00:00.000Z.');
+    // Counted from the state now: the ledger is not read again.
+    expect(ledgerCalls).toHaveLength(1);
+    time = Date.UTC(2026, 10, 25);
+    recorded = { tokens: 0, usd: 0 };
+    await admitted([team], 10);
+    expect(ledgerCalls[1]).toEqual({ match: { team: 'search' }, fromMs: Date.UTC(2026, 10, 25), toMs: Date.UTC(2026, 10, 26) });
+  });
+
+  it('a month quota in dollars is charged the cost; a total quota says it never resets', async () => {
+    const token = holder('token', 'tok_1', { usdPerMonth: 1, tokensTotal: 500 });
+    await settle(await admitted([token]), 100, 0.6);
+    await settle(await admitted([token]), 100, 0.6);
+    const refused = await admit([token]);
+    expect(refused.refusal?.message).toBe('Quota exceeded: $1 per month (UTC) for token tok_1. It resets at 2026-12-01T00:00:00.000Z.');
+    const totals = holder('token', 'tok_2', { tokensTotal: 150 });
+    await settle(await admitted([totals]), 200);
+    const never = await admit([totals]);
+    expect(never.refusal).toMatchObject({ code: 'quota_exceeded', retryAfterSeconds: 86_400 });
+    expect(never.refusal?.message).toBe('Quota exceeded: 150 tokens in all for token tok_2. This quota never resets; an operator can raise it.');
+  });
+
+  it('a state that lost its counters rebuilds quotas from the ledger; rate windows start over', async () => {
+    const team = holder('team', 'search', { tokensPerMonth: 1000, rpm: 1 });
+    await settle(await admitted([team]), 400);
+    await state.close();
+    state = new MemoryState({ now: () => time });
+    limits = open();
+    // What the request log holds: the 400 tokens spent.
+    recorded = { tokens: 400, usd: 0 };
+    await settle(await admitted([team]), 700);
+    time += 60_000;
+    expect((await admit([team])).refusal).toMatchObject({ code: 'quota_exceeded' });
+  });
+
+  it('lets requests through when the state cannot be reached, and says so', async () => {
+    const team = holder('team', 'search', { rpm: 1 });
+    await state.close();
+    expect(await admit([team])).toMatchObject({ refusal: null, headers: {} });
+    expect(await admit([team])).toMatchObject({ refusal: null });
+    // One report, not one per request.
+    expect(errors).toHaveLength(1);
+  });
+
+  it('no holder: nothing is charged and no state is touched', async () => {
+    await state.close();
+    expect(await admit([])).toMatchObject({ refusal: null, headers: {} });
+    expect(errors).toHaveLength(0);
+  });
+});
