@@ -97,6 +97,17 @@ export class CallerLimits {
     this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
   }
 
+  /** What each limit of these holders has counted so far, as `holder key → limit → value` (0 for a counter the state does not have). */
+  async read(holders: readonly LimitHolder[]): Promise<Record<string, Partial<Record<PlannedMeter['name'], number>>>> {
+    const planned = planAdmission(holders, 'read', 0, this.now(), this.leaseMs);
+    const outcome = await this.state.charge(planned.map(({ meter }) => ({ key: meter.key, amount: 0, limit: null, ttlMs: meter.ttlMs, ...(meter.slot === undefined ? {} : { slot: meter.slot }) })));
+    const counted: Record<string, Partial<Record<PlannedMeter['name'], number>>> = {};
+    planned.forEach((entry, index) => {
+      (counted[entry.holder.key] ??= {})[entry.name] = outcome.values[index] ?? 0;
+    });
+    return counted;
+  }
+
   /** Waits for the settlements queued so far (shutdown, tests). */
   async drain(): Promise<void> {
     while (this.flushing !== null) await this.flushing;
