@@ -38,6 +38,7 @@ describe.skipIf(!REDIS_URL)('caller limits across two gateway processes sharing 
         server: { host: '127.0.0.1', port: 0 },
         database: { url: `sqlite:${join(directory, 'switchyard.db')}` },
         state: { url: REDIS_URL, key_prefix: keyPrefix },
+        request_log: { flush_interval_ms: 50 },
         upstreams: [{ id: 'primary', provider: 'openai', base_url: upstream.url, api_key: 'sk-upstream' }],
         models: [{ id: 'gpt-4o-mini', type: 'chat', routes: [{ upstream: 'primary', model: 'gpt-4o-mini' }] }],
       }),
@@ -61,18 +62,25 @@ describe.skipIf(!REDIS_URL)('caller limits across two gateway processes sharing 
     await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : (child.once('exit', resolve), child.kill('SIGTERM'))))));
     await upstream?.close();
     rmSync(directory, { recursive: true, force: true });
-    const redis = new Redis(REDIS_URL as string);
-    const keys = await redis.keys(`${keyPrefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await deleteStateKeys();
   });
 
-  async function createToken(limits: { rpm?: number; maxConcurrent?: number }): Promise<string> {
+  async function createToken(limits: { rpm?: number; maxConcurrent?: number; tokensPerDay?: number }): Promise<string> {
     const stores = await openStores(`sqlite:${join(directory, 'switchyard.db')}`);
     try {
       return (await new TokenService(stores.tokens, 'svc_').create({ team: `replicas-${randomBytes(3).toString('hex')}`, limits })).secret;
     } finally {
       await stores.close();
+    }
+  }
+
+  async function deleteStateKeys(): Promise<void> {
+    const redis = new Redis(REDIS_URL as string);
+    try {
+      const keys = await redis.keys(`${keyPrefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+    } finally {
+      await redis.quit();
     }
   }
 
@@ -105,5 +113,18 @@ describe.skipIf(!REDIS_URL)('caller limits across two gateway processes sharing 
     } finally {
       upstream.options = {};
     }
+  });
+
+  it('a Redis that lost every counter does not hand out a fresh day: the quota is rebuilt from the request log', async () => {
+    // Each answer of the fake upstream uses 17 tokens.
+    const token = await createToken({ tokensPerDay: 30 });
+    expect(await post(urls[0] as string, token)).toBe(200);
+    expect(await post(urls[1] as string, token)).toBe(200);
+    expect(await post(urls[0] as string, token)).toBe(429);
+    // The rows are written within the log's flush interval; then Redis restarts empty.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await deleteStateKeys();
+    expect(await post(urls[1] as string, token)).toBe(429);
+    expect(await post(urls[0] as string, token)).toBe(429);
   });
 });
