@@ -60,15 +60,20 @@ export function errorBody(error: GatewayError): ErrorBody {
  */
 export function nativeErrorBody(error: GatewayError, now: number = Date.now()): ErrorBody {
   const body = errorBody(error);
-  // A spent quota on the last account tried (the attempts ran out before the pool did) says the same.
-  if (error.code !== 'upstream_quota_exhausted' && error.upstream?.class !== 'quota') return body;
+  // A spent quota on the last account tried (the attempts ran out before the pool did) says the
+  // same, and so does the caller's own quota: Codex then tells its user when to try again.
+  if (error.code !== 'upstream_quota_exhausted' && error.code !== 'quota_exceeded' && error.upstream?.class !== 'quota') return body;
   const resetsInSeconds = error.retryAfterSeconds ?? 60;
   return { ...body, error: { ...body.error, type: 'usage_limit_reached', resets_at: Math.ceil(now / 1_000) + resetsInSeconds, resets_in_seconds: resetsInSeconds } };
 }
 
+const NEVER_SECONDS = 86_400;
+
 /** Headers an error response carries besides the body; 429 always says when to retry. */
 export function errorHeaders(error: GatewayError): Record<string, string> {
   if (error.code === 'unsupported_content_encoding') return { 'accept-encoding': ACCEPTED_REQUEST_ENCODINGS };
+  // The SDKs retry a 429 by themselves, within a minute: a spent quota is not worth it.
+  if (error.code === 'quota_exceeded') return { 'retry-after': String(error.retryAfterSeconds ?? NEVER_SECONDS), 'x-should-retry': 'false' };
   if (error.retryAfterSeconds !== undefined) return { 'retry-after': String(error.retryAfterSeconds) };
   if (error.status === 429 || error.status === 503) return { 'retry-after': '1' };
   return {};

@@ -136,6 +136,8 @@ describe('caller limits through the gateway', () => {
     const quota = await refusal(ask(spent.client));
     expect(quota.code).toBe('quota_exceeded');
     expect(quota.message).toContain('never resets');
+    // The SDK is told not to retry it (it would within a minute by itself).
+    expect(quota.headers?.get('x-should-retry')).toBe('false');
     const free = await limitedToken({});
     harness.upstream.failNext({ status: 429, headers: { 'retry-after': '7' } });
     expect((await refusal(ask(free.client))).code).toBe('upstream_rate_limited');
