@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { TokenAuthenticator, TokenService } from './access/index.js';
-import { ACCOUNT_PROVIDERS, CredentialAdmin, UpstreamAccounts, type AccountDocumentCheck } from './admin/index.js';
+import { CallerLimits, TeamService, TokenAuthenticator, TokenService } from './access/index.js';
+import { ACCOUNT_PROVIDERS, CredentialAdmin, credentialRoutes, RequestQueries, requestRoutes, teamRoutes, tokenRoutes, UpstreamAccounts, withOpenApi, type AccountDocumentCheck, type AdminRoute } from './admin/index.js';
 import type { SwitchyardConfig } from './config/index.js';
 import { RuntimeAccounts } from './gateway-accounts.js';
 import { accountContext, createEndpoints, type Endpoints } from './gateway-endpoints.js';
@@ -17,6 +17,8 @@ import { parseDuration, SecretBox } from './core/index.js';
 import { openState, type SharedState } from './state/index.js';
 import { ChatCompletionService, EmbeddingService, NativeService, RerankService, ResponsesService, ResponseStore, SpeechService, TranscriptionService } from './services/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
+import { loadHolderLimits } from './store/holder-limits.js';
+import { spentBetween } from './store/request-log-spend.js';
 import { RequestLogQueue, RequestRecorder } from './usage/index.js';
 
 export interface Gateway {
@@ -28,6 +30,12 @@ export interface Gateway {
   readonly logger: Logger;
   /** Token management whose changes this process's cache sees at once (other processes see them through the change watcher). */
   readonly tokens: TokenService;
+  /** The callers' rate limits and quotas, as counted now. */
+  readonly limits: CallerLimits;
+  /** Teams and projects, changed as the admin API and the CLI change them. */
+  readonly teams: TeamService;
+  /** The admin API's route table (what `/admin/v1/openapi.json` documents). */
+  readonly adminRoutes: readonly AdminRoute[];
   /** The upstream credentials' states, as the admin API shows and changes them. */
   readonly credentials: CredentialAdmin;
   /** Accounts added at run time (`credentials add-codex`, `POST /admin/v1/credentials`). */
@@ -83,9 +91,11 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       pollIntervalMs: config.auth.change_poll_ms,
       onError: (error) => logger.warn({ err: error }, 'token change watcher failed; retrying'),
     });
-    const authenticator = new TokenAuthenticator(stores.tokens, watcher, config.auth.token_prefix);
+    const database = stores.database.db;
+    const authenticator = new TokenAuthenticator(stores.tokens, watcher, config.auth.token_prefix, Date.now, () => loadHolderLimits(database));
     await authenticator.load();
     const tokens = new TokenService(stores.tokens, config.auth.token_prefix, Date.now, () => authenticator.invalidate());
+    const teams = new TeamService(stores.teams, Date.now, () => authenticator.invalidate());
     queue = new RequestLogQueue(stores.requestLogs, {
       batchSize: config.request_log.batch_size,
       flushIntervalMs: config.request_log.flush_interval_ms,
@@ -93,8 +103,10 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       onError: (error, pendingRows, droppedRows) =>
         logger.error({ err: error, pendingRows, droppedRows }, 'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue'),
     });
-    const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access));
-    const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'));
+    const prices = new Map(config.models.flatMap((model) => (model.price === undefined ? [] : [[model.id, model.price] as const])));
+    const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access), (model) => prices.get(model));
+    const limits = callerLimits(state, queue, database, logger);
+    const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'), limits);
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
     const catalog = new ModelCatalog([]);
     const rebuildCatalog = (): void => catalog.replaceWith(buildCatalog(withPublishedModels(config.models, credentials), credentials));
@@ -108,6 +120,13 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     const upstreamAccounts = new UpstreamAccounts(stores.upstreamAccounts, box, checkAccountDocument(wired), new Set(config.upstreams.map((upstream) => upstream.id)), () => {
       void runtimeAccounts.sync().catch((error: unknown) => logger.warn({ err: error }, 'serving a changed account failed; the next poll retries'));
     });
+    // The admin API, in one table: registered by the edge and documented at /admin/v1/openapi.json.
+    const adminRoutes = withOpenApi([
+      ...teamRoutes(teams),
+      ...tokenRoutes(tokens),
+      ...credentialRoutes(credentialAdmin, upstreamAccounts),
+      ...requestRoutes(new RequestQueries(stores.requestSearch)),
+    ]);
     const app = buildApp({
       logger,
       authenticator,
@@ -120,8 +139,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       reranker: new RerankService(catalog, router),
       speech: new SpeechService(catalog, router),
       transcriptions: new TranscriptionService(catalog, router, config.defaults.transcription_model),
-      credentials: credentialAdmin,
-      accounts: upstreamAccounts,
+      adminRoutes,
       gate,
       pausedStreams,
       limits: {
@@ -144,6 +162,9 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       offModels: adapters.flatMap((adapter) => adapter.offModels?.() ?? []).filter((model) => catalog.get(model.id) === undefined),
       logger,
       tokens,
+      teams,
+      limits,
+      adminRoutes,
       credentials: credentialAdmin,
       accounts: upstreamAccounts,
       url: `http://${host}:${port}`,
@@ -153,6 +174,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
           gate.answerPending();
         });
         await recorder.close();
+        await limits.drain();
         if (queue !== null && queue.size > 0) logger.error({ lostRows: queue.size }, 'request log rows could not be written at shutdown');
         runtimeAccounts.close();
         await wired.close();
@@ -223,6 +245,21 @@ async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Log
     app.server.closeAllConnections();
     await app.close();
   }
+}
+
+/**
+ * The callers' rate limits and quotas over the shared state. A quota counter the state lacks is
+ * rebuilt from the request log, once the rows still queued for it are written.
+ */
+function callerLimits(state: SharedState, queue: RequestLogQueue, database: Stores['database']['db'], logger: Logger): CallerLimits {
+  return new CallerLimits({
+    state,
+    ledger: async (match, fromMs, toMs) => {
+      await queue.flush();
+      return spentBetween(database, match, fromMs, toMs);
+    },
+    onError: (error) => logger.warn({ err: error }, 'caller limits could not reach the shared state; requests are let through uncounted meanwhile'),
+  });
 }
 
 /** Responses made by conversion, kept in the shared state for `responses.retention` (docs/responses-api.md). */

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { UpstreamAccounts } from '../admin/index.js';
 import { SecretBox } from '../core/index.js';
-import { isGatewayError } from '../errors/index.js';
 import { codexProvider } from '../providers/codex/index.js';
+import { asCliFailure } from './cli-errors.js';
 import { CliFailure, EXIT_USAGE, type CliIo } from './cli-io.js';
 import { withStores, type ConfigOption } from './cli-stores.js';
 import { printTable } from './print-table.js';
@@ -29,7 +29,7 @@ function withAccounts<T>(options: ConfigOption, io: CliIo, action: (accounts: Up
     };
     return action(new UpstreamAccounts(stores.upstreamAccounts, box, check, new Set(config.upstreams.map((upstream) => upstream.id))));
   }).catch((error: unknown) => {
-    throw isGatewayError(error) ? new CliFailure(error.message, EXIT_USAGE) : error;
+    throw asCliFailure(error);
   });
 }
 

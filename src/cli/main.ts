@@ -5,7 +5,10 @@ import { CliFailure, EXIT_CONFIG, EXIT_USAGE, processIo, type CliIo } from './cl
 import { serveCommand } from './serve-command.js';
 import { addCodexCommand, listAccountsCommand, removeCredentialCommand, type AddCodexOptions } from './credentials-command.js';
 import { listRequestsCommand, tailRequestsCommand, type ListOptions, type TailOptions } from './requests-command.js';
-import { createTokenCommand, listTokensCommand, revokeTokenCommand, type CreateOptions } from './tokens-command.js';
+import { addLimitOptions } from './limit-options.js';
+import { createProjectCommand, deleteProjectCommand, listProjectsCommand, updateProjectCommand, type ProjectOptions } from './projects-command.js';
+import { createTeamCommand, deleteTeamCommand, listTeamsCommand, updateTeamCommand, type TeamOptions } from './teams-command.js';
+import { createTokenCommand, listTokensCommand, revokeTokenCommand, updateTokenCommand, type CreateOptions, type UpdateOptions } from './tokens-command.js';
 
 /** Runs the `switchyard` command line and resolves with the process exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
@@ -35,29 +38,49 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .action(async (options: { config?: string }) => setExitCode(await serveCommand(options, io)));
 
   const tokens = program.command('tokens').description('manage API tokens');
-  tokens
-    .command('create')
-    .description('create a token; prints it alone on the last line of stdout')
-    .requiredOption('--team <team>', 'team the token belongs to')
-    .option('--project <project>', 'project within the team')
-    .option('--scopes <scopes>', 'comma-separated scopes (default: all but admin)')
-    .option('--models <models>', 'comma-separated model allow-list (default: all models)')
-    .option('--expires-in <duration>', 'lifetime such as 30d, 12h, 2w (default: never expires)')
-    .option('--name <name>', 'a label to recognise the token by')
+  addLimitOptions(
+    tokens
+      .command('create')
+      .description('create a token; prints it alone on the last line of stdout')
+      .requiredOption('--team <team>', 'team the token belongs to (created when missing)')
+      .option('--project <project>', 'a project of the team (it must exist: `switchyard projects create`)')
+      .option('--scopes <scopes>', 'comma-separated scopes (default: all but admin)')
+      .option('--models <models>', 'comma-separated model allow-list (default: all models)')
+      .option('--expires-in <duration>', 'lifetime such as 30d, 12h, 2w (default: never expires)')
+      .option('--name <name>', 'a label to recognise the token by'),
+    false,
+  )
     .option('-c, --config <file>', 'configuration file')
     .action(async (options: CreateOptions) => setExitCode(await createTokenCommand(options, io)));
   tokens
     .command('list')
-    .description('list tokens (secrets are never shown)')
+    .description('list tokens with their limits (secrets are never shown)')
+    .option('--team <team>', 'only tokens of this team')
     .option('--json', 'print JSON')
     .option('-c, --config <file>', 'configuration file')
-    .action(async (options: { config?: string; json?: boolean }) => setExitCode(await listTokensCommand(options, io)));
+    .action(async (options: { config?: string; json?: boolean; team?: string }) => setExitCode(await listTokensCommand(options, io)));
+  addLimitOptions(
+    tokens
+      .command('update')
+      .description("change a token's scopes, models, expiry or limits; what no flag names is kept")
+      .argument('<id>', 'token id, e.g. tok_…')
+      .option('--scopes <scopes>', 'comma-separated scopes')
+      .option('--models <models>', 'comma-separated model allow-list; all lifts it')
+      .option('--expires-in <duration>', 'a new lifetime from now, such as 30d; never removes the expiry')
+      .option('--name <name>', 'a label to recognise the token by'),
+    true,
+  )
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (id: string, options: UpdateOptions) => setExitCode(await updateTokenCommand(id, options, io)));
   tokens
     .command('revoke')
     .description('revoke a token by id; takes effect on the next request')
     .argument('<id>', 'token id, e.g. tok_…')
     .option('-c, --config <file>', 'configuration file')
     .action(async (id: string, options: { config?: string }) => setExitCode(await revokeTokenCommand(id, options, io)));
+
+  addTeamCommands(program, io, setExitCode);
+  addProjectCommands(program, io, setExitCode);
 
   const credentials = program.command('credentials').description('upstream accounts added at run time (stored encrypted under SWITCHYARD_SECRET_KEY)');
   credentials
@@ -99,6 +122,55 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .action(async (options: TailOptions) => setExitCode(await tailRequestsCommand(options, io, untilStopped())));
 
   return program;
+}
+
+/** `switchyard teams create|list|update|delete`: limit flags on create and update (`none` removes one on update). */
+function addTeamCommands(program: Command, io: CliIo, setExitCode: (code: number) => void): void {
+  const teams = program.command('teams').description('manage teams: what tokens belong to, with their limits and quotas');
+  addLimitOptions(teams.command('create').description('create a team; prints its id on stdout').argument('<id>', 'the team id tokens carry (A-Z a-z 0-9 . _ -)').option('--name <name>', 'a name shown to people (default: the id)'), false)
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (id: string, options: TeamOptions) => setExitCode(await createTeamCommand(id, options, io)));
+  teams
+    .command('list')
+    .description('list teams with their limits')
+    .option('--json', 'print JSON')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (options: { config?: string; json?: boolean }) => setExitCode(await listTeamsCommand(options, io)));
+  addLimitOptions(teams.command('update').description("change a team's name or limits; what no flag names is kept").argument('<id>', 'the team id').option('--name <name>', 'a name shown to people'), true)
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (id: string, options: TeamOptions) => setExitCode(await updateTeamCommand(id, options, io)));
+  teams
+    .command('delete')
+    .description('delete a team and its projects; refused while it has live tokens (they are named)')
+    .argument('<id>', 'the team id')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (id: string, options: { config?: string }) => setExitCode(await deleteTeamCommand(id, options, io)));
+}
+
+/** `switchyard projects create|list|update|delete --team T`: the team must exist (a project never creates it). */
+function addProjectCommands(program: Command, io: CliIo, setExitCode: (code: number) => void): void {
+  const projects = program.command('projects').description("manage a team's projects, with their limits and quotas");
+  const team = '--team <team>';
+  addLimitOptions(projects.command('create').description('create a project in an existing team; prints its id on stdout').argument('<id>', 'the project id (A-Z a-z 0-9 . _ -)').requiredOption(team, 'the team it belongs to (must exist)').option('--name <name>', 'a name shown to people (default: the id)'), false)
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (id: string, options: ProjectOptions) => setExitCode(await createProjectCommand(id, options, io)));
+  projects
+    .command('list')
+    .description("list a team's projects with their limits")
+    .requiredOption(team, 'the team')
+    .option('--json', 'print JSON')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (options: { config?: string; json?: boolean; team: string }) => setExitCode(await listProjectsCommand(options, io)));
+  addLimitOptions(projects.command('update').description("change a project's name or limits; what no flag names is kept").argument('<id>', 'the project id').requiredOption(team, 'the team').option('--name <name>', 'a name shown to people'), true)
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (id: string, options: ProjectOptions) => setExitCode(await updateProjectCommand(id, options, io)));
+  projects
+    .command('delete')
+    .description('delete a project; refused while it has live tokens (they are named)')
+    .argument('<id>', 'the project id')
+    .requiredOption(team, 'the team')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (id: string, options: { config?: string; team: string }) => setExitCode(await deleteProjectCommand(id, options, io)));
 }
 
 /** Aborts on the first SIGINT or SIGTERM, so a follow loop ends and closes its database. */

@@ -1,4 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { MAX_PAGE_SIZE } from '../access/list-page.js';
+import { statusRange } from '../admin/query-values.js';
+import { RequestQueries, requestView } from '../admin/request-queries.js';
+import type { RequestListQuery, RequestView } from '../admin/request-schemas.js';
 import type { RequestLogQuery, StoredRequestLogEntry } from '../store/index.js';
 import { CliFailure, EXIT_USAGE, type CliIo } from './cli-io.js';
 import { withStores, type ConfigOption } from './cli-stores.js';
@@ -21,12 +25,18 @@ export interface TailOptions extends RequestFilterOptions {
   interval?: string;
 }
 
-/** The newest requests first, as a table or (`--json`) an array. */
+/** The newest requests first, as a table or (`--json`) an array: the admin API's list, page after page. */
 export async function listRequestsCommand(options: ListOptions, io: CliIo): Promise<number> {
-  const filter = parseFilter(options, positiveInteger('--limit', options.limit, 20));
-  const rows = await withStores(options, io, (stores) => stores.requestLogs.query(filter));
+  const count = positiveInteger('--limit', options.limit, 20);
+  // Checked here too, so that a bad flag is told in the flag's words before the database is opened.
+  if (options.status !== undefined) parseStatus(options.status);
+  const query: RequestListQuery = {};
+  if (options.session !== undefined) query.session_id = options.session;
+  if (options.token !== undefined) query.token_id = options.token;
+  if (options.status !== undefined) query.status = options.status;
+  const rows = await withStores(options, io, (stores) => newest(new RequestQueries(stores.requestSearch), query, count));
   if (options.json === true) {
-    io.stdout(JSON.stringify(rows.map(publicView), null, 2));
+    io.stdout(JSON.stringify(rows, null, 2));
     return 0;
   }
   const header = ['TIME', 'REQUEST', 'STATUS', 'ENDPOINT', 'MODEL', 'TEAM', 'TOKEN', 'SESSION', 'UPSTREAM', 'LATENCY', 'TTFB', 'TOKENS', 'ERROR'];
@@ -42,7 +52,7 @@ export async function listRequestsCommand(options: ListOptions, io: CliIo): Prom
 export async function tailRequestsCommand(options: TailOptions, io: CliIo, signal: AbortSignal): Promise<number> {
   const filter = parseFilter(options, positiveInteger('--lines', options.lines, 10));
   const intervalMs = positiveInteger('--interval', options.interval, 1_000);
-  const print = (row: StoredRequestLogEntry) => io.stdout(options.json === true ? JSON.stringify(publicView(row)) : tailLine(row));
+  const print = (row: StoredRequestLogEntry) => io.stdout(options.json === true ? JSON.stringify(requestView(row)) : tailLine(requestView(row)));
   await withStores(options, io, async (stores) => {
     const follower = new RequestFollower(stores.requestLogs, { ...filter, limit: 1_000 });
     // Rows written just before the start are not news unless they are among the last `--lines`:
@@ -60,6 +70,18 @@ export async function tailRequestsCommand(options: TailOptions, io: CliIo, signa
   return 0;
 }
 
+/** Up to `count` of the newest requests matching `query`, read a page at a time. */
+async function newest(queries: RequestQueries, query: RequestListQuery, count: number): Promise<RequestView[]> {
+  const rows: RequestView[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await queries.list({ ...query, limit: Math.min(MAX_PAGE_SIZE, count - rows.length), ...(cursor === undefined ? {} : { cursor }) });
+    rows.push(...page.data);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor !== undefined && rows.length < count);
+  return rows;
+}
+
 function parseFilter(options: RequestFilterOptions, limit: number): RequestLogQuery {
   const filter: RequestLogQuery = { limit };
   if (options.session !== undefined) filter.sessionId = options.session;
@@ -70,10 +92,8 @@ function parseFilter(options: RequestFilterOptions, limit: number): RequestLogQu
 
 /** `429` is that status; `5xx` (or `5XX`) is every status of the class. */
 export function parseStatus(value: string): { from: number; to: number } {
-  const exact = /^([1-5]\d\d)$/.exec(value);
-  if (exact !== null) return { from: Number(exact[1]), to: Number(exact[1]) };
-  const range = /^([1-5])xx$/i.exec(value);
-  if (range !== null) return { from: Number(range[1]) * 100, to: Number(range[1]) * 100 + 99 };
+  const range = statusRange(value);
+  if (range !== null) return range;
   throw new CliFailure(`--status: expected a status such as 429 or a class such as 5xx, got "${value}"`, EXIT_USAGE);
 }
 
@@ -86,68 +106,40 @@ function positiveInteger(flag: string, value: string | undefined, fallback: numb
   return parsed;
 }
 
-/** What the log holds is safe to show: ids and names, never a secret (none is stored). */
-function publicView(row: StoredRequestLogEntry) {
-  return {
-    id: row.id,
-    client_request_id: row.clientRequestId,
-    created_at: new Date(row.createdAt).toISOString(),
-    endpoint: row.endpoint,
-    status: row.status,
-    error_code: row.errorCode,
-    model: row.model,
-    token_id: row.tokenId,
-    team: row.team,
-    project: row.project,
-    session_id: row.sessionId,
-    upstream: row.upstream,
-    latency_ms: round(row.latencyMs),
-    ttfb_ms: row.ttfbMs === null ? null : round(row.ttfbMs),
-    prompt_tokens: row.promptTokens,
-    completion_tokens: row.completionTokens,
-    usage_source: row.usageSource,
-  };
-}
-
-function tableRow(row: StoredRequestLogEntry): string[] {
+function tableRow(row: RequestView): string[] {
   return [
-    new Date(row.createdAt).toISOString(),
+    row.created_at,
     row.id,
     String(row.status),
     row.endpoint,
     row.model ?? '-',
     row.team ?? '-',
-    row.tokenId ?? '-',
-    row.sessionId ?? '-',
+    row.token_id ?? '-',
+    row.session_id ?? '-',
     row.upstream ?? '-',
-    `${round(row.latencyMs)}ms`,
-    row.ttfbMs === null ? '-' : `${round(row.ttfbMs)}ms`,
+    `${row.latency_ms}ms`,
+    row.ttfb_ms === null ? '-' : `${row.ttfb_ms}ms`,
     tokens(row),
-    row.errorCode ?? '-',
+    row.error_code ?? '-',
   ];
 }
 
-function tailLine(row: StoredRequestLogEntry): string {
-  const view = publicView(row);
+function tailLine(view: RequestView): string {
   const fields: string[] = [view.created_at, view.id, String(view.status), view.endpoint];
   const pairs: [string, string | number | null][] = [
     ['model', view.model], ['team', view.team], ['token', view.token_id], ['session', view.session_id], ['upstream', view.upstream],
-    ['latency_ms', view.latency_ms], ['ttfb_ms', view.ttfb_ms], ['tokens', tokens(row)], ['error', view.error_code],
+    ['latency_ms', view.latency_ms], ['ttfb_ms', view.ttfb_ms], ['tokens', tokens(view)], ['error', view.error_code],
   ];
   for (const [key, value] of pairs) if (value !== null && value !== '-') fields.push(`${key}=${quote(String(value))}`);
   return fields.join(' ');
 }
 
-function tokens(row: StoredRequestLogEntry): string {
-  if (row.promptTokens === null && row.completionTokens === null) return '-';
-  return `${row.promptTokens ?? 0}/${row.completionTokens ?? 0}`;
+function tokens(row: RequestView): string {
+  if (row.prompt_tokens === null && row.completion_tokens === null) return '-';
+  return `${row.prompt_tokens ?? 0}/${row.completion_tokens ?? 0}`;
 }
 
 /** logfmt: a value with a space, quote or `=` is quoted, so each line splits back into its fields. */
 function quote(value: string): string {
   return /[\s"=]/.test(value) ? JSON.stringify(value) : value;
-}
-
-function round(milliseconds: number): number {
-  return Math.round(milliseconds * 10) / 10;
 }

@@ -26,11 +26,29 @@ export const ERROR_CODES = {
   route_not_found: { status: 404, type: 'not_found_error', retryable: false },
   /** The admin API was asked about an upstream credential the config does not have. */
   credential_not_found: { status: 404, type: 'not_found_error', retryable: false },
+  /** The admin API was asked about a request the log does not have (by the gateway's id or the caller's `X-Request-Id`). */
+  request_not_found: { status: 404, type: 'not_found_error', retryable: false },
+  /** The admin API was asked about a session no logged request belongs to. */
+  session_not_found: { status: 404, type: 'not_found_error', retryable: false },
+  /** The admin API or the CLI named a team (the path's subject) that does not exist. */
+  team_not_found: { status: 404, type: 'not_found_error', retryable: false },
+  /** The admin API or the CLI named a project (the path's subject) its team does not have. */
+  project_not_found: { status: 404, type: 'not_found_error', retryable: false },
+  /** The admin API or the CLI named a token id that does not exist. */
+  token_not_found: { status: 404, type: 'not_found_error', retryable: false },
 
   /** An account added at run time would take an id an upstream credential has already. */
   credential_exists: { status: 409, type: 'invalid_request_error', retryable: false },
   /** Removing a credential the config file defines: it is removed there. */
   credential_configured: { status: 409, type: 'invalid_request_error', retryable: false },
+  /** Creating a team with the id of one that exists. */
+  team_exists: { status: 409, type: 'invalid_request_error', retryable: false },
+  /** Creating a project with the id of one its team has. */
+  project_exists: { status: 409, type: 'invalid_request_error', retryable: false },
+  /** Deleting a team that tokens neither revoked nor expired still belong to; the message names them. */
+  team_has_tokens: { status: 409, type: 'invalid_request_error', retryable: false },
+  /** Deleting a project that live tokens still belong to; the message names them. */
+  project_has_tokens: { status: 409, type: 'invalid_request_error', retryable: false },
 
   /** The request body stopped arriving for `server.body_timeout_ms`, or the headers took too long. */
   request_timeout: { status: 408, type: 'invalid_request_error', retryable: false },

@@ -6,7 +6,7 @@ import { TokenAuthenticator, TokenService } from '../access/index.js';
 import { createLogger } from '../observability/logger.js';
 import type { ChatProvider } from '../providers/provider-adapter.js';
 import { ModelCatalog, Router } from '../routing/index.js';
-import { CredentialAdmin, UpstreamAccounts } from '../admin/index.js';
+import { CredentialAdmin, credentialRoutes, UpstreamAccounts } from '../admin/index.js';
 import { ChatCompletionService, NativeService, EmbeddingService, RerankService, ResponsesService, ResponseStore, SpeechService, TranscriptionService } from '../services/index.js';
 import { openStores, watchTokenChanges, type Stores } from '../store/index.js';
 import { RequestLogQueue, RequestRecorder } from '../usage/index.js';
@@ -71,8 +71,7 @@ beforeAll(async () => {
     chat: new ChatCompletionService(catalog, router),
     responses: new ResponsesService(catalog, router, new ResponseStore({ get: async () => null, set: async () => undefined }, 60_000, () => undefined)),
     native: new NativeService(catalog, router),
-    credentials,
-    accounts: new UpstreamAccounts(stores.upstreamAccounts, null, () => ({ accountId: 'none' }), new Set()),
+    adminRoutes: credentialRoutes(credentials, new UpstreamAccounts(stores.upstreamAccounts, null, () => ({ accountId: 'none' }), new Set())),
     embeddings: new EmbeddingService(catalog, router),
     reranker: new RerankService(catalog, router),
     speech: new SpeechService(catalog, router),

@@ -1,7 +1,7 @@
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TokenAuthenticator } from '../access/index.js';
-import type { CredentialAdmin, UpstreamAccounts } from '../admin/index.js';
+import type { AdminRoute } from '../admin/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { ModelCatalog } from '../routing/index.js';
 import type { ChatCompletionService, EmbeddingService, NativeService, RerankService, ResponsesService, SpeechService, TranscriptionService } from '../services/index.js';
@@ -26,7 +26,7 @@ import { registerSpeechRoute } from './routes/speech-route.js';
 import { registerTranscriptionsRoute } from './routes/transcriptions-route.js';
 import { registerHealthRoute } from './routes/health-route.js';
 import { registerModelsRoutes } from './routes/models-route.js';
-import { registerAdminCredentialsRoutes } from './routes/admin-credentials-route.js';
+import { registerAdminRoutes } from './routes/admin-routes.js';
 import { echo, GatewayError } from '../errors/index.js';
 
 export interface AppServices {
@@ -42,10 +42,8 @@ export interface AppServices {
   reranker: RerankService;
   speech: SpeechService;
   transcriptions: TranscriptionService;
-  /** The admin API's view of the upstream credentials. */
-  credentials: CredentialAdmin;
-  /** Accounts added at run time. */
-  accounts: UpstreamAccounts;
+  /** The admin API (`/admin/v1`, scope `admin`): its route table, made by the composition root. */
+  adminRoutes: readonly AdminRoute[];
   /** Made by the composition root, which also answers what is pending at the shutdown deadline. */
   gate: RequestGate;
   /** Bounds on streams whose clients stopped reading. */
@@ -103,7 +101,7 @@ export function buildApp(services: AppServices): FastifyInstance {
   registerPipeline(app, gate);
   registerHealthRoute(app);
   registerModelsRoutes(app, services.catalog);
-  registerAdminCredentialsRoutes(app, services.credentials, services.accounts);
+  registerAdminRoutes(app, services.adminRoutes);
   registerChatCompletionsRoute(app, services.chat, services.pausedStreams);
   registerResponsesRoute(app, services.responses, services.pausedStreams);
   registerNativeResponsesRoute(app, services.native, services.pausedStreams, limits.bodyLimitBytes);

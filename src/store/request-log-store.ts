@@ -198,7 +198,8 @@ function attemptsJson(attempts: readonly LoggedAttempt[] | null): string | null 
   return attempts === null ? null : JSON.stringify(attempts);
 }
 
-function fromRow(row: Selectable<RequestLogsTable>): StoredRequestLogEntry {
+/** A row as stored → the entry it was written from, with its write time. */
+export function fromRow(row: Selectable<RequestLogsTable>): StoredRequestLogEntry {
   return {
     id: row.id,
     clientRequestId: row.client_request_id,

@@ -59,6 +59,9 @@ for (const backend of DATABASE_BACKENDS) {
 
     beforeEach(async () => {
       ({ stores, dispose } = await backend.open());
+      // A token's project must exist in its team.
+      await stores.teams.insertTeam({ id: 'search', name: 'Search', limits: {}, createdAt: 1, updatedAt: 1 });
+      await stores.teams.insertProject({ team: 'search', id: 'ranker', name: 'Ranker', limits: {}, createdAt: 1, updatedAt: 1 });
     });
     afterEach(async () => {
       await dispose();

@@ -34,27 +34,70 @@ for (const backend of DATABASE_BACKENDS) {
       await dispose();
     });
 
-    it('keeps teams and projects with their limits, and a token names its team and project into being', async () => {
+    it('keeps teams and projects with their limits; a token names its team into being, never its project', async () => {
       const { teams, tokens } = stores;
       expect(await teams.insertTeam({ id: 'search', name: 'Search', limits: { rpm: 600, tokensPerMonth: 5_000_000 }, createdAt: 1, updatedAt: 1 })).toBe(true);
       expect(await teams.insertTeam({ id: 'search', name: 'again', limits: {}, createdAt: 2, updatedAt: 2 })).toBe(false);
       expect(await teams.getTeam('search')).toEqual({ id: 'search', name: 'Search', limits: { rpm: 600, tokensPerMonth: 5_000_000 }, createdAt: 1, updatedAt: 1 });
       expect(await teams.insertProject({ team: 'search', id: 'ranker', name: 'Ranker', limits: { maxConcurrent: 4 }, createdAt: 3, updatedAt: 3 })).toBe(true);
-      await expect(teams.insertProject({ team: 'nobody', id: 'x', name: 'x', limits: {}, createdAt: 3, updatedAt: 3 })).rejects.toThrow('no team nobody');
+      expect(await teams.insertProject({ team: 'nobody', id: 'x', name: 'x', limits: {}, createdAt: 3, updatedAt: 3 })).toBeNull();
+      expect(await teams.getTeam('nobody')).toBeNull();
       expect(await teams.updateTeam('search', { limits: { tpm: 100_000 } }, 9)).toMatchObject({ name: 'Search', limits: { tpm: 100_000 }, updatedAt: 9 });
       expect(await teams.updateProject('search', 'ranker', { name: 'The ranker' }, 10)).toMatchObject({ team: 'search', name: 'The ranker', limits: { maxConcurrent: 4 } });
       expect(await teams.updateTeam('nobody', { name: 'x' }, 1)).toBeNull();
 
-      // A token for a team and project nobody created makes them, as `tokens create --team` always has.
-      await tokens.insert(token('tok_new', 'ads', 'bidder'));
+      // A token for a team nobody created makes it, as `tokens create --team` always has; a project it never makes.
+      expect(await tokens.insert(token('tok_new', 'ads', null))).toBe(true);
       expect(await teams.getTeam('ads')).toMatchObject({ id: 'ads', name: 'ads', limits: {} });
-      expect((await teams.listProjects('ads')).map((project) => project.id)).toEqual(['bidder']);
+      expect(await tokens.insert(token('tok_bidder', 'ads', 'bidder', { secretHash: 'b'.repeat(64) }))).toBe(false);
+      expect(await tokens.insert(token('tok_other', 'nobody', 'bidder', { secretHash: 'c'.repeat(64) }))).toBe(false);
+      // A project of another team is no project of this one.
+      expect(await tokens.insert(token('tok_ranker', 'ads', 'ranker', { secretHash: 'd'.repeat(64) }))).toBe(false);
+      expect((await teams.listProjects('ads')).map((project) => project.id)).toEqual([]);
+      expect(await teams.getTeam('nobody')).toBeNull();
+      expect((await tokens.list()).map((record) => record.id)).toEqual(['tok_new']);
       expect((await teams.listTeams()).map((team) => team.id)).toEqual(['ads', 'search']);
+    });
+
+    it('merges limit changes, pages lists by id, and bumps the tokens revision on every team and project write', async () => {
+      const { teams, tokens } = stores;
+      const revision = () => tokens.readRevision();
+      let last = await revision();
+      const bumped = async (expected: boolean) => {
+        const now = await revision();
+        expect(now > last, `revision bumped: ${String(expected)}`).toBe(expected);
+        last = now;
+      };
+      expect(await teams.insertTeam({ id: 'b', name: 'B', limits: { rpm: 10, tpm: 20 }, createdAt: 1, updatedAt: 1 })).toBe(true);
+      await bumped(true);
+      expect(await teams.insertTeam({ id: 'b', name: 'B', limits: {}, createdAt: 1, updatedAt: 1 })).toBe(false);
+      await bumped(false);
+      expect((await teams.updateTeam('b', { limits: { rpm: null, usdPerDay: 2.5 } }, 5))?.limits).toEqual({ tpm: 20, usdPerDay: 2.5 });
+      await bumped(true);
+      expect(await teams.updateTeam('missing', { name: 'x' }, 5)).toBeNull();
+      await bumped(false);
+      expect(await teams.insertProject({ team: 'b', id: 'p', name: 'P', limits: {}, createdAt: 1, updatedAt: 1 })).toBe(true);
+      await bumped(true);
+      expect(await teams.insertProject({ team: 'missing', id: 'p', name: 'P', limits: {}, createdAt: 1, updatedAt: 1 })).toBeNull();
+      await bumped(false);
+      expect((await teams.updateProject('b', 'p', { limits: { maxConcurrent: 3 } }, 6))?.limits).toEqual({ maxConcurrent: 3 });
+      await bumped(true);
+      expect(await teams.getProject('b', 'p')).toMatchObject({ limits: { maxConcurrent: 3 }, updatedAt: 6 });
+      expect(await teams.deleteProject('b', 'p', 7)).toEqual({ deleted: true, liveTokens: [] });
+      await bumped(true);
+      for (const id of ['a', 'c', 'd']) await teams.insertTeam({ id, name: id, limits: {}, createdAt: 1, updatedAt: 1 });
+      expect((await teams.listTeams({ limit: 2 })).map((team) => team.id)).toEqual(['a', 'b']);
+      expect((await teams.listTeams({ limit: 2, after: 'b' })).map((team) => team.id)).toEqual(['c', 'd']);
+      last = await revision();
+      expect(await teams.deleteTeam('d', 7)).toEqual({ deleted: true, liveTokens: [] });
+      await bumped(true);
     });
 
     it('refuses to delete a team or project with live tokens, naming them, and deletes one without', async () => {
       const { teams, tokens } = stores;
       const now = 1_800_000_000_000;
+      await teams.insertTeam({ id: 'search', name: 'Search', limits: {}, createdAt: 1, updatedAt: 1 });
+      await teams.insertProject({ team: 'search', id: 'ranker', name: 'Ranker', limits: {}, createdAt: 1, updatedAt: 1 });
       await tokens.insert(token('tok_live', 'search', 'ranker'));
       await tokens.insert(token('tok_revoked', 'search', null, { revokedAt: now - 1 }));
       await tokens.insert(token('tok_expired', 'search', 'ranker', { expiresAt: now - 1 }));

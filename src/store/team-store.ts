@@ -1,5 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { DatabaseSchema, ProjectsTable, TeamsTable } from './database-schema.js';
+import type { DialectName } from './open-database.js';
+import { bumpTokenRevision } from './token-revision.js';
 
 /**
  * What a team, a project or a token may spend: rate limits (per minute, in flight) and quotas
@@ -16,6 +18,18 @@ export interface Limits {
   usdPerMonth?: number;
 }
 
+/** A change to limits, as a merge patch: a number sets that limit, null removes it, absent keeps it. */
+export type LimitChanges = { [K in keyof Limits]?: number | null };
+
+export function mergeLimits(current: Limits, changes: LimitChanges): Limits {
+  const merged: Limits = { ...current };
+  for (const [name, value] of Object.entries(changes) as [keyof Limits, number | null | undefined][]) {
+    if (value === null) delete merged[name];
+    else if (value !== undefined) merged[name] = value;
+  }
+  return merged;
+}
+
 export interface TeamRecord {
   id: string;
   name: string;
@@ -30,14 +44,22 @@ export interface ProjectRecord extends TeamRecord {
 
 export interface TeamChanges {
   name?: string;
-  limits?: Limits;
+  /** Merged into the stored limits in the same transaction, so two concurrent changes both hold. */
+  limits?: LimitChanges;
+}
+
+/** One page of a list ordered by id: at most `limit` records with an id above `after`. */
+export interface IdPage {
+  limit: number;
+  after?: string;
 }
 
 export interface TeamStore {
   /** False when a team with this id exists already. */
   insertTeam(record: TeamRecord): Promise<boolean>;
   getTeam(id: string): Promise<TeamRecord | null>;
-  listTeams(): Promise<TeamRecord[]>;
+  /** By id; every team without a page. */
+  listTeams(page?: IdPage): Promise<TeamRecord[]>;
   /** The team as changed; null when there is none. */
   updateTeam(id: string, changes: TeamChanges, at: number): Promise<TeamRecord | null>;
   /**
@@ -45,23 +67,33 @@ export interface TeamStore {
    * belong to it: then nothing is removed and their ids are returned. Null when there is no team.
    */
   deleteTeam(id: string, now: number): Promise<{ deleted: boolean; liveTokens: string[] } | null>;
-  /** False when the project exists already in that team; throws when the team does not exist. */
-  insertProject(record: ProjectRecord): Promise<boolean>;
+  /** False when the project exists already in that team; null when the team does not exist (nothing is written). */
+  insertProject(record: ProjectRecord): Promise<boolean | null>;
   getProject(team: string, id: string): Promise<ProjectRecord | null>;
-  listProjects(team: string): Promise<ProjectRecord[]>;
+  listProjects(team: string, page?: IdPage): Promise<ProjectRecord[]>;
   updateProject(team: string, id: string, changes: TeamChanges, at: number): Promise<ProjectRecord | null>;
   /** As deleteTeam, for the project's live tokens. */
   deleteProject(team: string, id: string, now: number): Promise<{ deleted: boolean; liveTokens: string[] } | null>;
 }
 
+/**
+ * Teams and projects. Every write bumps the tokens' revision in its transaction: the token cache
+ * carries each token's team and project limits, so it must reload when they change. On
+ * PostgreSQL a team or project row is locked (FOR UPDATE) before it is changed or deleted, and a
+ * token insert locks the rows it names (FOR SHARE, token-store.ts): a team cannot be deleted
+ * between another transaction's check for live tokens and its new token.
+ */
 export class KyselyTeamStore implements TeamStore {
-  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+  constructor(
+    private readonly db: Kysely<DatabaseSchema>,
+    private readonly dialect: DialectName,
+  ) {}
 
   async insertTeam(record: TeamRecord): Promise<boolean> {
     return this.db.transaction().execute(async (transaction) => {
-      const existing = await transaction.selectFrom('teams').select('id').where('id', '=', record.id).executeTakeFirst();
-      if (existing !== undefined) return false;
-      await transaction.insertInto('teams').values(teamRow(record)).execute();
+      const result = await transaction.insertInto('teams').values(teamRow(record)).onConflict((conflict) => conflict.doNothing()).executeTakeFirst();
+      if (Number(result.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+      await bumpTokenRevision(transaction, this.dialect);
       return true;
     });
   }
@@ -71,34 +103,55 @@ export class KyselyTeamStore implements TeamStore {
     return row === undefined ? null : fromTeamRow(row);
   }
 
-  async listTeams(): Promise<TeamRecord[]> {
-    return (await this.db.selectFrom('teams').selectAll().orderBy('id').execute()).map(fromTeamRow);
+  async listTeams(page?: IdPage): Promise<TeamRecord[]> {
+    let query = this.db.selectFrom('teams').selectAll().orderBy('id');
+    if (page !== undefined) {
+      if (page.after !== undefined) query = query.where('id', '>', page.after);
+      query = query.limit(page.limit);
+    }
+    return (await query.execute()).map(fromTeamRow);
   }
 
   async updateTeam(id: string, changes: TeamChanges, at: number): Promise<TeamRecord | null> {
-    const result = await this.db.updateTable('teams').set(changedColumns(changes, at)).where('id', '=', id).executeTakeFirst();
-    return Number(result.numUpdatedRows) === 0 ? null : this.getTeam(id);
+    return this.db.transaction().execute(async (transaction) => {
+      let query = transaction.selectFrom('teams').selectAll().where('id', '=', id);
+      if (this.dialect === 'postgres') query = query.forUpdate();
+      const row = await query.executeTakeFirst();
+      if (row === undefined) return null;
+      const changed = { ...fromTeamRow(row), ...changedFields(fromTeamRow(row), changes, at) };
+      await transaction.updateTable('teams').set(teamRow(changed)).where('id', '=', id).execute();
+      await bumpTokenRevision(transaction, this.dialect);
+      return changed;
+    });
   }
 
   async deleteTeam(id: string, now: number): Promise<{ deleted: boolean; liveTokens: string[] } | null> {
     return this.db.transaction().execute(async (transaction) => {
-      const team = await transaction.selectFrom('teams').select('id').where('id', '=', id).executeTakeFirst();
-      if (team === undefined) return null;
+      let query = transaction.selectFrom('teams').select('id').where('id', '=', id);
+      if (this.dialect === 'postgres') query = query.forUpdate();
+      if ((await query.executeTakeFirst()) === undefined) return null;
       const liveTokens = await liveTokenIds(transaction, now, id, null);
       if (liveTokens.length > 0) return { deleted: false, liveTokens };
       await transaction.deleteFrom('projects').where('team', '=', id).execute();
       await transaction.deleteFrom('teams').where('id', '=', id).execute();
+      await bumpTokenRevision(transaction, this.dialect);
       return { deleted: true, liveTokens: [] };
     });
   }
 
-  async insertProject(record: ProjectRecord): Promise<boolean> {
+  async insertProject(record: ProjectRecord): Promise<boolean | null> {
     return this.db.transaction().execute(async (transaction) => {
-      const team = await transaction.selectFrom('teams').select('id').where('id', '=', record.team).executeTakeFirst();
-      if (team === undefined) throw new Error(`no team ${record.team}`);
-      const existing = await transaction.selectFrom('projects').select('id').where('team', '=', record.team).where('id', '=', record.id).executeTakeFirst();
-      if (existing !== undefined) return false;
-      await transaction.insertInto('projects').values({ ...teamRow(record), team: record.team }).execute();
+      let team = transaction.selectFrom('teams').select('id').where('id', '=', record.team);
+      // Shared: the team cannot be deleted under the new project, and other projects may be added beside it.
+      if (this.dialect === 'postgres') team = team.forShare();
+      if ((await team.executeTakeFirst()) === undefined) return null;
+      const result = await transaction
+        .insertInto('projects')
+        .values({ ...teamRow(record), team: record.team })
+        .onConflict((conflict) => conflict.doNothing())
+        .executeTakeFirst();
+      if (Number(result.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+      await bumpTokenRevision(transaction, this.dialect);
       return true;
     });
   }
@@ -108,22 +161,38 @@ export class KyselyTeamStore implements TeamStore {
     return row === undefined ? null : fromProjectRow(row);
   }
 
-  async listProjects(team: string): Promise<ProjectRecord[]> {
-    return (await this.db.selectFrom('projects').selectAll().where('team', '=', team).orderBy('id').execute()).map(fromProjectRow);
+  async listProjects(team: string, page?: IdPage): Promise<ProjectRecord[]> {
+    let query = this.db.selectFrom('projects').selectAll().where('team', '=', team).orderBy('id');
+    if (page !== undefined) {
+      if (page.after !== undefined) query = query.where('id', '>', page.after);
+      query = query.limit(page.limit);
+    }
+    return (await query.execute()).map(fromProjectRow);
   }
 
   async updateProject(team: string, id: string, changes: TeamChanges, at: number): Promise<ProjectRecord | null> {
-    const result = await this.db.updateTable('projects').set(changedColumns(changes, at)).where('team', '=', team).where('id', '=', id).executeTakeFirst();
-    return Number(result.numUpdatedRows) === 0 ? null : this.getProject(team, id);
+    return this.db.transaction().execute(async (transaction) => {
+      let query = transaction.selectFrom('projects').selectAll().where('team', '=', team).where('id', '=', id);
+      if (this.dialect === 'postgres') query = query.forUpdate();
+      const row = await query.executeTakeFirst();
+      if (row === undefined) return null;
+      const current = fromProjectRow(row);
+      const changed = { ...current, ...changedFields(current, changes, at) };
+      await transaction.updateTable('projects').set(teamRow(changed)).where('team', '=', team).where('id', '=', id).execute();
+      await bumpTokenRevision(transaction, this.dialect);
+      return changed;
+    });
   }
 
   async deleteProject(team: string, id: string, now: number): Promise<{ deleted: boolean; liveTokens: string[] } | null> {
     return this.db.transaction().execute(async (transaction) => {
-      const project = await transaction.selectFrom('projects').select('id').where('team', '=', team).where('id', '=', id).executeTakeFirst();
-      if (project === undefined) return null;
+      let query = transaction.selectFrom('projects').select('id').where('team', '=', team).where('id', '=', id);
+      if (this.dialect === 'postgres') query = query.forUpdate();
+      if ((await query.executeTakeFirst()) === undefined) return null;
       const liveTokens = await liveTokenIds(transaction, now, team, id);
       if (liveTokens.length > 0) return { deleted: false, liveTokens };
       await transaction.deleteFrom('projects').where('team', '=', team).where('id', '=', id).execute();
+      await bumpTokenRevision(transaction, this.dialect);
       return { deleted: true, liveTokens: [] };
     });
   }
@@ -141,16 +210,20 @@ async function liveTokenIds(db: Kysely<DatabaseSchema>, now: number, team: strin
   return (await query.orderBy('id').execute()).map((row) => row.id);
 }
 
-function changedColumns(changes: TeamChanges, at: number): Partial<TeamsTable> {
+function changedFields(current: TeamRecord, changes: TeamChanges, at: number): Pick<TeamRecord, 'name' | 'limits' | 'updatedAt'> {
   return {
-    ...(changes.name === undefined ? {} : { name: changes.name }),
-    ...(changes.limits === undefined ? {} : { limits: limitsJson(changes.limits) }),
-    updated_at: at,
+    name: changes.name ?? current.name,
+    limits: changes.limits === undefined ? current.limits : mergeLimits(current.limits, changes.limits),
+    updatedAt: at,
   };
 }
 
-function limitsJson(limits: Limits): string | null {
+export function limitsJson(limits: Limits): string | null {
   return Object.keys(limits).length === 0 ? null : JSON.stringify(limits);
+}
+
+export function limitsFromJson(json: string | null): Limits {
+  return json === null ? {} : (JSON.parse(json) as Limits);
 }
 
 function teamRow(record: TeamRecord): TeamsTable {
@@ -158,7 +231,7 @@ function teamRow(record: TeamRecord): TeamsTable {
 }
 
 function fromTeamRow(row: Selectable<TeamsTable>): TeamRecord {
-  return { id: row.id, name: row.name, limits: row.limits === null ? {} : (JSON.parse(row.limits) as Limits), createdAt: Number(row.created_at), updatedAt: Number(row.updated_at) };
+  return { id: row.id, name: row.name, limits: limitsFromJson(row.limits), createdAt: Number(row.created_at), updatedAt: Number(row.updated_at) };
 }
 
 function fromProjectRow(row: Selectable<ProjectsTable>): ProjectRecord {

@@ -30,9 +30,12 @@ for (const backend of backends) {
     });
 
     it('creates a token, printed alone on stdout, that the running gateway accepts on the next request', async () => {
+      // A token's project must exist: the team first (a project never creates it), then the project.
+      expect((await cli('teams', 'create', 'ml', '--config', harness.configPath)).code).toBe(0);
+      expect((await cli('projects', 'create', 'ranker', '--team', 'ml', '--config', harness.configPath)).code).toBe(0);
       const created = await cli(
         'tokens', 'create', '--team', 'ml', '--project', 'ranker', '--scopes', 'chat,models:read',
-        '--models', 'gpt-4o-mini', '--expires-in', '30d', '--name', 'ci', '--config', harness.configPath,
+        '--models', 'gpt-4o-mini', '--expires-in', '30d', '--name', 'ci', '--rpm', '600', '--usd-per-day', '2.5', '--config', harness.configPath,
       );
       expect(created.code).toBe(0);
       expect(created.stdout).toHaveLength(1);
@@ -51,7 +54,7 @@ for (const backend of backends) {
       const listed = await cli('tokens', 'list', '--json', '--config', harness.configPath);
       const tokens = JSON.parse(listed.stdout.join('\n')) as Array<Record<string, unknown>>;
       const entry = tokens.find((item) => item['name'] === 'ci');
-      expect(entry).toMatchObject({ team: 'ml', project: 'ranker', status: 'active', scopes: ['chat', 'models:read'], models: ['gpt-4o-mini'] });
+      expect(entry).toMatchObject({ team: 'ml', project: 'ranker', status: 'active', scopes: ['chat', 'models:read'], models: ['gpt-4o-mini'], limits: { rpm: 600, usd_per_day: 2.5 } });
       expect(Date.parse(entry?.['expires_at'] as string) - Date.now()).toBeGreaterThan(29 * 86_400_000);
       // Neither the secret nor its hash is ever shown.
       expect(listed.stdout.join('\n')).not.toContain(token.slice(10));
@@ -91,7 +94,10 @@ describe('switchyard tokens: bad input', () => {
   const refused: Array<[string, string[], number, RegExp]> = [
     ['a malformed duration', ['--team', 't', '--expires-in', '30x'], 64, /--expires-in: expected a duration/],
     ['an unknown scope', ['--team', 't', '--scopes', 'chat,fly'], 64, /unknown scope fly/],
-    ['an empty team', ['--team', ' '], 64, /team must not be empty/],
+    ['an empty team', ['--team', ' '], 64, /team: must be 1 to 128/],
+    ['a project the team does not have', ['--team', 't', '--project', 'nope'], 64, /project: team 't' has no project 'nope'/],
+    ['a limit that is not a positive integer', ['--team', 't', '--rpm', '0'], 64, /--rpm: expected a positive integer, got "0"/],
+    ['a dollar limit that is not a positive number', ['--team', 't', '--usd-per-day', 'lots'], 64, /--usd-per-day: expected a positive number, got "lots"/],
     ['a missing team', [], 64, /required option '--team <team>'/],
   ];
   for (const [name, argv, code, message] of refused) {
@@ -109,7 +115,7 @@ describe('switchyard tokens: bad input', () => {
     const result = await cli('tokens', 'revoke', 'tok_nope', '--config', harness.configPath);
     expect(result.code).toBe(1);
     // After the line naming the database the command used.
-    expect(result.stderr.at(-1)).toBe('switchyard: no token with id tok_nope');
+    expect(result.stderr.at(-1)).toBe("switchyard: No token has the id 'tok_nope'.");
   });
 
   it('exits non-zero with one line naming the key when the config is invalid', async () => {

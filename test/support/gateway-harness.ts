@@ -87,6 +87,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     directory,
     configPath,
     async createToken(input = {}) {
+      const { project } = input;
+      if (project !== undefined && project !== null) {
+        // A token's project must exist in its team: made here (the store answers false when it is already).
+        const team = input.team ?? 'platform';
+        await gateway.stores.teams.insertTeam({ id: team, name: team, limits: {}, createdAt: Date.now(), updatedAt: Date.now() });
+        await gateway.stores.teams.insertProject({ team, id: project, name: project, limits: {}, createdAt: Date.now(), updatedAt: Date.now() });
+      }
       const { secret } = await gateway.tokens.create({ team: 'platform', ...input });
       return secret;
     },

@@ -7,6 +7,7 @@ import * as requestLogTokenDetails from './0005-request-log-token-details.js';
 import * as upstreamAccounts from './0006-upstream-accounts.js';
 import * as teamsAndProjects from './0007-teams-and-projects.js';
 import * as limitsAndCosts from './0008-limits-and-costs.js';
+import * as requestLogIndexes from './0009-request-log-indexes.js';
 
 /** Migrations are compiled into the build, not discovered on disk, so a bundled install still has them. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006-upstream-accounts': upstreamAccounts,
   '0007-teams-and-projects': teamsAndProjects,
   '0008-limits-and-costs': limitsAndCosts,
+  '0009-request-log-indexes': requestLogIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,180 @@
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import type { DatabaseSchema } from './database-schema.js';
+import { fromRow, type StoredRequestLogEntry } from './request-log-store.js';
+
+/** What the admin API and the CLI filter the request log by; every field narrows the answer. */
+export interface RequestSearchFilter {
+  sessionId?: string;
+  tokenId?: string;
+  team?: string;
+  project?: string;
+  model?: string;
+  /** Inclusive bounds: `{ from: 500, to: 599 }` for every server error. */
+  status?: { from: number; to: number };
+  /** Epoch milliseconds, inclusive: requests that started at or after it. */
+  from?: number;
+  /** Epoch milliseconds, exclusive. */
+  to?: number;
+}
+
+export type UsageGroup = 'token' | 'team' | 'project' | 'model';
+type GroupColumn = 'token_id' | 'team' | 'project' | 'model';
+
+export interface UsageQuery {
+  /** Epoch milliseconds, inclusive; `to` exclusive. */
+  from: number;
+  to: number;
+  /** The buckets' length: 3,600,000 for hours, 86,400,000 for days (UTC: the epoch has no leap seconds). */
+  bucketMs: number;
+  groupBy: UsageGroup;
+  filter?: Pick<RequestSearchFilter, 'tokenId' | 'team' | 'project' | 'model'>;
+  /** At most this many rows (bucket × group) are read. */
+  limit: number;
+}
+
+export interface UsageRow {
+  /** The bucket's first millisecond (UTC hours and days are whole multiples from the epoch). */
+  start: number;
+  /** The group's columns: `token_id`, `team`, `model`, or `team` and `project` (a project's id is unique within its team). */
+  group: Partial<Record<GroupColumn, string | null>>;
+  requests: number;
+  /** Requests answered with a status of 400 or more (caller errors, 429s, 499s and upstream failures alike). */
+  errors: number;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  /** Null when no request of the row had a price. */
+  costUsd: number | null;
+}
+
+export interface RequestLogSearch {
+  /** Newest first; `before` (a request id: the last of the previous page) continues after it. */
+  search(filter: RequestSearchFilter, page: { before?: string; limit: number }): Promise<StoredRequestLogEntry[]>;
+  /** By the gateway's id, else the newest request the caller sent with that `X-Request-Id`. */
+  find(requestId: string): Promise<StoredRequestLogEntry | null>;
+  /** A session's requests oldest first; `after` (a request id) continues after it. */
+  sessionTurns(sessionId: string, page: { after?: string; limit: number }): Promise<StoredRequestLogEntry[]>;
+  /** Totals per UTC bucket and group, ordered by bucket then group (nulls last). */
+  usage(query: UsageQuery): Promise<UsageRow[]>;
+}
+
+const GROUP_COLUMNS: Record<UsageGroup, readonly GroupColumn[]> = { token: ['token_id'], team: ['team'], project: ['team', 'project'], model: ['model'] };
+
+/**
+ * A row's time is its `created_at`; its id starts with the same millisecond (`req_` + 12 hex
+ * digits; the record is made right after the id, so `created_at` is equal or a millisecond
+ * later). Time bounds are also given as bounds on the primary key, a little wider, so that a
+ * range is read from the key's B-tree instead of the whole table, and stays exact.
+ */
+const ID_SLACK_MS = 1_000;
+
+function idAt(milliseconds: number): string {
+  return `req_${Math.max(0, Math.trunc(milliseconds)).toString(16).padStart(12, '0')}`;
+}
+
+type Where = ExpressionBuilder<DatabaseSchema, 'request_logs'>;
+
+function conditions(where: Where, filter: RequestSearchFilter): Expression<SqlBool>[] {
+  const list: Expression<SqlBool>[] = [];
+  if (filter.sessionId !== undefined) list.push(where('session_id', '=', filter.sessionId));
+  if (filter.tokenId !== undefined) list.push(where('token_id', '=', filter.tokenId));
+  if (filter.team !== undefined) list.push(where('team', '=', filter.team));
+  if (filter.project !== undefined) list.push(where('project', '=', filter.project));
+  if (filter.model !== undefined) list.push(where('model', '=', filter.model));
+  if (filter.status !== undefined) list.push(where('status', '>=', filter.status.from), where('status', '<=', filter.status.to));
+  if (filter.from !== undefined) list.push(where('id', '>=', idAt(filter.from - ID_SLACK_MS)), where('created_at', '>=', filter.from));
+  if (filter.to !== undefined) list.push(where('id', '<', idAt(filter.to + ID_SLACK_MS)), where('created_at', '<', filter.to));
+  return list;
+}
+
+/**
+ * The admin API's reads of the request log. Every list is a keyset page on the primary key (or
+ * on an index ending with it), so a page costs the same on the first and the thousandth page and
+ * on a log of any size; see docs/admin-requests.md for the indexes each filter uses.
+ */
+export class KyselyRequestLogSearch implements RequestLogSearch {
+  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+
+  async search(filter: RequestSearchFilter, page: { before?: string; limit: number }): Promise<StoredRequestLogEntry[]> {
+    const { before } = page;
+    const rows = await this.db
+      .selectFrom('request_logs')
+      .selectAll()
+      .where((where) => where.and([...conditions(where, filter), ...(before === undefined ? [] : [where('id', '<', before)])]))
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .execute();
+    return rows.map(fromRow);
+  }
+
+  async find(requestId: string): Promise<StoredRequestLogEntry | null> {
+    // The gateway's id first: a caller's id that happens to equal another request's is the lesser match.
+    const own = await this.db.selectFrom('request_logs').selectAll().where('id', '=', requestId).executeTakeFirst();
+    if (own !== undefined) return fromRow(own);
+    const client = await this.db
+      .selectFrom('request_logs')
+      .selectAll()
+      .where('client_request_id', '=', requestId)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return client === undefined ? null : fromRow(client);
+  }
+
+  async sessionTurns(sessionId: string, page: { after?: string; limit: number }): Promise<StoredRequestLogEntry[]> {
+    const { after } = page;
+    let query = this.db.selectFrom('request_logs').selectAll().where('session_id', '=', sessionId);
+    if (after !== undefined) query = query.where('id', '>', after);
+    const rows = await query.orderBy('id', 'asc').limit(page.limit).execute();
+    return rows.map(fromRow);
+  }
+
+  async usage(query: UsageQuery): Promise<UsageRow[]> {
+    // A literal, not a parameter: PostgreSQL must see the same expression in select and group by.
+    if (!Number.isSafeInteger(query.bucketMs) || query.bucketMs < 1) throw new Error(`bucket length ${query.bucketMs}: expected a positive integer`);
+    const size = sql.raw(String(query.bucketMs));
+    // Integer division on both dialects: created_at is a bigint.
+    const start = sql<number>`(created_at / ${size}) * ${size}`;
+    const columns = GROUP_COLUMNS[query.groupBy];
+    const rows = await this.db
+      .selectFrom('request_logs')
+      .select([
+        start.as('start'),
+        ...columns,
+        (builder) => builder.fn.countAll<number>().as('requests'),
+        sql<number>`sum(case when status >= 400 then 1 else 0 end)`.as('errors'),
+        sql<number>`coalesce(sum(prompt_tokens), 0)`.as('prompt_tokens'),
+        sql<number>`coalesce(sum(completion_tokens), 0)`.as('completion_tokens'),
+        sql<number>`coalesce(sum(cached_tokens), 0)`.as('cached_tokens'),
+        sql<number | null>`sum(cost_usd)`.as('cost_usd'),
+      ])
+      .where((where) => where.and(conditions(where, { ...query.filter, from: query.from, to: query.to })))
+      .groupBy([start, ...columns])
+      .limit(query.limit)
+      .execute();
+    const usage = rows.map((row) => ({
+      start: Number(row.start),
+      group: Object.fromEntries(columns.map((column) => [column, row[column]])),
+      requests: Number(row.requests),
+      errors: Number(row.errors),
+      promptTokens: Number(row.prompt_tokens),
+      completionTokens: Number(row.completion_tokens),
+      cachedTokens: Number(row.cached_tokens),
+      costUsd: row.cost_usd === null ? null : Number(row.cost_usd),
+    }));
+    // Sorted here: the dialects disagree on where nulls go.
+    return usage.sort((a, b) => a.start - b.start || compareGroups(a.group, b.group, columns));
+  }
+}
+
+function compareGroups(a: UsageRow['group'], b: UsageRow['group'], columns: readonly GroupColumn[]): number {
+  for (const column of columns) {
+    const left = a[column] ?? null;
+    const right = b[column] ?? null;
+    if (left === right) continue;
+    if (left === null) return 1;
+    if (right === null) return -1;
+    return left < right ? -1 : 1;
+  }
+  return 0;
+}
