@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { LimitChanges, Limits } from '../store/index.js';
-import { LIMIT_FIELDS } from './limits-schema.js';
+import type { LimitChanges } from '../store/index.js';
+import { limitsFromWire } from './limits-schema.js';
 
 const count = (description: string) => Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: `${description}; null removes it` }));
 const dollars = (description: string) => Type.Optional(Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()], { description: `${description}; null removes it` }));
@@ -25,11 +25,7 @@ export const LimitChangesSchema = Type.Object(
 
 export type WireLimitChanges = Static<typeof LimitChangesSchema>;
 
+/** A merge patch from its wire names to the store's: a null (remove) is kept as such. */
 export function limitChangesFromWire(wire: WireLimitChanges): LimitChanges {
-  const changes: LimitChanges = {};
-  for (const [name, field] of Object.entries(LIMIT_FIELDS) as [keyof Limits, keyof WireLimitChanges][]) {
-    const value = wire[field];
-    if (value !== undefined) changes[name] = value;
-  }
-  return changes;
+  return limitsFromWire<number | null>(wire);
 }

@@ -38,8 +38,9 @@ export const LIMIT_FIELDS = {
   usdPerMonth: 'usd_per_month',
 } as const satisfies Record<keyof Limits, keyof WireLimits>;
 
-export function limitsFromWire(wire: WireLimits): Limits {
-  const limits: Limits = {};
+/** Limits (or changes to them) from their wire names to the store's; only the ones given. */
+export function limitsFromWire<Value>(wire: { [Field in keyof WireLimits]?: Value }): { [Name in keyof Limits]?: Value } {
+  const limits: { [Name in keyof Limits]?: Value } = {};
   for (const [name, field] of Object.entries(LIMIT_FIELDS) as [keyof Limits, keyof WireLimits][]) {
     const value = wire[field];
     if (value !== undefined) limits[name] = value;
