@@ -43,7 +43,13 @@ describe('CallerLimits', () => {
     await state.close();
   });
 
-  const admit = (holders: LimitHolder[], estimate = 0): Promise<AdmissionResult> => limits.admit(holders, `req_${++sequence}`, estimate);
+  /** The decision, with its headers as an object to read them by name. */
+  const admit = async (holders: LimitHolder[], estimate = 0): Promise<Omit<AdmissionResult, 'headers'> & { headers: Record<string, string> }> => {
+    const result = await limits.admit(holders, `req_${++sequence}`, estimate);
+    const headers: Record<string, string> = {};
+    for (let index = 0; index < result.headers.length; index += 2) headers[result.headers[index] as string] = result.headers[index + 1] as string;
+    return { ...result, headers };
+  };
   const admitted = async (holders: LimitHolder[], estimate = 0): Promise<Admission> => {
     const result = await admit(holders, estimate);
     expect(result.refusal).toBeNull();

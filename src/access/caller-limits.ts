@@ -1,7 +1,7 @@
 import type { GatewayError } from '../errors/index.js';
 import type { ChargeOutcome, Meter, SharedState } from '../state/index.js';
 import type { LimitHolder, SpendMatch } from './limit-holders.js';
-import { planAdmission, planSettlement, type PlannedMeter } from './limit-plan.js';
+import { admissionMeters, MeterPlans, planMinute, settlementMeters, type PlannedMeter } from './limit-plan.js';
 import { refusal } from './limit-refusal.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 
@@ -17,13 +17,14 @@ export type SpendLedger = (match: SpendMatch, fromMs: number, toMs: number) => P
 /** A request let through: what it holds until it is settled. */
 export interface Admission {
   readonly planned: readonly PlannedMeter[];
+  readonly requestId: string;
   readonly reservedTokens: number;
 }
 
-/** The decision on a request: admitted (and then settled) or refused; either way the headers its response carries. */
+/** The decision on a request: admitted (and then settled) or refused; either way the headers its response carries (`[name, value, …]`). */
 export type AdmissionResult =
-  | { readonly admission: Admission; readonly refusal: null; readonly headers: Readonly<Record<string, string>> }
-  | { readonly admission: null; readonly refusal: GatewayError; readonly headers: Readonly<Record<string, string>> };
+  | { readonly admission: Admission; readonly refusal: null; readonly headers: string[] }
+  | { readonly admission: null; readonly refusal: GatewayError; readonly headers: string[] };
 
 export interface CallerLimitsOptions {
   state: SharedState;
@@ -37,7 +38,7 @@ export interface CallerLimitsOptions {
 
 const DEFAULT_LEASE_MS = 3_600_000;
 const ERROR_REPORT_INTERVAL_MS = 10_000;
-const ADMITTED_WITHOUT_STATE: AdmissionResult = { admission: { planned: [], reservedTokens: 0 }, refusal: null, headers: {} };
+const ADMITTED_WITHOUT_STATE: AdmissionResult = { admission: { planned: [], requestId: '', reservedTokens: 0 }, refusal: null, headers: [] };
 
 /**
  * The caller's rate limits and quotas (token, project and team; the strictest applies). A request
@@ -51,6 +52,7 @@ export class CallerLimits {
   private readonly ledger: SpendLedger;
   private readonly onError: (error: unknown) => void;
   private readonly leaseMs: number;
+  private readonly plans: MeterPlans;
   private readonly now: () => number;
   private pending: Meter[] = [];
   private flushing: Promise<void> | null = null;
@@ -61,18 +63,20 @@ export class CallerLimits {
     this.ledger = options.ledger;
     this.onError = options.onError;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.plans = new MeterPlans(this.leaseMs);
     this.now = options.now ?? Date.now;
   }
 
   /** Admits the request, or refuses it with the 429 of the first limit already reached (nothing is charged then). */
   async admit(holders: readonly LimitHolder[], requestId: string, estimatedTokens: number): Promise<AdmissionResult> {
     const now = this.now();
-    const planned = planAdmission(holders, requestId, estimatedTokens, now, this.leaseMs);
+    const planned = this.plans.of(holders, now).entries;
     if (planned.length === 0) return ADMITTED_WITHOUT_STATE;
     let outcome: ChargeOutcome;
     try {
-      outcome = await this.state.charge(planned.map((entry) => entry.meter));
-      if (outcome.missing.length > 0) outcome = await this.state.charge(await this.seeded(planned, outcome.missing));
+      const meters = admissionMeters(planned, requestId, estimatedTokens);
+      outcome = await this.state.charge(meters);
+      if (outcome.missing.length > 0) outcome = await this.state.charge(await this.seeded(planned, meters, outcome.missing));
     } catch (error) {
       // Availability over strictness: a state that cannot be reached does not stop the traffic.
       this.reportError(error);
@@ -81,13 +85,13 @@ export class CallerLimits {
     const headers = rateLimitHeaders(planned, outcome.values, now);
     const refusedBy = planned[outcome.refused];
     if (refusedBy !== undefined) return { admission: null, refusal: refusal(refusedBy, now), headers };
-    return { admission: { planned, reservedTokens: estimatedTokens }, refusal: null, headers };
+    return { admission: { planned, requestId, reservedTokens: estimatedTokens }, refusal: null, headers };
   }
 
   /** The request ended: what it used replaces what it reserved, and its slot is given back. */
   settle(admission: Admission, usedTokens: number, costUsd: number): void {
     if (admission.planned.length === 0) return;
-    const meters = planSettlement(admission.planned, admission.reservedTokens, usedTokens, costUsd, this.now());
+    const meters = settlementMeters(admission.planned, admission.requestId, admission.reservedTokens, usedTokens, costUsd);
     if (meters.length === 0) return;
     for (const meter of meters) this.pending.push(meter);
     this.scheduleFlush();
@@ -99,8 +103,8 @@ export class CallerLimits {
 
   /** What each limit of these holders has counted so far, as `holder key → limit → value` (0 for a counter the state does not have). */
   async read(holders: readonly LimitHolder[]): Promise<Record<string, Partial<Record<PlannedMeter['name'], number>>>> {
-    const planned = planAdmission(holders, 'read', 0, this.now(), this.leaseMs);
-    const outcome = await this.state.charge(planned.map(({ meter }) => ({ key: meter.key, amount: 0, limit: null, ttlMs: meter.ttlMs, ...(meter.slot === undefined ? {} : { slot: meter.slot }) })));
+    const planned = planMinute(holders, this.now(), this.leaseMs).entries;
+    const outcome = await this.state.charge(planned.map((entry) => ({ key: entry.key, amount: 0, limit: null, ttlMs: entry.ttlMs, slot: entry.quantity === 'slots' ? 'read' : undefined })));
     const counted: Record<string, Partial<Record<PlannedMeter['name'], number>>> = {};
     planned.forEach((entry, index) => {
       (counted[entry.holder.key] ??= {})[entry.name] = outcome.values[index] ?? 0;
@@ -136,9 +140,9 @@ export class CallerLimits {
   }
 
   /** The admission's meters with a seed for each quota counter the state lacked, read from the ledger. */
-  private async seeded(planned: readonly PlannedMeter[], missing: readonly number[]): Promise<Meter[]> {
+  private async seeded(planned: readonly PlannedMeter[], admission: readonly Meter[], missing: readonly number[]): Promise<Meter[]> {
     const spending = new Map<string, Promise<Spending>>();
-    const meters = planned.map((entry) => entry.meter);
+    const meters = [...admission];
     await Promise.all(
       missing.map(async (index) => {
         const entry = planned[index] as PlannedMeter;
@@ -148,7 +152,7 @@ export class CallerLimits {
         if (spent === undefined) spending.set(key, (spent = this.ledger(entry.holder.match, entry.periodStart, periodEnd)));
         const { tokens, usd } = await spent;
         const usesDollars = entry.name === 'usdPerDay' || entry.name === 'usdPerMonth';
-        meters[index] = { ...entry.meter, seed: usesDollars ? usd : tokens };
+        meters[index] = { ...(admission[index] as Meter), seed: usesDollars ? usd : tokens };
       }),
     );
     return meters;

@@ -4,15 +4,32 @@ import type { LimitHolder } from './limit-holders.js';
 
 export type LimitName = keyof Limits;
 
-/** A meter of a request's admission, with what the refusal message and the headers need of it. */
+/** What a meter counts, which decides the amount a request charges it. */
+type Quantity = 'requests' | 'tokens' | 'usd' | 'slots';
+
+/**
+ * One limit of one holder in the current minute: the meter's key and lifetime, and what the
+ * refusal message and the headers need. The same for every request of the minute.
+ */
 export interface PlannedMeter {
-  readonly meter: Meter;
+  readonly key: string;
   readonly holder: LimitHolder;
   readonly name: LimitName;
   readonly limit: number;
+  readonly quantity: Quantity;
   /** Where its period starts (0 for a total) and ends (null: never, or a concurrency limit). */
   readonly periodStart: number;
   readonly periodEnd: number | null;
+  /** A counter's lifetime after a change this minute, or a slot's lease. */
+  readonly ttlMs: number;
+  /** A quota: rebuilt from the request log when the state does not have it. */
+  readonly needsSeed: boolean;
+}
+
+/** Every meter of a set of holders, for one UTC minute. */
+export interface MeterPlan {
+  readonly minute: number;
+  readonly entries: readonly PlannedMeter[];
 }
 
 const MINUTE_MS = 60_000;
@@ -21,36 +38,67 @@ const HOUR_MS = 3_600_000;
 const TOTAL_TTL_MS = 35 * 24 * HOUR_MS;
 
 /**
- * The meters one request's admission charges, for every limit of every holder: a request counted
- * per minute, its estimated tokens reserved per minute and against token quotas, a slot among the
- * requests in flight, and nothing yet against dollar quotas (the price is known once usage is).
- * Periods are UTC calendar periods on this process's clock (replicas keep their clocks in step
- * with NTP; see docs/limits.md), named in the keys so a new period starts from zero.
+ * The meters of every limit of every holder, for the minute containing `now`: a request counted
+ * per minute, its tokens per minute and against token quotas, a slot among the requests in
+ * flight, its cost against dollar quotas. Periods are UTC calendar periods on this process's
+ * clock (replicas keep their clocks in step with NTP; see docs/limits.md), named in the keys so a
+ * new period starts from zero. Built once a minute per set of holders (see MeterPlans): the keys
+ * are the same strings from one request to the next, so maps and Redis never see a new one.
  */
-export function planAdmission(holders: readonly LimitHolder[], requestId: string, estimatedTokens: number, now: number, leaseMs: number): PlannedMeter[] {
-  const planned: PlannedMeter[] = [];
+export function planMinute(holders: readonly LimitHolder[], now: number, leaseMs: number): MeterPlan {
+  const entries: PlannedMeter[] = [];
   const minute = Math.floor(now / MINUTE_MS) * MINUTE_MS;
   const day = utcDayStart(now);
   const month = utcMonthStart(now);
   for (const holder of holders) {
     const { limits } = holder;
-    const add = (name: LimitName, key: string, amount: number, periodStart: number, periodEnd: number | null, extra: Partial<Meter> = {}): void => {
+    const add = (name: LimitName, suffix: string, quantity: Quantity, periodStart: number, periodEnd: number | null): void => {
       const limit = limits[name];
       if (limit === undefined) return;
-      const ttlMs = extra.slot !== undefined ? leaseMs : periodEnd === null ? TOTAL_TTL_MS : counterTtl(periodEnd, now);
-      planned.push({ meter: { key: `${holder.key}:${key}`, amount, limit, ttlMs, ...extra }, holder, name, limit, periodStart, periodEnd });
+      const ttlMs = quantity === 'slots' ? leaseMs : periodEnd === null ? TOTAL_TTL_MS : counterTtl(periodEnd, minute);
+      const needsSeed = name !== 'rpm' && name !== 'tpm' && name !== 'maxConcurrent';
+      entries.push({ key: `${holder.key}:${suffix}`, holder, name, limit, quantity, periodStart, periodEnd, ttlMs, needsSeed });
     };
-    const quota = { needsSeed: true };
-    add('rpm', `rpm:${minute}`, 1, minute, minute + MINUTE_MS);
-    add('tpm', `tpm:${minute}`, estimatedTokens, minute, minute + MINUTE_MS);
-    add('maxConcurrent', 'in-flight', 1, 0, null, { slot: requestId });
-    add('tokensPerDay', `tokens:day:${day}`, estimatedTokens, day, nextUtcDay(day), quota);
-    add('tokensPerMonth', `tokens:month:${month}`, estimatedTokens, month, nextUtcMonth(month), quota);
-    add('tokensTotal', 'tokens:total', estimatedTokens, 0, null, quota);
-    add('usdPerDay', `usd:day:${day}`, 0, day, nextUtcDay(day), quota);
-    add('usdPerMonth', `usd:month:${month}`, 0, month, nextUtcMonth(month), quota);
+    add('rpm', `rpm:${minute}`, 'requests', minute, minute + MINUTE_MS);
+    add('tpm', `tpm:${minute}`, 'tokens', minute, minute + MINUTE_MS);
+    add('maxConcurrent', 'in-flight', 'slots', 0, null);
+    add('tokensPerDay', `tokens:day:${day}`, 'tokens', day, nextUtcDay(day));
+    add('tokensPerMonth', `tokens:month:${month}`, 'tokens', month, nextUtcMonth(month));
+    add('tokensTotal', 'tokens:total', 'tokens', 0, null);
+    add('usdPerDay', `usd:day:${day}`, 'usd', day, nextUtcDay(day));
+    add('usdPerMonth', `usd:month:${month}`, 'usd', month, nextUtcMonth(month));
   }
-  return planned;
+  return { minute, entries };
+}
+
+/** The current minute's plan of each set of holders (a principal's, stable until the token cache reloads). */
+export class MeterPlans {
+  private readonly plans = new WeakMap<readonly LimitHolder[], MeterPlan>();
+
+  constructor(private readonly leaseMs: number) {}
+
+  of(holders: readonly LimitHolder[], now: number): MeterPlan {
+    const plan = this.plans.get(holders);
+    if (plan !== undefined && now >= plan.minute && now < plan.minute + MINUTE_MS) return plan;
+    const fresh = planMinute(holders, now, this.leaseMs);
+    this.plans.set(holders, fresh);
+    return fresh;
+  }
+}
+
+/**
+ * What a request's admission charges: a request, its estimated tokens, a slot named by its id,
+ * and no dollars yet (the price is known once usage is). Every meter is checked against its limit.
+ */
+export function admissionMeters(entries: readonly PlannedMeter[], requestId: string, estimatedTokens: number): Meter[] {
+  const meters: Meter[] = new Array<Meter>(entries.length);
+  for (let index = 0; index < entries.length; index++) {
+    const entry = entries[index] as PlannedMeter;
+    const { quantity } = entry;
+    const amount = quantity === 'tokens' ? estimatedTokens : quantity === 'usd' ? 0 : 1;
+    meters[index] = { key: entry.key, amount, limit: entry.limit, ttlMs: entry.ttlMs, slot: quantity === 'slots' ? requestId : undefined, needsSeed: entry.needsSeed };
+  }
+  return meters;
 }
 
 /**
@@ -58,23 +106,20 @@ export function planAdmission(holders: readonly LimitHolder[], requestId: string
  * it used and those reserved, its cost against dollar quotas, and its slot given back. Never
  * refused; a period that has ended is still adjusted (its counter lives a while past its end).
  */
-export function planSettlement(admitted: readonly PlannedMeter[], reservedTokens: number, usedTokens: number, costUsd: number, now: number): Meter[] {
+export function settlementMeters(entries: readonly PlannedMeter[], requestId: string, reservedTokens: number, usedTokens: number, costUsd: number): Meter[] {
   const meters: Meter[] = [];
-  for (const { meter, name, periodEnd } of admitted) {
-    const ttlMs = meter.slot !== undefined ? meter.ttlMs : periodEnd === null ? TOTAL_TTL_MS : counterTtl(periodEnd, now);
-    let amount = 0;
-    if (name === 'maxConcurrent') amount = -1;
-    else if (name === 'tpm' || name === 'tokensPerDay' || name === 'tokensPerMonth' || name === 'tokensTotal') amount = usedTokens - reservedTokens;
-    else if (name === 'usdPerDay' || name === 'usdPerMonth') amount = costUsd;
-    if (amount === 0) continue;
-    meters.push({ key: meter.key, amount, limit: null, ttlMs, ...(meter.slot === undefined ? {} : { slot: meter.slot }) });
+  for (const entry of entries) {
+    const { quantity } = entry;
+    const amount = quantity === 'slots' ? -1 : quantity === 'tokens' ? usedTokens - reservedTokens : quantity === 'usd' ? costUsd : 0;
+    if (amount !== 0) meters.push({ key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, slot: quantity === 'slots' ? requestId : undefined });
   }
   return meters;
 }
 
 /** A counter outlives its period by a little, so a settlement just after the end still finds it. */
-function counterTtl(periodEnd: number, now: number): number {
-  return Math.max(0, periodEnd - now) + (periodEnd - now < HOUR_MS ? MINUTE_MS : HOUR_MS);
+function counterTtl(periodEnd: number, from: number): number {
+  const left = Math.max(0, periodEnd - from);
+  return left + (left <= MINUTE_MS ? MINUTE_MS : HOUR_MS);
 }
 
 export function utcDayStart(time: number): number {

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayError } from '../errors/index.js';
 import { errorBody, errorHeaders, settleError, type ErrorBody } from './error-response.js';
 import { clientRequestId } from './request-id.js';
+import { sessionHeaders } from './session-headers.js';
 
 /**
  * Answers a request whose route or stage failed: the error settled on its record and logged when
@@ -14,5 +15,6 @@ export function answerError(rawError: unknown, request: FastifyRequest, reply: F
   const error = settleError(rawError, request.record, request.log, request.id, clientRequestId(request.raw));
   // The rest of an oversized body is not worth reading: answer, then drop the connection.
   if (error.code === 'payload_too_large') reply.header('connection', 'close');
+  if (request.record !== null) reply.headers(sessionHeaders(request.record));
   void reply.code(error.status).headers(errorHeaders(error)).send(body(error));
 }

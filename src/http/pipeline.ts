@@ -92,10 +92,10 @@ function authenticationStage(gate: RequestGate): Stage {
 const BYTES_PER_TOKEN = 4;
 
 function limitStage(gate: RequestGate): Stage {
-  return (request, reply, done) => {
+  return (request, _reply, done) => {
     const { principal, record } = request;
     if (principal === null || record === null) return done();
-    const pending = gate.limit(principal, record, reply.raw, estimatedTokens(request));
+    const pending = gate.limit(principal, record, estimatedTokens(request));
     if (pending === null) return done();
     pending.then(() => done(), done);
   };

@@ -102,12 +102,12 @@ export class RequestGate {
    * with the 429. Either way the response gets the `x-ratelimit-*` headers. An admitted request is
    * settled when its usage is known. Null (nothing to wait for) when no limit applies.
    */
-  limit(principal: Principal, record: RequestRecord, response: ServerResponse, estimatedTokens: number): Promise<void> | null {
+  limit(principal: Principal, record: RequestRecord, estimatedTokens: number): Promise<void> | null {
     const { limits } = this;
     if (limits === null || principal.holders.length === 0) return null;
     return limits.admit(principal.holders, record.id, estimatedTokens).then((result) => {
-      // On the raw response: routes that write their own head (streams) get them merged in too.
-      for (const name in result.headers) response.setHeader(name, result.headers[name] as string);
+      // Kept on the record: every response writes its headers from it (session-headers.ts).
+      record.limitHeaders = result.headers;
       if (result.refusal !== null) throw result.refusal;
       const { admission } = result;
       record.onUsage = (usage) => limits.settle(admission, usage === null ? 0 : usage.promptTokens + usage.completionTokens, record.costUsd ?? 0);

@@ -5,46 +5,63 @@ interface StoredMeterCount {
   expiresAtMs: number;
 }
 
+/** A slot set: slot → when its lease ends, and the earliest of those, so a read prunes only when a lease has ended. */
+interface SlotSet {
+  readonly slots: Map<string, number>;
+  earliestEndMs: number;
+}
+
+const NONE_MISSING: number[] = [];
+
 /**
  * The meters of MemoryState (`charge`): counters and slot sets in this process. Called only from
  * MemoryState's async methods, which never await, so each charge runs whole before any other.
+ * On every request's path: plain loops, counters changed in place.
  */
 export class MemoryMeters {
   private readonly counts = new Map<string, StoredMeterCount>();
-  /** Slot set key → slot → when its lease ends. */
-  private readonly slotSets = new Map<string, Map<string, number>>();
+  private readonly slotSets = new Map<string, SlotSet>();
 
   get size(): number {
     let slots = 0;
-    for (const set of this.slotSets.values()) slots += set.size;
+    for (const set of this.slotSets.values()) slots += set.slots.size;
     return this.counts.size + slots;
   }
 
   charge(meters: readonly Meter[], now: number): ChargeOutcome {
-    const values: number[] = [];
-    const absent: boolean[] = [];
-    const missing: number[] = [];
-    meters.forEach((meter, index) => {
+    const count = meters.length;
+    const values = new Array<number>(count);
+    let missing: number[] | null = null;
+    let seeds = false;
+    for (let index = 0; index < count; index++) {
+      const meter = meters[index] as Meter;
       if (meter.slot !== undefined) {
-        values.push(this.liveSlots(meter.key, now)?.size ?? 0);
-        absent.push(false);
-        return;
+        values[index] = this.liveSlots(meter.key, now)?.slots.size ?? 0;
+        continue;
       }
       const stored = this.liveCount(meter.key, now);
-      absent.push(stored === undefined);
-      if (stored === undefined && meter.seed === undefined && meter.needsSeed === true) missing.push(index);
-      values.push(stored?.value ?? meter.seed ?? 0);
-    });
-    if (missing.length > 0) return { refused: -1, values, missing };
-    meters.forEach((meter, index) => {
-      if (absent[index] === true && meter.seed !== undefined) this.counts.set(meter.key, { value: meter.seed, expiresAtMs: now + meter.ttlMs });
-    });
-    const refused = meters.findIndex((meter, index) => meter.limit !== null && (values[index] as number) >= meter.limit);
-    if (refused !== -1) return { refused, values, missing };
-    meters.forEach((meter, index) => {
+      if (stored !== undefined) {
+        values[index] = stored.value;
+      } else if (meter.seed !== undefined) {
+        values[index] = meter.seed;
+        seeds = true;
+      } else {
+        values[index] = 0;
+        if (meter.needsSeed === true) (missing ??= []).push(index);
+      }
+    }
+    if (missing !== null) return { refused: -1, values, missing };
+    if (seeds) this.plantSeeds(meters, now);
+    for (let index = 0; index < count; index++) {
+      const { limit } = meters[index] as Meter;
+      if (limit !== null && (values[index] as number) >= limit) return { refused: index, values, missing: NONE_MISSING };
+    }
+    for (let index = 0; index < count; index++) {
+      const meter = meters[index] as Meter;
+      if (meter.amount === 0) continue;
       values[index] = meter.slot === undefined ? this.add(meter, now) : this.moveSlot(meter, meter.slot, now);
-    });
-    return { refused: -1, values, missing };
+    }
+    return { refused: -1, values, missing: NONE_MISSING };
   }
 
   sweep(now: number): void {
@@ -52,27 +69,39 @@ export class MemoryMeters {
     for (const key of [...this.slotSets.keys()]) this.liveSlots(key, now);
   }
 
+  /** Absent counters with a seed start at it, whether the charge is then refused or not. */
+  private plantSeeds(meters: readonly Meter[], now: number): void {
+    for (const meter of meters) {
+      if (meter.slot === undefined && meter.seed !== undefined && !this.counts.has(meter.key)) this.counts.set(meter.key, { value: meter.seed, expiresAtMs: now + meter.ttlMs });
+    }
+  }
+
   private add(meter: Meter, now: number): number {
     const stored = this.counts.get(meter.key);
-    // A read changes nothing, not even when the counter expires.
-    if (meter.amount === 0) return stored?.value ?? 0;
-    const value = (stored?.value ?? 0) + meter.amount;
-    this.counts.set(meter.key, { value, expiresAtMs: now + meter.ttlMs });
-    return value;
+    if (stored === undefined) {
+      this.counts.set(meter.key, { value: meter.amount, expiresAtMs: now + meter.ttlMs });
+      return meter.amount;
+    }
+    stored.value += meter.amount;
+    stored.expiresAtMs = now + meter.ttlMs;
+    return stored.value;
   }
 
   private moveSlot(meter: Meter, slot: string, now: number): number {
-    let slots = this.liveSlots(meter.key, now);
+    let set = this.liveSlots(meter.key, now);
     if (meter.amount > 0) {
-      if (slots === undefined) this.slotSets.set(meter.key, (slots = new Map()));
-      slots.set(slot, now + meter.ttlMs);
-    } else if (meter.amount < 0 && slots !== undefined) {
-      slots.delete(slot);
-      if (slots.size === 0) this.slotSets.delete(meter.key);
+      const endsAt = now + meter.ttlMs;
+      if (set === undefined) this.slotSets.set(meter.key, (set = { slots: new Map(), earliestEndMs: endsAt }));
+      set.slots.set(slot, endsAt);
+      if (endsAt < set.earliestEndMs) set.earliestEndMs = endsAt;
+    } else if (set !== undefined) {
+      set.slots.delete(slot);
+      if (set.slots.size === 0) this.slotSets.delete(meter.key);
     }
-    return slots?.size ?? 0;
+    return set?.slots.size ?? 0;
   }
 
+  /** The counter, unless it has expired (then it is forgotten). */
   private liveCount(key: string, now: number): StoredMeterCount | undefined {
     const stored = this.counts.get(key);
     if (stored === undefined || stored.expiresAtMs > now) return stored;
@@ -80,12 +109,18 @@ export class MemoryMeters {
     return undefined;
   }
 
-  /** The set with its expired slots dropped; undefined (and forgotten) when none is left. */
-  private liveSlots(key: string, now: number): Map<string, number> | undefined {
-    const slots = this.slotSets.get(key);
-    if (slots === undefined) return undefined;
-    for (const [slot, until] of slots) if (until <= now) slots.delete(slot);
-    if (slots.size > 0) return slots;
+  /** The set with its ended leases dropped (looked for only once the earliest has ended); undefined, and forgotten, when none is left. */
+  private liveSlots(key: string, now: number): SlotSet | undefined {
+    const set = this.slotSets.get(key);
+    if (set === undefined) return undefined;
+    if (set.earliestEndMs > now) return set;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const [slot, endsAt] of set.slots) {
+      if (endsAt <= now) set.slots.delete(slot);
+      else if (endsAt < earliest) earliest = endsAt;
+    }
+    set.earliestEndMs = earliest;
+    if (set.slots.size > 0) return set;
     this.slotSets.delete(key);
     return undefined;
   }

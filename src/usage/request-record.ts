@@ -36,6 +36,8 @@ export class RequestRecord {
   usage: Usage | null = null;
   /** What the usage cost by the model's configured price, set once usage is known; null without a price. */
   costUsd: number | null = null;
+  /** The caller's `x-ratelimit-*` headers as a flat `[name, value, …]` list, once its limits admitted (or refused) it. */
+  limitHeaders: string[] | null = null;
   /** Called once with the request's final usage (null: none) before its row is queued: what settles the caller's limits. */
   onUsage: ((usage: Usage | null) => void) | null = null;
   /** Set when usage must be counted because the upstream reported none. */

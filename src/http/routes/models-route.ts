@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { canUseModel, type Principal } from '../../access/index.js';
 import { echo, GatewayError } from '../../errors/index.js';
 import type { CatalogModel, ModelCatalog } from '../../routing/index.js';
+import { sessionHeaders } from '../session-headers.js';
 
 function toModelObject(model: CatalogModel) {
   return { id: model.id, object: 'model', created: model.created, owned_by: model.ownedBy, type: model.type };
@@ -13,6 +14,7 @@ export function registerModelsRoutes(app: FastifyInstance, catalog: ModelCatalog
     const principal = request.principal as Principal;
     const data = [];
     for (const model of catalog.all()) if (canUseModel(principal, model.id)) data.push(toModelObject(model));
+    if (request.record !== null) reply.headers(sessionHeaders(request.record));
     reply.send({ object: 'list', data });
   });
 
@@ -27,7 +29,10 @@ export function registerModelsRoutes(app: FastifyInstance, catalog: ModelCatalog
       if (model === undefined || !canUseModel(request.principal as Principal, id)) {
         throw new GatewayError('model_not_found', `The model ${echo(id)} does not exist.`, { param: 'model' });
       }
-      if (request.record !== null) request.record.model = id;
+      if (request.record !== null) {
+        request.record.model = id;
+        reply.headers(sessionHeaders(request.record));
+      }
       reply.send(toModelObject(model));
     },
   );
