@@ -64,3 +64,12 @@ export function ensurePortkey(root: string, wanted: boolean, notes: string[]): s
   }
   return portkeyEntry(root);
 }
+
+/**
+ * An error's most telling line, for a remark in the report: a failed command's message starts
+ * with the command, its cause follows (for a refused config, the line naming the key).
+ */
+export function firstLine(error: unknown): string {
+  const lines = (error instanceof Error ? error.message : String(error)).split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('Command failed'));
+  return (lines.find((line) => /strategy|additional|unknown|invalid|must/i.test(line)) ?? lines[0] ?? 'no message').slice(0, 200);
+}

@@ -1,5 +1,4 @@
-import { median } from './load.js';
-import { format, metricRows, renderTable, type MetricRow, type Report, type TargetFigures } from './report.js';
+import { byRound, cpuRatiosByRound, medianRatio, metricRows, renderTable, roundByRound, scenarioColumns, stateCpuRow, type MetricRow, type Report, type RoundCpu } from './report.js';
 import type { PoolTargetName, TargetName } from './targets.js';
 
 /** The pool scenario's share of the report: its targets and their CPU ratios taken within rounds. */
@@ -22,49 +21,25 @@ export interface PoolSection {
   remarks: string[];
 }
 
-export interface RoundCpu {
-  /** CPU µs per request in each throughput round. */
-  throughput: number[];
-  /** CPU µs per request at the top open-loop rate in each latency round; empty when not run. */
-  openLoop: number[];
-}
-
-/** Ratios within each round: the host's drift is shared by the targets of one round (see run-bench.ts). */
+/** Each pool target's CPU per request ÷ its build's plain chat (`switchyard`, or for `baseline-pool` the baseline), within each round. */
 export function poolSection(targets: PoolTargetName[], cpu: (name: TargetName) => RoundCpu | undefined, topRate: number, remarks: string[]): PoolSection {
-  const cpuVsPlain: PoolSection['cpuVsPlain'] = {};
-  const cpuVsPlainOpenLoop: PoolSection['cpuVsPlainOpenLoop'] = {};
-  for (const name of targets) {
-    const own = cpu(name);
-    const plain = cpu(name === 'baseline-pool' ? 'baseline' : 'switchyard');
-    if (own === undefined || plain === undefined) continue;
-    cpuVsPlain[name] = byRound(own.throughput, plain.throughput);
-    cpuVsPlainOpenLoop[name] = byRound(own.openLoop, plain.openLoop);
-  }
+  const vsPlain = cpuRatiosByRound(targets, cpu, (name) => (name === 'baseline-pool' ? 'baseline' : 'switchyard'));
   const pool = cpu('pool');
   const baselinePool = cpu('baseline-pool');
-  const section: PoolSection = { targets, cpuVsPlain, cpuVsPlainOpenLoop, topRate, remarks };
+  const section: PoolSection = { targets, cpuVsPlain: vsPlain.throughput, cpuVsPlainOpenLoop: vsPlain.openLoop, topRate, remarks };
   if (pool !== undefined && baselinePool !== undefined) section.cpuVsBaselinePool = byRound(pool.throughput, baselinePool.throughput);
   return section;
-}
-
-function byRound(numerators: readonly number[], denominators: readonly number[]): number[] {
-  if (numerators.length !== denominators.length) return [];
-  return numerators.map((value, index) => value / (denominators[index] as number));
-}
-
-function medianRatio(values: readonly number[] | undefined): string {
-  return values === undefined || values.length === 0 ? '–' : `${median([...values]).toFixed(2)}×`;
 }
 
 /** The pool scenario's table: the plain chat scenario (and the baseline's) beside each pool variant. */
 export function renderPoolSection(report: Report): string[] {
   const section = report.pool;
   if (section === undefined) return [];
-  const columns: TargetName[] = [...(['switchyard', 'baseline'] as const).filter((name) => report.figures[name] !== undefined), ...section.targets.filter((name) => report.figures[name] !== undefined)];
+  const columns = scenarioColumns(report, section.targets);
   const pool = (name: TargetName): name is PoolTargetName => (section.targets as TargetName[]).includes(name);
   const rows: MetricRow[] = [
     ...metricRows(report),
-    ['Redis CPU µs / request (INFO cpu)', (name) => format((report.figures[name] as TargetFigures).stateCpuMicrosecondsPerRequest)],
+    stateCpuRow(report),
     ['CPU per request ÷ the same build\'s plain chat, median of rounds', (name) => (pool(name) ? medianRatio(section.cpuVsPlain[name]) : '–')],
     [`CPU per request @${section.topRate} RPS ÷ the same build's plain chat, median of rounds`, (name) => (pool(name) ? medianRatio(section.cpuVsPlainOpenLoop[name]) : '–')],
   ];
@@ -82,9 +57,9 @@ export function renderPoolSection(report: Report): string[] {
   for (const name of section.targets) {
     const values = section.cpuVsPlain[name];
     const figure = report.figures[name];
-    if (values !== undefined && values.length > 0 && figure !== undefined) lines.push(`- ${figure.label} ÷ the same build's plain chat, CPU per request round by round: ${values.map((value) => value.toFixed(2)).join(', ')}`);
+    if (values !== undefined && values.length > 0 && figure !== undefined) lines.push(`- ${figure.label} ÷ the same build's plain chat, CPU per request round by round: ${roundByRound(values)}`);
   }
-  if (section.cpuVsBaselinePool !== undefined) lines.push(`- pool ×4, memory ÷ the baseline's pool, CPU per request round by round: ${section.cpuVsBaselinePool.map((value) => value.toFixed(2)).join(', ')}`);
+  if (section.cpuVsBaselinePool !== undefined) lines.push(`- pool ×4, memory ÷ the baseline's pool, CPU per request round by round: ${roundByRound(section.cpuVsBaselinePool)}`);
   lines.push(...section.remarks.map((remark) => `- ${remark}`), '');
   return lines;
 }

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { firstLine } from './bench-setup.js';
+import { connectBenchRedis, describeRedis, redisCpuSeconds, removeBenchKeys, type BenchRedis } from './bench-redis.js';
 import { LIVE_SESSIONS, NEW_SESSION_EVERY, SessionMix } from './session-mix.js';
 import { launchSwitchyard, type BenchContext, type PoolTargetName, type SwitchyardBuild, type Target } from './targets.js';
 
@@ -21,17 +22,9 @@ const CREDENTIALS = [
   { id: 'pool-c', weight: 2 },
   { id: 'pool-d', weight: 1 },
 ] as const;
-const REDIS_CONNECT_TIMEOUT_MS = 1_000;
-
-interface RedisTarget {
-  url: string;
-  keyPrefix: string;
-  /** The bench's own connection: reads Redis's CPU time and removes the run's keys at the end. */
-  client: Redis;
-}
 
 export interface PoolSetup {
-  redis: RedisTarget | null;
+  redis: BenchRedis | null;
   baseline: SwitchyardBuild | null;
   /** Whether the baseline accepted the full config; decided on its first start, kept for restarts. */
   baselineFullConfig: boolean | null;
@@ -40,34 +33,10 @@ export interface PoolSetup {
   notes: string[];
 }
 
-/** Which Redis the `pool-redis` variant uses: the tests' Redis when set, else the usual local one. */
-export function poolRedisUrl(): string {
-  return process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-}
-
 /** Checks Redis and picks this run's key prefix; a Redis that does not answer skips its variant with a note. */
 export async function preparePool(baseline: SwitchyardBuild | null): Promise<PoolSetup> {
-  const url = poolRedisUrl();
-  const notes: string[] = [];
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: REDIS_CONNECT_TIMEOUT_MS, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
-  // Kept to say why Redis was skipped (connect() itself only says the connection closed); ioredis
-  // would print it otherwise.
-  let lastError: unknown = null;
-  client.on('error', (error: unknown) => {
-    lastError = error;
-  });
-  let redis: RedisTarget | null = null;
-  try {
-    await client.connect();
-    await client.ping();
-    // A prefix of its own per run: no binding or credential state of an earlier run (or of the
-    // tests sharing this Redis) is read, and the run's keys can be removed afterwards.
-    redis = { url, keyPrefix: `switchyard-bench-${Date.now().toString(36)}-${process.pid}:`, client };
-  } catch (error) {
-    client.disconnect();
-    notes.push(`Redis state: skipped, Redis at ${hidePassword(url)} did not answer (${firstLine(lastError ?? error)})`);
-  }
-  return { redis, baseline, baselineFullConfig: null, skipped: new Set(), notes };
+  const { redis, skipped } = await connectBenchRedis('switchyard-bench');
+  return { redis, baseline, baselineFullConfig: null, skipped: new Set(), notes: skipped === null ? [] : [`Redis state: skipped, ${skipped}`] };
 }
 
 /** The pool targets this run measures. */
@@ -78,8 +47,8 @@ export function poolTargetNames(setup: PoolSetup): PoolTargetName[] {
 
 /**
  * Every pool target started. A baseline that cannot run the scenario at all is left out with a
- * note rather than failing the run; any other failure stops what did start, closes the bench's
- * Redis connection (which would keep the process alive) and is thrown.
+ * note rather than failing the run; any other failure stops what did start and is thrown (the
+ * bench then removes the Redis keys and closes its connection, `cleanupPool`).
  */
 export async function startPoolTargets(context: BenchContext, setup: PoolSetup): Promise<Target[]> {
   const names = poolTargetNames(setup);
@@ -94,7 +63,6 @@ export async function startPoolTargets(context: BenchContext, setup: PoolSetup):
   const failure = results.find((result, at) => result.status === 'rejected' && at !== index);
   if (failure?.status === 'rejected') {
     await Promise.all(started.map((target) => target.stop()));
-    await cleanupPool(setup);
     throw failure.reason;
   }
   return started;
@@ -112,7 +80,7 @@ export async function startPoolTarget(context: BenchContext, name: PoolTargetNam
       target = await launchSwitchyard(context, { ...own, label: 'pool ×4, memory, no inference' }, poolConfig(context, directory, { strategy: true, inferSessions: false, redis: null }));
       break;
     case 'pool-redis': {
-      const redis = setup.redis as RedisTarget;
+      const redis = setup.redis as BenchRedis;
       target = await launchSwitchyard(context, { ...own, label: 'pool ×4, Redis' }, poolConfig(context, directory, { strategy: true, inferSessions: true, redis }));
       target.stateCpuSeconds = () => redisCpuSeconds(redis.client);
       break;
@@ -151,7 +119,7 @@ async function startBaselinePool(context: BenchContext, setup: PoolSetup): Promi
   }
 }
 
-function poolConfig(context: BenchContext, directory: string, keys: { strategy: boolean; inferSessions: boolean; redis: RedisTarget | null }): string {
+function poolConfig(context: BenchContext, directory: string, keys: { strategy: boolean; inferSessions: boolean; redis: BenchRedis | null }): string {
   const routes = (model: string) => CREDENTIALS.map((credential) => `      - { upstream: ${credential.id}, model: ${model}, weight: ${credential.weight} }`).join('\n');
   // `state` and `routing` are written only where they differ from the defaults, so that the memory
   // variant differs from a config an older build accepts by `strategy` alone.
@@ -179,16 +147,9 @@ function poolConfig(context: BenchContext, directory: string, keys: { strategy: 
   ].join('\n');
 }
 
-/** Redis's own CPU time (all its threads), from INFO: not the gateway's, but part of what a request costs. */
-async function redisCpuSeconds(client: Redis): Promise<number> {
-  const info = await client.info('cpu');
-  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
-  return field('used_cpu_user') + field('used_cpu_sys');
-}
-
 /** What the report says about the scenario: how it was built, and what was skipped or compared. */
 export function describePool(setup: PoolSetup): string[] {
-  const redis = setup.redis === null ? [] : [`Redis state: ${hidePassword(setup.redis.url)}, key prefix \`${setup.redis.keyPrefix}\` (removed after the run); Redis is not pinned to a core (it may share the server core with the gateway and the upstream, or the load generator's), and its CPU is not in the gateway's but in its own row`];
+  const redis = setup.redis === null ? [] : [describeRedis(setup.redis)];
   return [
     `Built: a chat model over 4 credentials (weights 4, 3, 2, 1, all on the fake upstream), strategy \`weighted\`; every other request carries \`X-Session-Id\`, drawn from ${LIVE_SESSIONS.toLocaleString('en-US')} live sessions of which one in ${NEW_SESSION_EVERY} session requests opens a new one; the other half carries none, and with inference on they all get one inferred id (the bench's body is the same for every request: one conversation)`,
     ...redis,
@@ -197,31 +158,6 @@ export function describePool(setup: PoolSetup): string[] {
 }
 
 /** Removes this run's keys from Redis (call once the gateways using it are stopped); says what it did. */
-export async function cleanupPool(setup: PoolSetup): Promise<string> {
-  const redis = setup.redis;
-  if (redis === null) return 'pool scenario: no Redis keys to remove';
-  try {
-    let removed = 0;
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.client.scan(cursor, 'MATCH', `${redis.keyPrefix}*`, 'COUNT', 1_000);
-      cursor = next;
-      if (keys.length > 0) removed += await redis.client.unlink(...keys);
-    } while (cursor !== '0');
-    return `pool scenario: removed ${removed} Redis keys under ${redis.keyPrefix}`;
-  } catch (error) {
-    return `pool scenario: the run's Redis keys (${redis.keyPrefix}*) could not be removed: ${firstLine(error)}`;
-  } finally {
-    redis.client.disconnect();
-  }
-}
-
-/** An error's most telling line: a failed command's message starts with the command, its cause follows. */
-function firstLine(error: unknown): string {
-  const lines = (error instanceof Error ? error.message : String(error)).split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('Command failed'));
-  return (lines.find((line) => /strategy|additional|unknown|invalid|must/i.test(line)) ?? lines[0] ?? 'no message').slice(0, 200);
-}
-
-function hidePassword(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
+export function cleanupPool(setup: PoolSetup): Promise<string> {
+  return removeBenchKeys(setup.redis, 'pool scenario');
 }

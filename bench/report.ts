@@ -1,6 +1,7 @@
 import type { NativeFigures } from './native-scenario.js';
 import type { CoreNoise } from './machine-noise.js';
 import { median } from './load.js';
+import type { LimitsSection } from './limits-report.js';
 import type { PoolSection } from './pool-report.js';
 import type { TargetName } from './targets.js';
 
@@ -41,6 +42,8 @@ export interface Report {
   figures: Partial<Record<TargetName, TargetFigures>>;
   /** The pool scenario (bench/pool-scenario.ts), unless skipped with `--no-pool`. */
   pool?: PoolSection;
+  /** The limits scenario (bench/limits-scenario.ts), unless skipped with `--no-limits`. */
+  limits?: LimitsSection;
   /** The native passthrough scenario (bench/native-scenario.ts), unless skipped with `--no-native`. */
   native?: NativeFigures;
   machineNoise: { before: CoreNoise[]; after: CoreNoise[] };
@@ -54,12 +57,52 @@ export function format(value: number | null | undefined, digits = 0): string {
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
-function ratio(numerator: number | undefined, denominator: number | undefined): string {
+export function ratio(numerator: number | undefined, denominator: number | undefined): string {
   if (numerator === undefined || denominator === undefined || !(denominator > 0)) return '–';
   return `${(numerator / denominator).toFixed(2)}×`;
 }
 
 export type MetricRow = [string, (name: TargetName) => string];
+
+/** One target's CPU µs per request, round by round, before the medians are taken. */
+export interface RoundCpu {
+  /** CPU µs per request in each throughput round. */
+  throughput: number[];
+  /** CPU µs per request at the top open-loop rate in each latency round; empty when not run. */
+  openLoop: number[];
+}
+
+/** Per target, its CPU per request ÷ that of the target `under` names, within each round (closed loop, and at the top open-loop rate). */
+export function cpuRatiosByRound<Name extends TargetName>(
+  targets: readonly Name[],
+  cpu: (name: TargetName) => RoundCpu | undefined,
+  under: (name: Name) => TargetName,
+): { throughput: Partial<Record<Name, number[]>>; openLoop: Partial<Record<Name, number[]>> } {
+  const ratios: { throughput: Partial<Record<Name, number[]>>; openLoop: Partial<Record<Name, number[]>> } = { throughput: {}, openLoop: {} };
+  for (const name of targets) {
+    const own = cpu(name);
+    const base = cpu(under(name));
+    if (own === undefined || base === undefined) continue;
+    ratios.throughput[name] = byRound(own.throughput, base.throughput);
+    ratios.openLoop[name] = byRound(own.openLoop, base.openLoop);
+  }
+  return ratios;
+}
+
+/** Ratios within each round: the host's drift is shared by the targets of one round (see run-bench.ts). */
+export function byRound(numerators: readonly number[], denominators: readonly number[]): number[] {
+  if (numerators.length !== denominators.length) return [];
+  return numerators.map((value, index) => value / (denominators[index] as number));
+}
+
+export function medianRatio(values: readonly number[] | undefined): string {
+  return values === undefined || values.length === 0 ? '–' : `${median([...values]).toFixed(2)}×`;
+}
+
+/** `1.02, 0.97, …`: a ratio's every round, for the notes under a table. */
+export function roundByRound(values: readonly number[]): string {
+  return values.map((value) => value.toFixed(2)).join(', ');
+}
 
 /** The rows every target's column has, in the main table and in the pool scenario's. */
 export function metricRows(report: Report): MetricRow[] {
@@ -90,6 +133,16 @@ export function metricRows(report: Report): MetricRow[] {
     ['idle RSS (MB)', (name) => format(figure(name).idleRssBytes / 1_048_576, 1)],
     ['peak RSS (MB)', (name) => format(figure(name).peakRssBytes / 1_048_576, 1)],
   ];
+}
+
+/** A scenario's table columns: the plain chat scenario's (and the baseline's) for comparison, then its own measured targets. */
+export function scenarioColumns(report: Report, targets: readonly TargetName[]): TargetName[] {
+  return [...(['switchyard', 'baseline'] as const), ...targets].filter((name) => report.figures[name] !== undefined);
+}
+
+/** The row of a scenario whose Redis-state targets count Redis's CPU (`stateCpuSeconds`). */
+export function stateCpuRow(report: Report): MetricRow {
+  return ['Redis CPU µs / request (INFO cpu)', (name) => format((report.figures[name] as TargetFigures).stateCpuMicrosecondsPerRequest)];
 }
 
 /** A Markdown table of `rows` with one column per target. */

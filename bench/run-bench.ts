@@ -7,9 +7,11 @@ import { baselineBuild, ensurePortkey, ensureTools, say } from './bench-setup.js
 import { concurrentStreams, median, openLoop, openLoopPool, pooledOpenLoop, streamProbe, wrk, LOAD_CORE, type OpenLoopResult } from './load.js';
 import { pairedRounds, type Samples } from './paired-rounds.js';
 import { cpuSeconds, rssBytes } from './process-stats.js';
+import { limitsSection, renderLimitsSection } from './limits-report.js';
+import { cleanupLimits, describeLimits, limitsTargetNames, prepareLimits, startLimitsTarget, startLimitsTargets, type LimitsSetup } from './limits-scenario.js';
 import { poolSection, renderPoolSection } from './pool-report.js';
 import { cleanupPool, describePool, poolTargetNames, preparePool, startPoolTarget, startPoolTargets, type PoolSetup } from './pool-scenario.js';
-import { renderReport, type Report, type TargetFigures } from './report.js';
+import { renderReport, type Report, type RoundCpu, type TargetFigures } from './report.js';
 import { renderNativeSection, runNativeScenario } from './native-scenario.js';
 import { describeNoise, measureMachineNoise } from './machine-noise.js';
 import { direct, spawnPinned, startBareProxy, startNginx, startPortkey, startSwitchyard, type BenchContext, type SwitchyardBuild, type Target, type TargetName } from './targets.js';
@@ -20,12 +22,15 @@ const quick = process.argv.includes('--quick');
 // the full run compares with it unless told not to, the quick run only when asked.
 const withPortkey = quick ? process.argv.includes('--portkey') : !process.argv.includes('--no-portkey');
 const baseline = baselineBuild(process.argv);
-// The pool scenario (bench/pool-scenario.ts) adds three or four Switchyard targets to every round;
-// `--no-pool` leaves them out when only the plain chat path is being looked at.
-const withPool = !process.argv.includes('--no-pool');
 // The native passthrough scenario (bench/native-scenario.ts): `--no-native` leaves it out,
 // `--native-only` runs it alone (with the fake upstream), for a quick look at that path.
 const nativeOnly = process.argv.includes('--native-only');
+// The pool scenario (bench/pool-scenario.ts) adds three or four Switchyard targets to every round;
+// `--no-pool` leaves them out when only the plain chat path is being looked at. Neither it nor the
+// limits scenario runs with `--native-only` (their Redis connection would keep the bench alive).
+const withPool = !nativeOnly && !process.argv.includes('--no-pool');
+// The limits scenario (bench/limits-scenario.ts) adds one or two: `--no-limits` leaves them out.
+const withLimits = !nativeOnly && !process.argv.includes('--no-limits');
 const withNative = nativeOnly || !process.argv.includes('--no-native');
 const nativePlan = quick ? { rounds: 3, probes: 100, streams: 500 } : { rounds: 7, probes: 200, streams: 1_000 };
 
@@ -73,13 +78,16 @@ async function warmUp(target: Target, workDirectory: string): Promise<Awaited<Re
 }
 const RATES = [300, 3_000];
 
-function restart(name: TargetName, context: BenchContext, portkey: string | null, pool: PoolSetup | null): Promise<Target> {
+function restart(name: TargetName, context: BenchContext, portkey: string | null, pool: PoolSetup | null, limits: LimitsSetup | null): Promise<Target> {
   switch (name) {
     case 'pool':
     case 'pool-redis':
     case 'pool-no-infer':
     case 'baseline-pool':
       return startPoolTarget(context, name, pool as PoolSetup);
+    case 'limits':
+    case 'limits-redis':
+      return startLimitsTarget(context, name, limits as LimitsSetup);
     case 'nginx':
       return startNginx(context);
     case 'bare':
@@ -102,6 +110,7 @@ async function main(): Promise<void> {
   ensureTools(notes);
   const portkey = ensurePortkey(root, withPortkey, notes);
   const pool = withPool ? await preparePool(baseline) : null;
+  const limits = withLimits ? await prepareLimits() : null;
   if (quick && !withPortkey) notes.push('Portkey is compared in the full run; add `--portkey` to a quick run to include it');
   const noiseSeconds = quick ? 1 : 5;
   say('measuring machine noise');
@@ -127,27 +136,30 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const targets: Target[] = [
-    direct(context),
-    ...(await Promise.all([
-      startNginx(context),
-      startBareProxy(context),
-      startSwitchyard(context),
-      ...(baseline === null ? [] : [startSwitchyard(context, baseline)]),
-      ...(portkey === null ? [] : [startPortkey(context, portkey)]),
-    ])),
-    ...(pool === null ? [] : await startPoolTargets(context, pool)),
-  ];
-  say(`targets: ${targets.map((target) => target.label).join(', ')}`);
-
+  // Filled as they start, so that the `finally` below stops those that did when a later one fails
+  // (the limits scenario refuses to run without its limits in force).
+  const targets: Target[] = [direct(context)];
   const samples = new Map<TargetName, Samples>();
-  for (const target of targets) samples.set(target.name, { rps: [], cpu: [], stateCpu: [], p50: [], openLoop: {}, firstByte: [], total: [], failures: 0, peak: 0, idle: 0 });
   const sample = (target: Target) => samples.get(target.name) as Samples;
   const notePeak = (target: Target) => {
     sample(target).peak = Math.max(sample(target).peak, rssBytes(target.pid));
   };
 
   try {
+    targets.push(
+      ...(await Promise.all([
+        startNginx(context),
+        startBareProxy(context),
+        startSwitchyard(context),
+        ...(baseline === null ? [] : [startSwitchyard(context, baseline)]),
+        ...(portkey === null ? [] : [startPortkey(context, portkey)]),
+      ])),
+    );
+    if (pool !== null) targets.push(...(await startPoolTargets(context, pool)));
+    if (limits !== null) targets.push(...(await startLimitsTargets(context, limits)));
+    say(`targets: ${targets.map((target) => target.label).join(', ')}`);
+    for (const target of targets) samples.set(target.name, { rps: [], cpu: [], stateCpu: [], p50: [], openLoop: {}, firstByte: [], total: [], failures: 0, peak: 0, idle: 0 });
+
     // Idle: started, ready, no traffic yet. Then warm every target up (JIT, connection pools).
     await new Promise((resolve) => setTimeout(resolve, 500));
     for (const target of targets) sample(target).idle = rssBytes(target.pid);
@@ -221,14 +233,17 @@ async function main(): Promise<void> {
     // With a baseline build, its memory per stream is measured too: a change's cost is read side by side.
     // So is each pool variant's in the full run (sessions and in-flight counts are per-stream state).
     const poolStreams = quick || pool === null ? [] : poolTargetNames(pool).filter((name) => name !== 'pool-no-infer');
-    const streamsFor: TargetName[] = [...plan.streamsFor, ...(baseline === null ? [] : ['baseline' as const]), ...poolStreams];
+    // The limits scenario's memory state, in the quick run too: issue 19 bounds it against the
+    // baseline's (its Redis variant in the full run only, as the pool's).
+    const limitsStreams = limits === null ? [] : quick ? ['limits' as const] : limitsTargetNames(limits);
+    const streamsFor: TargetName[] = [...plan.streamsFor, ...(baseline === null ? [] : ['baseline' as const]), ...poolStreams, ...limitsStreams];
     for (const name of streamsFor) {
       const index = targets.findIndex((candidate) => candidate.name === name);
       const old = targets[index];
       if (old === undefined) continue;
       say(`restarting ${old.label} for the memory test`);
       await old.stop();
-      const fresh = await restart(name, context, portkey, pool);
+      const fresh = await restart(name, context, portkey, pool, limits);
       targets[index] = fresh;
       await streamProbe(fresh, 20);
       say(`${plan.concurrentStreams} concurrent slow streams through a fresh ${fresh.label}`);
@@ -276,12 +291,12 @@ async function main(): Promise<void> {
     // The host's speed in each round, as the CPU each proxy spent per request at the highest rate:
     // a round in which every proxy needed far more CPU than usual was a slow host, not a slow proxy.
     const topRate = RATES[RATES.length - 1] as number;
-    for (const name of ['bare', 'switchyard', 'baseline', 'pool', 'pool-redis', 'pool-no-infer', 'baseline-pool'] as const) {
+    for (const name of ['bare', 'switchyard', 'baseline', 'pool', 'pool-redis', 'pool-no-infer', 'baseline-pool', 'limits', 'limits-redis'] as const) {
       const values = samples.get(name)?.openLoop[topRate]?.cpu;
       const label = targets.find((target) => target.name === name)?.label;
       if (values !== undefined && label !== undefined) notes.push(`${label}: CPU µs per request @${topRate} RPS, round by round: ${values.map((value) => value.toFixed(0)).join(', ')}`);
     }
-    for (const name of ['direct', 'bare', 'switchyard', 'baseline', 'pool', 'pool-redis', 'pool-no-infer', 'baseline-pool'] as const) {
+    for (const name of ['direct', 'bare', 'switchyard', 'baseline', 'pool', 'pool-redis', 'pool-no-infer', 'baseline-pool', 'limits', 'limits-redis'] as const) {
       const busy = samples.get(name)?.openLoop[topRate]?.busy;
       const label = targets.find((target) => target.name === name)?.label;
       if (busy !== undefined && label !== undefined) {
@@ -305,14 +320,14 @@ async function main(): Promise<void> {
     notes.push('CPU per request is the proxy process alone (for direct: the upstream); `direct` has no proxy.');
     notes.push('Absolute figures swing up to 2× between runs on these machines; compare the ratios, all measured in this run.');
     const report: Report = { date: new Date().toISOString(), mode: quick ? 'quick' : 'full', rounds: { throughput: plan.throughputRounds, latency: plan.latencyRounds }, rates: RATES, paired, concurrentStreams: plan.concurrentStreams, figures, machineNoise: { before: noiseBefore, after: noiseAfter }, notes };
-    if (pool !== null) {
-      report.pool = poolSection(poolTargetNames(pool), (name) => {
-        const entry = samples.get(name);
-        return entry === undefined ? undefined : { throughput: entry.cpu, openLoop: entry.openLoop[topRate]?.cpu ?? [] };
-      }, topRate, describePool(pool));
-    }
+    const roundCpu = (name: TargetName): RoundCpu | undefined => {
+      const entry = samples.get(name);
+      return entry === undefined ? undefined : { throughput: entry.cpu, openLoop: entry.openLoop[topRate]?.cpu ?? [] };
+    };
+    if (pool !== null) report.pool = poolSection(poolTargetNames(pool), roundCpu, topRate, describePool(pool));
+    if (limits !== null) report.limits = limitsSection(limitsTargetNames(limits), roundCpu, topRate, describeLimits(limits));
     if (native !== null) report.native = native;
-    const markdown = renderReport(report, [...renderPoolSection(report), ...(native === null ? [] : [renderNativeSection(native)])]);
+    const markdown = renderReport(report, [...renderPoolSection(report), ...renderLimitsSection(report), ...(native === null ? [] : [renderNativeSection(native)])]);
     process.stdout.write(`${markdown}\n`);
     mkdirSync(join(root, 'bench', 'results'), { recursive: true });
     writeFileSync(join(root, 'bench', 'results', quick ? 'latest-quick.md' : 'latest.md'), markdown);
@@ -321,6 +336,7 @@ async function main(): Promise<void> {
     await Promise.all(targets.map((target) => target.stop()));
     // After the gateways are gone, so that none writes its in-flight counts back.
     if (pool !== null) say(await cleanupPool(pool));
+    if (limits !== null) say(await cleanupLimits(limits));
     upstream.child.kill('SIGTERM');
     rmSync(workDirectory, { recursive: true, force: true });
   }

@@ -10,7 +10,9 @@ export const CHAT_PATH = '/v1/chat/completions';
 
 /** The pool scenario's targets (bench/pool-scenario.ts) are Switchyard too, configured otherwise. */
 export type PoolTargetName = 'pool' | 'pool-redis' | 'pool-no-infer' | 'baseline-pool';
-export type TargetName = 'direct' | 'nginx' | 'bare' | 'switchyard' | 'baseline' | 'portkey' | 'native' | PoolTargetName;
+/** So are the limits scenario's (bench/limits-scenario.ts): the plain chat config, a token with limits. */
+export type LimitsTargetName = 'limits' | 'limits-redis';
+export type TargetName = 'direct' | 'nginx' | 'bare' | 'switchyard' | 'baseline' | 'portkey' | 'native' | PoolTargetName | LimitsTargetName;
 
 /** Which Switchyard build a target runs: this checkout's, or another built checkout (`--baseline DIR`). */
 export interface SwitchyardBuild {
@@ -157,43 +159,72 @@ export async function startBareProxy(context: BenchContext): Promise<Target> {
 
 /** Switchyard as users run it: token auth, request log in SQLite, a two-route pool. */
 export function startSwitchyard(context: BenchContext, build: SwitchyardBuild = { root: context.root, name: 'switchyard', label: 'Switchyard' }): Promise<Target> {
-  const directory = join(context.workDirectory, build.name);
-  return launchSwitchyard(
-    context,
-    { root: build.root, name: build.name, label: build.label },
-    `server: { host: 127.0.0.1, port: 0 }
-database: { url: "sqlite:${join(directory, 'switchyard.db')}" }
-logging: { level: info }
-upstreams:
-  - { id: fast-a, provider: openai, base_url: "${context.upstreamOrigin}/v1", api_key: sk-bench-a }
-  - { id: fast-b, provider: openai, base_url: "${context.upstreamOrigin}/v1", api_key: sk-bench-b }
-models:
-  - id: bench-model
-    type: chat
-    routes:
-      - { upstream: fast-a, model: gpt-4o-mini, weight: 1 }
-      - { upstream: fast-b, model: gpt-4o-mini, weight: 1 }
-  - id: bench-model-slow
-    type: chat
-    routes:
-      - { upstream: fast-a, model: slow-stream }
-`,
-  );
+  return launchSwitchyard(context, { root: build.root, name: build.name, label: build.label }, plainChatConfig(context, join(context.workDirectory, build.name)));
 }
 
 /**
- * A Switchyard process of `build.root` with the given config, in `workDirectory/<name>` (where the
- * config's SQLite file is expected): a token for team `bench`, then `serve`. Rejects when the
- * build refuses the config (e.g. a baseline whose schema lacks a key), so callers can fall back.
+ * The plain chat scenario's config, in `directory`: a model over two routes to the fake upstream,
+ * and the memory test's slow model. The limits scenario adds `topLevel` lines (its `state`) and
+ * `modelLines` to both models (a price), and nothing else, so that the limits are all it measures.
  */
-export async function launchSwitchyard(context: BenchContext, build: { root: string; name: TargetName; label: string }, config: string, nodeArguments: readonly string[] = []): Promise<Target> {
+export function plainChatConfig(context: BenchContext, directory: string, extra: { topLevel?: readonly string[]; modelLines?: readonly string[] } = {}): string {
+  return [
+    'server: { host: 127.0.0.1, port: 0 }',
+    `database: { url: "sqlite:${join(directory, 'switchyard.db')}" }`,
+    'logging: { level: info }',
+    ...(extra.topLevel ?? []),
+    'upstreams:',
+    `  - { id: fast-a, provider: openai, base_url: "${context.upstreamOrigin}/v1", api_key: sk-bench-a }`,
+    `  - { id: fast-b, provider: openai, base_url: "${context.upstreamOrigin}/v1", api_key: sk-bench-b }`,
+    'models:',
+    '  - id: bench-model',
+    '    type: chat',
+    ...(extra.modelLines ?? []),
+    '    routes:',
+    '      - { upstream: fast-a, model: gpt-4o-mini, weight: 1 }',
+    '      - { upstream: fast-b, model: gpt-4o-mini, weight: 1 }',
+    '  - id: bench-model-slow',
+    '    type: chat',
+    ...(extra.modelLines ?? []),
+    '    routes:',
+    '      - { upstream: fast-a, model: slow-stream }',
+    '',
+  ].join('\n');
+}
+
+/**
+ * How the bench's token is made: `switchyard` CLI commands run first (the limits scenario's team
+ * and project), then `tokens create` with `tokenArguments`.
+ */
+export interface TokenSetup {
+  before: ReadonlyArray<readonly string[]>;
+  tokenArguments: readonly string[];
+}
+
+/** A token of team `bench` (`tokens create --team` makes the team), as every target but the limits scenario's has. */
+const PLAIN_TOKEN: TokenSetup = { before: [], tokenArguments: ['--team', 'bench'] };
+
+/**
+ * A Switchyard process of `build.root` with the given config, in `workDirectory/<name>` (where the
+ * config's SQLite file is expected): a token (`access`), then `serve`. Rejects when the build
+ * refuses the config (e.g. a baseline whose schema lacks a key), so callers can fall back.
+ */
+export async function launchSwitchyard(
+  context: BenchContext,
+  build: { root: string; name: TargetName; label: string },
+  config: string,
+  nodeArguments: readonly string[] = [],
+  access: TokenSetup = PLAIN_TOKEN,
+): Promise<Target> {
   const directory = join(context.workDirectory, build.name);
   mkdirSync(directory, { recursive: true });
   const configPath = join(directory, 'switchyard.yaml');
   writeFileSync(configPath, config);
   const bin = join(build.root, 'bin', 'switchyard.js');
   // stderr is kept (not printed) so that a refused config's message is in the error thrown.
-  const token = execFileSync('node', [bin, 'tokens', 'create', '--team', 'bench', '--config', configPath], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n').at(-1) as string;
+  const cli = (args: readonly string[]) => execFileSync('node', [bin, ...args, '--config', configPath], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const command of access.before) cli(command);
+  const token = cli(['tokens', 'create', ...access.tokenArguments]).trim().split('\n').at(-1) as string;
   // Its first JSON line on stdout is not always the one with the URL (a log line may come first): wait for that one.
   const { child, first } = await spawnPinned('node', [...nodeArguments, bin, 'serve', '--config', configPath], { waitFor: (line) => line['url'] !== undefined });
   const url = first['url'];
