@@ -1,46 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DATABASE_BACKENDS } from '../../test/support/database-backends.js';
-import type { RequestLogEntry, Stores } from './index.js';
+import { requestIdAt, requestLogEntry } from '../../test/support/request-log-entries.js';
+import type { Stores } from './index.js';
 
 const HOUR = 3_600_000;
 /** 2025-06-01T00:00:00Z */
 const DAY_START = Date.UTC(2025, 5, 1);
 
-/** A gateway id: `req_` + 12 hex digits of milliseconds + 20 more (here a counter). */
-function requestId(milliseconds: number, serial: number): string {
-  return `req_${milliseconds.toString(16).padStart(12, '0')}${serial.toString(16).padStart(20, '0')}`;
-}
-
-let serial = 0;
-function entry(startedAt: number, overrides: Partial<RequestLogEntry> = {}): RequestLogEntry {
-  serial += 1;
-  return {
-    id: requestId(startedAt, serial),
-    clientRequestId: null,
-    createdAt: startedAt,
-    tokenId: 'tok_a',
-    team: 'search',
-    project: 'ranker',
-    endpoint: 'chat.completions',
-    model: 'gpt-4o-mini',
-    upstream: 'openai-a',
-    sessionId: null,
-    status: 200,
-    latencyMs: 120,
-    ttfbMs: 30,
-    promptTokens: 10,
-    completionTokens: 5,
-    cachedTokens: 2,
-    reasoningTokens: null,
-    costUsd: 0.001,
-    usageSource: 'upstream',
-    errorCode: null,
-    sessionSource: null,
-    affinity: null,
-    attempts: [{ credential: 'openai-a', outcome: 'ok', status: 200, ms: 110 }],
-    ...overrides,
-  };
-}
+const entry = requestLogEntry;
+const requestId = requestIdAt;
 
 const ids = (rows: ReadonlyArray<{ id: string }>) => rows.map((row) => row.id);
 

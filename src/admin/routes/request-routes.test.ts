@@ -6,42 +6,15 @@ import { openStores, type RequestLogEntry, type Stores } from '../../store/index
 import type { AdminRoute } from '../admin-route.js';
 import { MAX_USAGE_ROWS, RequestQueries } from '../request-queries.js';
 import { requestRoutes } from './request-routes.js';
+import { requestLogEntry } from '../../../test/support/request-log-entries.js';
 
 const HOUR = 3_600_000;
 /** 2025-06-01T00:00:00Z */
 const DAY_START = Date.UTC(2025, 5, 1);
 const NOW = DAY_START + 10 * HOUR + 30 * 60_000;
 
-let serial = 0;
-function entry(startedAt: number, overrides: Partial<RequestLogEntry> = {}): RequestLogEntry {
-  serial += 1;
-  return {
-    id: `req_${startedAt.toString(16).padStart(12, '0')}${serial.toString(16).padStart(20, '0')}`,
-    clientRequestId: null,
-    createdAt: startedAt,
-    tokenId: 'tok_a',
-    team: 'search',
-    project: 'ranker',
-    endpoint: 'chat.completions',
-    model: 'gpt-4o-mini',
-    upstream: 'openai-a',
-    sessionId: null,
-    status: 200,
-    latencyMs: 120.04,
-    ttfbMs: 30,
-    promptTokens: 10,
-    completionTokens: 5,
-    cachedTokens: 2,
-    reasoningTokens: null,
-    costUsd: 0.001,
-    usageSource: 'upstream',
-    errorCode: null,
-    sessionSource: null,
-    affinity: null,
-    attempts: null,
-    ...overrides,
-  };
-}
+/** The rows here carry no attempts, and a latency that shows rounding. */
+const entry = (startedAt: number, overrides: Partial<RequestLogEntry> = {}): RequestLogEntry => requestLogEntry(startedAt, { latencyMs: 120.04, attempts: null, ...overrides });
 
 /** What the edge does before `handle`: query strings converted to the schema's types, then checked (422 naming the parameter). */
 function checked(schema: TObject | undefined, value: Record<string, string>, where: 'query' | 'path'): Record<string, unknown> {
