@@ -1,25 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { DATABASE_BACKENDS } from '../../test/support/database-backends.js';
+import { tokenRecord } from '../../test/support/token-records.js';
 import type { Stores, TokenRecord } from './index.js';
 
-function token(id: string, team: string, project: string | null, overrides: Partial<TokenRecord> = {}): TokenRecord {
-  return {
-    id,
-    name: null,
-    team,
-    project,
-    secretHash: id.padEnd(64, '0'),
-    displayPrefix: 'svc_abcd',
-    scopes: ['chat'],
-    models: null,
-    createdAt: 1_700_000_000_000,
-    expiresAt: null,
-    revokedAt: null,
-    limits: {},
-    ...overrides,
-  };
-}
+const token = (id: string, team: string, project: string | null, overrides: Partial<TokenRecord> = {}): TokenRecord => tokenRecord(id, { team, project, ...overrides });
 
 for (const backend of DATABASE_BACKENDS) {
   describe.skipIf(!backend.available)(`teams and projects on ${backend.name}`, () => {

@@ -1,24 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DATABASE_BACKENDS } from '../../test/support/database-backends.js';
+import { tokenRecord } from '../../test/support/token-records.js';
 import type { Stores, TokenRecord } from './index.js';
 
-function token(id: string, createdAt: number, overrides: Partial<TokenRecord> = {}): TokenRecord {
-  return {
-    id,
-    name: null,
-    team: 'search',
-    project: null,
-    secretHash: id.padEnd(64, '0'),
-    displayPrefix: 'svc_abcd',
-    scopes: ['chat'],
-    models: null,
-    createdAt,
-    expiresAt: null,
-    revokedAt: null,
-    limits: {},
-    ...overrides,
-  };
-}
+const token = (id: string, createdAt: number, overrides: Partial<TokenRecord> = {}): TokenRecord => tokenRecord(id, { createdAt, ...overrides });
 
 for (const backend of DATABASE_BACKENDS) {
   describe.skipIf(!backend.available)(`token store writes on ${backend.name}`, () => {
