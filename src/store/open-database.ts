@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseSchema } from './database-schema.js';
 import { migrationProvider } from './migrations/index.js';
+import { WriteTransactionsSqliteDialect } from './sqlite-dialect.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -54,7 +55,7 @@ function openSqlite(path: string, { cwd = process.cwd(), sqliteCheckpointPages =
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma(`wal_autocheckpoint = ${Math.trunc(sqliteCheckpointPages)}`);
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<DatabaseSchema>({ dialect: new WriteTransactionsSqliteDialect({ database: sqlite }) });
   return { db, dialect: 'sqlite', sqlite, postgres: null, close: () => db.destroy() };
 }
 
