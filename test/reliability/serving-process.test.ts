@@ -29,16 +29,18 @@ describe('switchyard serve, as its own process, behind an upstream that answers 
     const database = join(directory, 'switchyard.db');
     const configPath = join(directory, 'switchyard.yaml');
     const faults = ['html', 'empty', 'bytes', 'null', 'bad-choices'];
+    const faultModels = faults.flatMap((fault) => [`${fault}-1`, `${fault}-2`]);
     writeFileSync(
       configPath,
       stringify({
         server: { host: '127.0.0.1', port: 0 },
         database: { url: `sqlite:${database}` },
         request_log: { flush_interval_ms: 50 },
-        // A credential per model (one endpoint, one pool): a bad answer cools only its own, so the
-        // healthy stream beside them is never refused for another model's fault.
-        upstreams: [...faults, 'ok'].map((fault) => ({ id: `fault-${fault}`, provider: 'openai', base_url: `${upstream.url}/v1`, api_key: 'sk-fault' })),
-        models: [...faults, 'ok'].map((fault) => ({ id: fault, type: 'chat', routes: [{ upstream: `fault-${fault}`, model: fault }] })),
+        // A credential per model (one endpoint, one pool), and two of each fault: a bad answer cools
+        // only its own credential, so neither the healthy stream beside them nor the other answer
+        // of the same fault (however late it arrives) is refused for it.
+        upstreams: [...faultModels, 'ok'].map((model) => ({ id: `fault-${model}`, provider: 'openai', base_url: `${upstream.url}/v1`, api_key: 'sk-fault' })),
+        models: [...faultModels, 'ok'].map((model) => ({ id: model, type: 'chat', routes: [{ upstream: `fault-${model}`, model: model.replace(/-[12]$/, '') }] })),
       }),
     );
     const stdout: string[] = [];
@@ -66,7 +68,7 @@ describe('switchyard serve, as its own process, behind an upstream that answers 
     };
 
     const stream = post('ok', true);
-    const answers = await Promise.all(faults.flatMap((fault) => [post(fault, false), post(fault, false)]));
+    const answers = await Promise.all(faultModels.map((model) => post(model, false)));
     for (const answer of answers) {
       expect(answer.status).toBe(502);
       expect(JSON.parse(answer.text)).toMatchObject({ error: { code: 'upstream_invalid_response' } });
