@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { stringify } from 'yaml';
 import { runCli } from '../../src/cli/main.js';
 import { openStores } from '../../src/store/index.js';
@@ -49,6 +49,10 @@ describe('switchyard serve, as its own process, behind an upstream that answers 
 
     const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath], { stdio: ['ignore', 'pipe', 'ignore'] });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // A failed expectation must not leave the gateway running after the suite.
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
     const lines: Array<Record<string, unknown>> = [];
     const url = await new Promise<string>((resolve, reject) => {
       createInterface({ input: child.stdout }).on('line', (line) => {
