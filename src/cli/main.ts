@@ -114,6 +114,11 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       .option('--json', 'print JSON')
       .option('-c, --config <file>', 'configuration file');
   filterOptions(requests.command('list').description('list the newest requests first'))
+    .option('--team <team>', 'only requests of this team')
+    .option('--project <project>', 'only requests of this project (with --team)')
+    .option('--model <model>', 'only requests for this model')
+    .option('--from <time>', 'only requests started at or after this ISO 8601 time (2026-11-24, 2026-11-24T09:00:00Z)')
+    .option('--to <time>', 'only requests started before this ISO 8601 time')
     .option('--limit <n>', 'how many (default 20)')
     .action(async (options: ListOptions) => setExitCode(await listRequestsCommand(options, io)));
   filterOptions(requests.command('tail').description('print the last requests, then each one as it is logged, until Ctrl-C'))

@@ -5,6 +5,7 @@ import { RequestQueries, requestView } from '../admin/request-queries.js';
 import type { RequestListQuery, RequestView } from '../admin/request-schemas.js';
 import type { RequestLogQuery, StoredRequestLogEntry } from '../store/index.js';
 import { CliFailure, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { refusalsAsFailures } from './cli-errors.js';
 import { withStores, type ConfigOption } from './cli-stores.js';
 import { printTable } from './print-table.js';
 import { RequestFollower } from './request-follower.js';
@@ -18,6 +19,12 @@ export interface RequestFilterOptions extends ConfigOption {
 
 export interface ListOptions extends RequestFilterOptions {
   limit?: string;
+  team?: string;
+  project?: string;
+  model?: string;
+  /** ISO 8601, as the admin API takes them. */
+  from?: string;
+  to?: string;
 }
 
 export interface TailOptions extends RequestFilterOptions {
@@ -34,7 +41,13 @@ export async function listRequestsCommand(options: ListOptions, io: CliIo): Prom
   if (options.session !== undefined) query.session_id = options.session;
   if (options.token !== undefined) query.token_id = options.token;
   if (options.status !== undefined) query.status = options.status;
-  const rows = await withStores(options, io, (stores) => newest(new RequestQueries(stores.requestSearch), query, count));
+  if (options.team !== undefined) query.team = options.team;
+  if (options.project !== undefined) query.project = options.project;
+  if (options.model !== undefined) query.model = options.model;
+  if (options.from !== undefined) query.from = options.from;
+  if (options.to !== undefined) query.to = options.to;
+  // The admin API's own checks (times, status), refused with its words and exit 64.
+  const rows = await withStores(options, io, (stores) => refusalsAsFailures(() => newest(new RequestQueries(stores.requestSearch), query, count)));
   if (options.json === true) {
     io.stdout(JSON.stringify(rows, null, 2));
     return 0;

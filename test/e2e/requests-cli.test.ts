@@ -70,6 +70,22 @@ describe('switchyard requests, reading the log of a running gateway', () => {
     expect(none.stderr.at(-1)).toBe('no requests match');
   });
 
+  it('filters by team, model and time, as the admin API does', async () => {
+    const list = async (...flags: string[]) => {
+      const run = await cli('requests', 'list', ...flags, '--json', '--config', harness.configPath);
+      expect(run.code).toBe(0);
+      return (JSON.parse(run.stdout.join('\n')) as Array<{ id: string }>).map((row) => row.id);
+    };
+    expect(await list('--team', 'search', '--model', 'gpt-4o-mini')).toEqual([ids['chat']]);
+    expect(await list('--team', 'nobody')).toEqual([]);
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    expect(await list('--from', hourAgo)).toEqual([ids['missing'], ids['chat']]);
+    expect(await list('--to', hourAgo)).toEqual([]);
+    const bad = await cli('requests', 'list', '--from', 'yesterday', '--config', harness.configPath);
+    expect(bad.code).toBe(64);
+    expect(bad.stderr.at(-1)).toMatch(/^switchyard: from: /);
+  });
+
   it('refuses a status or limit it cannot read, naming what it expects', async () => {
     const status = await cli('requests', 'list', '--status', 'bad', '--config', harness.configPath);
     expect(status.code).toBe(64);
