@@ -17,8 +17,6 @@ import { parseDuration, SecretBox } from './core/index.js';
 import { openState, type SharedState } from './state/index.js';
 import { ChatCompletionService, EmbeddingService, NativeService, RerankService, ResponsesService, ResponseStore, SpeechService, TranscriptionService } from './services/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
-import { loadHolderLimits } from './store/holder-limits.js';
-import { spentBetween } from './store/request-log-spend.js';
 import { RequestLogQueue, RequestRecorder } from './usage/index.js';
 
 export interface Gateway {
@@ -91,8 +89,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       pollIntervalMs: config.auth.change_poll_ms,
       onError: (error) => logger.warn({ err: error }, 'token change watcher failed; retrying'),
     });
-    const database = stores.database.db;
-    const authenticator = new TokenAuthenticator(stores.tokens, watcher, config.auth.token_prefix, Date.now, () => loadHolderLimits(database));
+    const authenticator = new TokenAuthenticator(stores.tokens, watcher, config.auth.token_prefix, Date.now, () => stores.teams.listLimits());
     await authenticator.load();
     const tokens = new TokenService(stores.tokens, config.auth.token_prefix, Date.now, () => authenticator.invalidate());
     const teams = new TeamService(stores.teams, Date.now, () => authenticator.invalidate());
@@ -105,7 +102,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     });
     const prices = new Map(config.models.flatMap((model) => (model.price === undefined ? [] : [[model.id, model.price] as const])));
     const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access), (model) => prices.get(model));
-    const limits = callerLimits(state, queue, database, logger);
+    const limits = callerLimits(state, queue, stores.requestSearch, logger);
     const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'), limits);
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
     const catalog = new ModelCatalog([]);
@@ -251,12 +248,12 @@ async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Log
  * The callers' rate limits and quotas over the shared state. A quota counter the state lacks is
  * rebuilt from the request log, once the rows still queued for it are written.
  */
-function callerLimits(state: SharedState, queue: RequestLogQueue, database: Stores['database']['db'], logger: Logger): CallerLimits {
+function callerLimits(state: SharedState, queue: RequestLogQueue, requestLog: Stores['requestSearch'], logger: Logger): CallerLimits {
   return new CallerLimits({
     state,
     ledger: async (match, fromMs, toMs) => {
       await queue.flush();
-      return spentBetween(database, match, fromMs, toMs);
+      return requestLog.spent({ ...match, from: fromMs, to: toMs });
     },
     onError: (error) => logger.warn({ err: error }, 'caller limits could not reach the shared state; requests are let through uncounted meanwhile'),
   });

@@ -67,9 +67,13 @@ export class CallerLimits {
     this.now = options.now ?? Date.now;
   }
 
-  /** Admits the request, or refuses it with the 429 of the first limit already reached (nothing is charged then). */
-  async admit(holders: readonly LimitHolder[], requestId: string, estimatedTokens: number): Promise<AdmissionResult> {
-    const now = this.now();
+  /**
+   * Admits the request, or refuses it with the 429 of the first limit already reached (nothing is
+   * charged then). `at` places it in its minute, day and month: the request log's `created_at`,
+   * so that a quota rebuilt from the log counts it in the same period as the counter did.
+   */
+  async admit(holders: readonly LimitHolder[], requestId: string, estimatedTokens: number, at: number = this.now()): Promise<AdmissionResult> {
+    const now = at;
     const planned = this.plans.of(holders, now).entries;
     if (planned.length === 0) return ADMITTED_WITHOUT_STATE;
     let outcome: ChargeOutcome;

@@ -70,6 +70,24 @@ for (const backend of DATABASE_BACKENDS) {
       expect(ids(await search.search({ from, to, tokenId: 'tok_a' }, { limit: 2 }))).toEqual([rows[3]?.id, rows[2]?.id]);
     });
 
+    it("sums what a token, team or project spent in a period (what quotas are rebuilt from), at the same edges", async () => {
+      const from = DAY_START + HOUR;
+      const to = DAY_START + 2 * HOUR;
+      await stores.requestLogs.insertBatch([
+        entry(from - 1),
+        { ...entry(from), id: requestId(from - 1, 997) },
+        entry(from + 10, { promptTokens: 100, completionTokens: null, costUsd: 0.5 }),
+        entry(from + 20, { team: 'other', tokenId: 'tok_b', project: null }),
+        entry(from + 30, { promptTokens: null, completionTokens: null, costUsd: null, status: 422 }),
+        entry(to),
+      ]);
+      const search = stores.requestSearch;
+      expect(await search.spent({ tokenId: 'tok_a', from, to })).toEqual({ tokens: 15 + 100, usd: 0.001 + 0.5 });
+      expect(await search.spent({ team: 'search', project: 'ranker', from, to })).toEqual({ tokens: 115, usd: 0.501 });
+      expect(await search.spent({ team: 'other', from, to })).toEqual({ tokens: 15, usd: 0.001 });
+      expect(await search.spent({ team: 'nobody', from, to })).toEqual({ tokens: 0, usd: 0 });
+    });
+
     it("finds a request by the gateway's id, else by the caller's id (its newest request)", async () => {
       const rows = [entry(DAY_START, { clientRequestId: 'trace-1' }), entry(DAY_START + 1, { clientRequestId: 'trace-1' }), entry(DAY_START + 2)];
       await stores.requestLogs.insertBatch(rows);

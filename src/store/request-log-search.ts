@@ -56,6 +56,8 @@ export interface RequestLogSearch {
   sessionTurns(sessionId: string, page: { after?: string; limit: number }): Promise<StoredRequestLogEntry[]>;
   /** Totals per UTC bucket and group, ordered by bucket then group (nulls last). */
   usage(query: UsageQuery): Promise<UsageRow[]>;
+  /** What the matching requests spent: prompt + completion tokens and dollars (what quotas are rebuilt from). */
+  spent(filter: RequestSearchFilter): Promise<{ tokens: number; usd: number }>;
 }
 
 const GROUP_COLUMNS: Record<UsageGroup, readonly GroupColumn[]> = { token: ['token_id'], team: ['team'], project: ['team', 'project'], model: ['model'] };
@@ -94,6 +96,18 @@ function conditions(where: Where, filter: RequestSearchFilter): Expression<SqlBo
  */
 export class KyselyRequestLogSearch implements RequestLogSearch {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
+
+  async spent(filter: RequestSearchFilter): Promise<{ tokens: number; usd: number }> {
+    const row = await this.db
+      .selectFrom('request_logs')
+      .select([
+        sql<number | string | null>`sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0))`.as('tokens'),
+        sql<number | string | null>`sum(coalesce(cost_usd, 0))`.as('usd'),
+      ])
+      .where((where) => where.and(conditions(where, filter)))
+      .executeTakeFirst();
+    return { tokens: Number(row?.tokens ?? 0), usd: Number(row?.usd ?? 0) };
+  }
 
   async search(filter: RequestSearchFilter, page: { before?: string; limit: number }): Promise<StoredRequestLogEntry[]> {
     const { before } = page;

@@ -67,6 +67,8 @@ for (const backend of DATABASE_BACKENDS) {
       await bumped(false);
       expect((await teams.updateProject('b', 'p', { limits: { maxConcurrent: 3 } }, 6))?.limits).toEqual({ maxConcurrent: 3 });
       await bumped(true);
+      // What the token cache carries: those with limits only (not team a), projects keyed by `team/project`.
+      expect(await teams.listLimits()).toEqual({ teams: new Map([['b', { tpm: 20, usdPerDay: 2.5 }]]), projects: new Map([['b/p', { maxConcurrent: 3 }]]) });
       expect(await teams.getProject('b', 'p')).toMatchObject({ limits: { maxConcurrent: 3 }, updatedAt: 6 });
       expect(await teams.deleteProject('b', 'p', 7)).toEqual({ deleted: true, liveTokens: [] });
       await bumped(true);

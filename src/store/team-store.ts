@@ -60,6 +60,8 @@ export interface TeamStore {
   getTeam(id: string): Promise<TeamRecord | null>;
   /** By id; every team without a page. */
   listTeams(page?: IdPage): Promise<TeamRecord[]>;
+  /** The limits of every team and project that has any, keyed by team id and by `team/project`: what the token cache carries. */
+  listLimits(): Promise<{ teams: Map<string, Limits>; projects: Map<string, Limits> }>;
   /** The team as changed; null when there is none. */
   updateTeam(id: string, changes: TeamChanges, at: number): Promise<TeamRecord | null>;
   /**
@@ -101,6 +103,17 @@ export class KyselyTeamStore implements TeamStore {
   async getTeam(id: string): Promise<TeamRecord | null> {
     const row = await this.db.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst();
     return row === undefined ? null : fromTeamRow(row);
+  }
+
+  async listLimits(): Promise<{ teams: Map<string, Limits>; projects: Map<string, Limits> }> {
+    const [teams, projects] = await Promise.all([
+      this.db.selectFrom('teams').select(['id', 'limits']).where('limits', 'is not', null).execute(),
+      this.db.selectFrom('projects').select(['team', 'id', 'limits']).where('limits', 'is not', null).execute(),
+    ]);
+    return {
+      teams: new Map(teams.map((row) => [row.id, JSON.parse(row.limits as string) as Limits])),
+      projects: new Map(projects.map((row) => [`${row.team}/${row.id}`, JSON.parse(row.limits as string) as Limits])),
+    };
   }
 
   async listTeams(page?: IdPage): Promise<TeamRecord[]> {
