@@ -1,16 +1,19 @@
 import type { FastifyInstance } from 'fastify';
-import { CallerLimits, TeamService, TokenAuthenticator, TokenService } from './access/index.js';
+import { CallerLimits, ConsoleSessions, TeamService, TokenAuthenticator, TokenService } from './access/index.js';
 import { ACCOUNT_PROVIDERS, CredentialAdmin, credentialRoutes, RequestQueries, requestRoutes, teamRoutes, tokenRoutes, UpstreamAccounts, withOpenApi, type AccountDocumentCheck, type AdminRoute } from './admin/index.js';
 import type { SwitchyardConfig } from './config/index.js';
 import { RuntimeAccounts } from './gateway-accounts.js';
 import { accountContext, createEndpoints, type Endpoints } from './gateway-endpoints.js';
-import { buildApp } from './http/app.js';
+import { buildApp, type ConsoleServices } from './http/app.js';
+import { ConsoleGate } from './http/console-gate.js';
 import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { OffModel } from './providers/provider-adapter.js';
 import { hostname } from 'node:os';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { buildCatalog, CredentialHealth, InFlight, ModelCatalog, Router, SessionBindings, SharedRoutingState, withPublishedModels, type SharedRoutingStateOptions } from './routing/index.js';
 import { parseDuration, SecretBox } from './core/index.js';
@@ -38,6 +41,8 @@ export interface Gateway {
   readonly credentials: CredentialAdmin;
   /** Accounts added at run time (`credentials add-codex`, `POST /admin/v1/credentials`). */
   readonly accounts: UpstreamAccounts;
+  /** Where the web console is, e.g. `http://127.0.0.1:8080/console/`; null when it is off or not built. */
+  readonly consoleUrl: string | null;
   /** The address it listens on, e.g. `http://127.0.0.1:8080`. */
   readonly url: string;
   /**
@@ -112,7 +117,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     rebuildCatalog();
     const { router, shared } = await createRouter(config, logger, state, { has: (id) => credentials.has(id), [Symbol.iterator]: () => credentials.keys() });
     routingState = shared;
-    const credentialAdmin = new CredentialAdmin(credentials, router.health, router.inFlight);
+    const credentialAdmin = new CredentialAdmin(credentials, router.health, router.inFlight, router.recent);
     const runtimeAccounts = accounts;
     const upstreamAccounts = new UpstreamAccounts(stores.upstreamAccounts, box, checkAccountDocument(wired), new Set(config.upstreams.map((upstream) => upstream.id)), () => {
       void runtimeAccounts.sync().catch((error: unknown) => logger.warn({ err: error }, 'serving a changed account failed; the next poll retries'));
@@ -120,7 +125,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     // The admin API, in one table: registered by the edge and documented at /admin/v1/openapi.json.
     const adminRoutes = withOpenApi([
       ...teamRoutes(teams),
-      ...tokenRoutes(tokens),
+      ...tokenRoutes(tokens, (ids) => stores.requestSearch.lastUsed(ids)),
       ...credentialRoutes(credentialAdmin, upstreamAccounts),
       ...requestRoutes(new RequestQueries(stores.requestSearch)),
     ]);
@@ -138,6 +143,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       transcriptions: new TranscriptionService(catalog, router, config.defaults.transcription_model),
       adminRoutes,
       gate,
+      console: consoleServices(config, state, authenticator, tokens),
       pausedStreams,
       limits: {
         bodyLimitBytes: config.server.body_limit_bytes,
@@ -165,6 +171,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       credentials: credentialAdmin,
       accounts: upstreamAccounts,
       url: `http://${host}:${port}`,
+      consoleUrl: config.console.enabled && CONSOLE_ROOT !== null ? `http://${host}:${port}/console/` : null,
       shutdown: async () => {
         await closeServer(app, config.server.shutdown_timeout_ms, logger, () => {
           recorder.markShutdownDeadline();
@@ -191,6 +198,29 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     await wired.close();
     throw error;
   }
+}
+
+/**
+ * The built console: `dist/web` beside `dist/` (the gateway runs from `dist/`, its tests from
+ * `src/`: both are one level below the package root). Null when it has not been built.
+ */
+const CONSOLE_ROOT = ((): string | null => {
+  const root = fileURLToPath(new URL('../dist/web/', import.meta.url));
+  return existsSync(`${root}index.html`) ? root : null;
+})();
+
+/** The web console's sign-ins (in the shared state) and files; null when `console.enabled` is false. */
+function consoleServices(config: SwitchyardConfig, state: SharedState, authenticator: TokenAuthenticator, tokens: TokenService): ConsoleServices | null {
+  if (!config.console.enabled) return null;
+  const sessions = new ConsoleSessions(state, { idleMs: parseDuration(config.console.idle_timeout) as number, maxAgeMs: parseDuration(config.console.max_age) as number });
+  return {
+    gate: new ConsoleGate(sessions, authenticator, new Set(config.console.origins)),
+    describeToken: async (tokenId) => {
+      const record = await tokens.get(tokenId);
+      return { id: record.id, name: record.name, team: record.team };
+    },
+    root: CONSOLE_ROOT,
+  };
 }
 
 /** The router over the shared state: credential states, session bindings, in-flight counts, the `routing` settings. */

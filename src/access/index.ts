@@ -8,3 +8,4 @@ export { allPages, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type Page, type PageRequest
 export { invalidField, type FieldLocation } from './input-checks.js';
 export { CallerLimits, type Admission, type AdmissionResult, type CallerLimitsOptions, type Spending, type SpendLedger } from './caller-limits.js';
 export { projectKey, type HolderLimits, type LimitHolder, type SpendMatch } from './limit-holders.js';
+export { ConsoleSessions, csrfTokenMatches, type ConsoleSession, type ConsoleSessionTimes } from './console-sessions.js';

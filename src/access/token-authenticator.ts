@@ -61,6 +61,16 @@ export class TokenAuthenticator {
     return this.resolve(authorization);
   }
 
+  /**
+   * The token a console session stands for, by the hash it was opened with: checked as a bearer
+   * token would be (revoked, expired), so a session ends with its token.
+   */
+  authenticateHash(hash: string): Principal | Promise<Principal> {
+    if (this.watcher.takeChange()) this.reloading = this.reload();
+    if (this.reloading !== null) return this.reloading.then(() => this.resolveHash(hash));
+    return this.resolveHash(hash);
+  }
+
   /** After an in-process change (the admin API), so the next request sees it. */
   invalidate(): Promise<void> {
     this.reloading = this.reload();
@@ -83,7 +93,10 @@ export class TokenAuthenticator {
     if (!looksLikeToken(token, this.prefix)) {
       throw new GatewayError('invalid_api_key', `Malformed API key: a gateway token is "${this.prefix}" followed by ${SECRET_LENGTH} letters and digits.`);
     }
-    const hash = hashSecret(token);
+    return this.resolveHash(hashSecret(token));
+  }
+
+  private resolveHash(hash: string): Principal | Promise<Principal> {
     const principal = this.byHash.get(hash);
     if (principal === undefined) return this.lookUpMiss(hash);
     if (!digestsEqual(principal.hash, hash)) throw new GatewayError('invalid_api_key', 'Invalid API key.');

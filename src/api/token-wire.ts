@@ -59,6 +59,7 @@ export const TokenSchema = Type.Object(
     created_at: IsoTime('when it was created'),
     expires_at: Type.Union([IsoTime('when it expires'), Type.Null()]),
     revoked_at: Type.Union([IsoTime('when it was revoked'), Type.Null()]),
+    last_used_at: Type.Optional(Type.Union([IsoTime('when its newest request in the request log started'), Type.Null()], { description: 'null: no request in the log' })),
   },
   { additionalProperties: false },
 );
@@ -73,8 +74,9 @@ export function tokenStatus(record: TokenRecord, now: number): TokenBody['status
   return record.expiresAt !== null && record.expiresAt <= now ? 'expired' : 'active';
 }
 
-export function tokenToWire(record: TokenRecord, now: number = Date.now()): TokenBody {
-  return {
+/** `lastUsedAt`: the start of the token's newest logged request (null: none); undefined leaves the field out. */
+export function tokenToWire(record: TokenRecord, lastUsedAt?: number | null, now: number = Date.now()): TokenBody {
+  const body: TokenBody = {
     id: record.id,
     status: tokenStatus(record, now),
     name: record.name,
@@ -88,6 +90,8 @@ export function tokenToWire(record: TokenRecord, now: number = Date.now()): Toke
     expires_at: record.expiresAt === null ? null : isoTime(record.expiresAt),
     revoked_at: record.revokedAt === null ? null : isoTime(record.revokedAt),
   };
+  if (lastUsedAt !== undefined) body.last_used_at = lastUsedAt === null ? null : isoTime(lastUsedAt);
+  return body;
 }
 
 /** An ISO 8601 time as milliseconds; null for null. The schema has checked its form, Date.parse its values. */

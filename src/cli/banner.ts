@@ -4,6 +4,10 @@ import type { CatalogModel } from '../routing/index.js';
 
 export interface BannerFacts {
   url: string;
+  /** The web console's address; null when it is off or not built. */
+  consoleUrl: string | null;
+  /** Why there is no console, when there is none. */
+  consoleOff?: string;
   configSource: string | null;
   models: readonly CatalogModel[];
   /** What is off for want of something on this machine: named, with the command that turns it on. */
@@ -12,13 +16,12 @@ export interface BannerFacts {
 }
 
 /** What a person starting the gateway needs to see: where it is, what it serves, how to get in. */
-export function banner({ url, configSource, models, offModels, bootstrap }: BannerFacts): string[] {
+export function banner({ url, consoleUrl, consoleOff, configSource, models, offModels, bootstrap }: BannerFacts): string[] {
   const lines = [
     '',
     `Switchyard is listening on ${url}`,
     `  OpenAI base URL: ${url}/v1`,
-    // The web console is a later part of the product; until it ships, say so rather than print a URL that answers 404.
-    `  console:         not in this version yet (manage tokens with \`switchyard tokens\`)`,
+    `  console:         ${consoleUrl ?? consoleOff ?? 'off'}`,
     `  config:          ${configSource ?? 'built-in defaults (no switchyard.yaml): the local provider'}`,
     `  models:          ${models.length === 0 ? 'none yet: copy switchyard.example.yaml to switchyard.yaml' : models.map((model) => `${model.id} (${model.type})`).join(', ')}`,
   ];
@@ -28,8 +31,9 @@ export function banner({ url, configSource, models, offModels, bootstrap }: Bann
   if (bootstrap !== null) {
     lines.push(
       '',
-      `  First start: an admin token (${bootstrap.record.id}, all scopes) was created. It is shown this once;`,
-      `  create your own with \`switchyard tokens create\`, then revoke this one with \`switchyard tokens revoke ${bootstrap.record.id}\`.`,
+      `  First start: an admin token (${bootstrap.record.id}, all scopes) was created. It is shown this once.`,
+      `  Sign in to the console${consoleUrl === null ? '' : ` (${consoleUrl})`} with it and create your own tokens under Settings → API Tokens`,
+      `  (or with \`switchyard tokens create\`), then revoke this one (\`switchyard tokens revoke ${bootstrap.record.id}\`).`,
       `  admin token: ${bootstrap.secret}`,
     );
   }

@@ -171,6 +171,18 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    console: Type.Object(
+      {
+        enabled: Type.Boolean({ default: true, description: 'serve the web console at /console (docs/console.md)' }),
+        idle_timeout: Duration('12h', 'a console sign-in ends after this long without a call'),
+        max_age: Duration('7d', 'a console sign-in ends this long after it began, used or not'),
+        origins: Type.Array(Type.String({ pattern: '^https?://[^/]+$' }), {
+          default: [],
+          description: 'origins the console is also served from (a reverse proxy that rewrites Host, e.g. https://gateway.example.com), for the CSRF origin check',
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     auth: Type.Object(
       {
         token_prefix: Type.String({ pattern: '^[a-z][a-z0-9]{1,15}_$', default: 'svc_' }),

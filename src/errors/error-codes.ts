@@ -18,9 +18,13 @@ export const ERROR_CODES = {
   invalid_api_key: { status: 401, type: 'authentication_error', retryable: false },
   revoked_api_key: { status: 401, type: 'authentication_error', retryable: false },
   expired_api_key: { status: 401, type: 'authentication_error', retryable: false },
+  /** A console session cookie the gateway no longer knows: signed out, idle too long, past its lifetime, or its token revoked. */
+  console_session_ended: { status: 401, type: 'authentication_error', retryable: false },
 
   insufficient_scope: { status: 403, type: 'permission_error', retryable: false },
   model_not_allowed: { status: 403, type: 'permission_error', retryable: false },
+  /** A state-changing admin call made with the console's cookie without the session's CSRF token, or from another origin. */
+  csrf_check_failed: { status: 403, type: 'permission_error', retryable: false },
 
   model_not_found: { status: 404, type: 'not_found_error', retryable: false },
   route_not_found: { status: 404, type: 'not_found_error', retryable: false },

@@ -77,6 +77,7 @@ beforeAll(async () => {
     speech: new SpeechService(catalog, router),
     transcriptions: new TranscriptionService(catalog, router, undefined),
     gate: new RequestGate(authenticator, recorder),
+    console: null,
     pausedStreams: new PausedStreams(60_000, () => ({ name: 'test', size: 8 }), logger),
     limits: { bodyLimitBytes: 1024, bodyTimeoutMs: 30_000, maxConnections: 100, corsOrigins: [] },
   });

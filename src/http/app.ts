@@ -27,6 +27,9 @@ import { registerTranscriptionsRoute } from './routes/transcriptions-route.js';
 import { registerHealthRoute } from './routes/health-route.js';
 import { registerModelsRoutes } from './routes/models-route.js';
 import { registerAdminRoutes } from './routes/admin-routes.js';
+import { registerConsoleRoute } from './routes/console-route.js';
+import { registerConsoleSessionRoutes, type DescribeToken } from './routes/console-session-routes.js';
+import type { ConsoleGate } from './console-gate.js';
 import { echo, GatewayError } from '../errors/index.js';
 
 export interface AppServices {
@@ -44,12 +47,21 @@ export interface AppServices {
   transcriptions: TranscriptionService;
   /** The admin API (`/admin/v1`, scope `admin`): its route table, made by the composition root. */
   adminRoutes: readonly AdminRoute[];
+  /** The web console (docs/console.md); null when `console.enabled` is false. */
+  console: ConsoleServices | null;
   /** Made by the composition root, which also answers what is pending at the shutdown deadline. */
   gate: RequestGate;
   /** Bounds on streams whose clients stopped reading. */
   pausedStreams: PausedStreams;
   /** Bounds on how long and how much a client may hold, per docs/reliability.md. */
   limits: EdgeLimits;
+}
+
+export interface ConsoleServices {
+  gate: ConsoleGate;
+  describeToken: DescribeToken;
+  /** The built app's folder (`dist/web`); null when it has not been built. */
+  root: string | null;
 }
 
 export interface EdgeLimits {
@@ -98,10 +110,14 @@ export function buildApp(services: AppServices): FastifyInstance {
       done(null, parsed);
     });
   });
-  registerPipeline(app, gate);
+  registerPipeline(app, gate, services.console?.gate ?? null);
   registerHealthRoute(app);
   registerModelsRoutes(app, services.catalog);
   registerAdminRoutes(app, services.adminRoutes);
+  if (services.console !== null) {
+    registerConsoleSessionRoutes(app, services.console.gate.consoleSessions, services.console.describeToken);
+    registerConsoleRoute(app, services.console.root);
+  }
   registerChatCompletionsRoute(app, services.chat, services.pausedStreams);
   registerResponsesRoute(app, services.responses, services.pausedStreams);
   registerNativeResponsesRoute(app, services.native, services.pausedStreams, limits.bodyLimitBytes);

@@ -1,5 +1,6 @@
 import type { Principal, Scope } from '../access/index.js';
 import type { RequestRecord } from '../usage/index.js';
+import type { ConsoleCaller } from './console-gate.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -13,5 +14,7 @@ declare module 'fastify' {
     record: RequestRecord | null;
     /** Cancelled when the client leaves before its response is complete. */
     cancellation: AbortSignal | null;
+    /** Set when an admin call was admitted by the console's session cookie (console-gate.ts). */
+    consoleCaller: ConsoleCaller | null;
   }
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Principal } from '../access/index.js';
+import { ConsoleGate } from './console-gate.js';
 import type { RequestGate } from './request-gate.js';
 import { clientRequestId } from './request-id.js';
 
@@ -17,7 +18,9 @@ export type Stage = (request: FastifyRequest, reply: FastifyReply, done: Done) =
  * 2. log record — routes with an `endpoint` get a request-log row and a cancellation; it comes
  *    before the shutdown check so that a request refused while draining is logged too;
  * 3. shutdown check — 503 `shutting_down` while the gateway drains;
- * 4. authentication and scope — routes with a `scope` need a token that carries it;
+ * 4. authentication and scope — routes with a `scope` need a token that carries it; an admin
+ *    route takes the console's session cookie instead when no `Authorization` is sent, with the
+ *    CSRF and origin checks of console-gate.ts on calls that change something;
  * 5. caller limits — a logged route's request counts against its token's, project's and team's
  *    rate limits and quotas (they need the principal, not the body: tokens are estimated from
  *    the body's length), or is refused with 429;
@@ -25,19 +28,20 @@ export type Stage = (request: FastifyRequest, reply: FastifyReply, done: Done) =
  * and runs the handler; errors from any stage are answered by the one error handler (`app.ts`).
  * Metrics and tracing plug in as an `onResponse` stage beside the record's own `close` listener.
  */
-export function pipelineStages(gate: RequestGate): readonly Stage[] {
-  return [requestIdStage, recordStage(gate), shutdownStage(gate), authenticationStage(gate), limitStage(gate)];
+export function pipelineStages(gate: RequestGate, consoleGate: ConsoleGate | null): readonly Stage[] {
+  return [requestIdStage, recordStage(gate), shutdownStage(gate), authenticationStage(gate, consoleGate), limitStage(gate)];
 }
 
-export function registerPipeline(app: FastifyInstance, gate: RequestGate): void {
+export function registerPipeline(app: FastifyInstance, gate: RequestGate, consoleGate: ConsoleGate | null): void {
   app.decorateRequest('principal', null);
+  app.decorateRequest('consoleCaller', null);
   app.decorateRequest('record', null);
   app.decorateRequest('cancellation', null);
   app.addHook('preClose', (done) => {
     gate.close();
     done();
   });
-  for (const stage of pipelineStages(gate)) app.addHook('onRequest', stage);
+  for (const stage of pipelineStages(gate, consoleGate)) app.addHook('onRequest', stage);
 }
 
 const requestIdStage: Stage = (request, reply, done) => {
@@ -66,10 +70,24 @@ function recordStage(gate: RequestGate): Stage {
   };
 }
 
-function authenticationStage(gate: RequestGate): Stage {
+function authenticationStage(gate: RequestGate, consoleGate: ConsoleGate | null): Stage {
   return (request, _reply, done) => {
     const { scope } = request.routeOptions.config;
     if (scope === undefined) return done();
+    // The console's cookie is taken by the admin API alone, and only when no bearer token is sent.
+    if (scope === 'admin' && consoleGate !== null && request.headers.authorization === undefined) {
+      const secret = ConsoleGate.secretOf(request.headers.cookie);
+      if (secret !== null) {
+        consoleGate
+          .admit(request, secret)
+          .then(({ principal, caller }) => {
+            request.principal = gate.checked(principal, scope, request.record);
+            request.consoleCaller = caller;
+          })
+          .then(() => done(), done);
+        return;
+      }
+    }
     let principal: Principal | Promise<Principal>;
     try {
       principal = gate.admit(request.headers.authorization, scope, request.record);

@@ -97,6 +97,11 @@ export class RequestGate {
     return checked(principal, scope, record);
   }
 
+  /** A principal found another way (the console's session) checked as `admit` checks a bearer token's. */
+  checked(principal: Principal, scope: Scope, record: RequestRecord | null): Principal {
+    return checked(principal, scope, record);
+  }
+
   /**
    * Counts the request against its token's, project's and team's limits, or refuses it: rejects
    * with the 429. Either way the response gets the `x-ratelimit-*` headers. An admitted request is

@@ -8,3 +8,4 @@ export { Router, type Affinity, type AttemptObserver, type AttemptOutcome, type 
 export { SessionBindings, type BindingStore, type RoutingSession } from './session-bindings.js';
 export { resolveNativeSession, resolveSession, usableSessionId, type SessionIdentity, type SessionSource } from './session-id.js';
 export { SharedRoutingState, type RoutingStateStore, type SharedRoutingStateOptions } from './shared-routing-state.js';
+export { RecentAttempts, RECENT_WINDOW_MS, type RecentCount } from './recent-attempts.js';

@@ -1,6 +1,7 @@
 import type { ModelType } from '../config/index.js';
 import { GatewayError, isGatewayError } from '../errors/index.js';
 import type { Attempt } from '../providers/provider-adapter.js';
+import { RecentAttempts } from './recent-attempts.js';
 import { AttemptRecorder, type AttemptObserver, type AttemptOutcome } from './attempt-outcome.js';
 import { CredentialHealth } from './credential-health.js';
 import { InFlight } from './in-flight.js';
@@ -73,6 +74,8 @@ export type RoutedOperation<T, Type extends ModelType> = (route: Route<Type>, at
 export class Router {
   readonly health: CredentialHealth;
   readonly inFlight: InFlight;
+  /** Attempts and failures per credential over the last minutes, for operators (not for routing). */
+  readonly recent: RecentAttempts;
   private readonly random: () => number;
   private readonly now: () => number;
   private readonly bindings: SessionBindings | null;
@@ -83,6 +86,7 @@ export class Router {
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
     this.health = options.health ?? new CredentialHealth({ now: this.now });
+    this.recent = new RecentAttempts(this.now);
     this.inFlight = options.inFlight ?? new InFlight();
     this.bindings = options.bindings ?? null;
     this.maxAttempts = options.maxAttempts ?? 3;
@@ -132,6 +136,7 @@ export class Router {
       try {
         const value = await operation(route, attempt);
         this.health.succeeded(credentialId);
+        this.recent.note(credentialId, false);
         observer.holdUntilFinished(release);
         const attempts = recorder.succeeded(attempt);
         const routed = session === null ? null : this.settleBinding(model, session, bindingKey as string, bound, credentialId);
@@ -144,8 +149,10 @@ export class Router {
         }
         const failure = recorder.failed(attempt, error);
         // The caller's own mistakes, and our bugs, say nothing about the credential.
-        if (failure.class === 'caller' || !isGatewayError(error)) this.health.released(credentialId);
-        else this.health.failed(credentialId, failure);
+        const credentialAtFault = failure.class !== 'caller' && isGatewayError(error);
+        if (credentialAtFault) this.health.failed(credentialId, failure);
+        else this.health.released(credentialId);
+        this.recent.note(credentialId, credentialAtFault);
         if (!isGatewayError(error) || !error.retryable || recorder.count >= this.maxAttempts) throw error;
       }
     }

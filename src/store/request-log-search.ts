@@ -56,6 +56,8 @@ export interface RequestLogSearch {
   sessionTurns(sessionId: string, page: { after?: string; limit: number }): Promise<StoredRequestLogEntry[]>;
   /** Totals per UTC bucket and group, ordered by bucket then group (nulls last). */
   usage(query: UsageQuery): Promise<UsageRow[]>;
+  /** When each token's newest logged request started; tokens with none are absent. */
+  lastUsed(tokenIds: readonly string[]): Promise<Map<string, number>>;
   /** What the matching requests spent: prompt + completion tokens and dollars (what quotas are rebuilt from). */
   spent(filter: RequestSearchFilter): Promise<{ tokens: number; usd: number }>;
 }
@@ -107,6 +109,18 @@ export class KyselyRequestLogSearch implements RequestLogSearch {
       .where((where) => where.and(conditions(where, filter)))
       .executeTakeFirst();
     return { tokens: Number(row?.tokens ?? 0), usd: Number(row?.usd ?? 0) };
+  }
+
+  async lastUsed(tokenIds: readonly string[]): Promise<Map<string, number>> {
+    // One seek per token on the (token_id, id) index: a grouped max would read every row of each token.
+    const found = await Promise.all(
+      [...new Set(tokenIds)].map((tokenId) =>
+        this.db.selectFrom('request_logs').select(['token_id', 'created_at']).where('token_id', '=', tokenId).orderBy('id', 'desc').limit(1).executeTakeFirst(),
+      ),
+    );
+    const lastUsed = new Map<string, number>();
+    for (const row of found) if (row?.token_id != null) lastUsed.set(row.token_id, Number(row.created_at));
+    return lastUsed;
   }
 
   async search(filter: RequestSearchFilter, page: { before?: string; limit: number }): Promise<StoredRequestLogEntry[]> {

@@ -20,6 +20,14 @@ export const CredentialSchema = Type.Object(
     cooldowns_in_a_row: Type.Integer({ minimum: 0 }),
     in_flight: Type.Integer({ minimum: 0, description: 'requests in flight on it, in every gateway process sharing the state' }),
     last_error: Nullable(Type.String()),
+    recent: Type.Object(
+      {
+        window_seconds: Type.Integer({ minimum: 1 }),
+        attempts: Type.Integer({ minimum: 0 }),
+        failures: Type.Integer({ minimum: 0, description: 'attempts that failed through the credential (not the caller, not a bug)' }),
+      },
+      { additionalProperties: false, description: 'attempts on it lately, as this gateway process counted them: the recent error rate is failures / attempts' },
+    ),
     origin: Type.Union([Type.Literal('config'), Type.Literal('runtime')]),
     account: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: "an OAuth account's own state; null for API keys" }),
   },

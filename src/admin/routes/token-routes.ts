@@ -4,7 +4,11 @@ import { limitChangesFromWire } from '../../api/limit-changes-schema.js';
 import { limitsFromWire } from '../../api/limits-schema.js';
 import { ListSchema, listBody, PageQueryProperties, PathId } from '../../api/list-wire.js';
 import { CreatedTokenSchema, NewTokenSchema, TokenSchema, tokenToWire, TokenUpdateSchema, type NewTokenBody, type TokenUpdateBody } from '../../api/token-wire.js';
+import type { TokenRecord } from '../../store/index.js';
 import type { AdminRoute } from '../admin-route.js';
+
+/** When each token's newest logged request started (RequestLogSearch.lastUsed). */
+export type LastUsed = (tokenIds: readonly string[]) => Promise<ReadonlyMap<string, number>>;
 import { pageRequest } from './route-parts.js';
 
 const TokenParams = Type.Object({ id: PathId('the token id (tok_…)') });
@@ -31,7 +35,8 @@ function expiry(body: { expires_in?: string; expires_at?: string | null }): Pick
  * Tokens (`/admin/v1/tokens…`), over the TokenService the CLI calls too. Only the create's
  * answer carries the secret; no answer ever carries its hash.
  */
-export function tokenRoutes(tokens: TokenService): AdminRoute[] {
+export function tokenRoutes(tokens: TokenService, lastUsed: LastUsed): AdminRoute[] {
+  const one = async (record: TokenRecord) => tokenToWire(record, (await lastUsed([record.id])).get(record.id) ?? null);
   return [
     {
       method: 'GET',
@@ -44,7 +49,8 @@ export function tokenRoutes(tokens: TokenService): AdminRoute[] {
       handle: async (input) => {
         const { team, project } = input.query as { team?: string; project?: string };
         const page = await tokens.list({ ...pageRequest(input), ...(team === undefined ? {} : { team }), ...(project === undefined ? {} : { project }) });
-        return listBody(page, (record) => tokenToWire(record));
+        const used = await lastUsed(page.data.map((record) => record.id));
+        return listBody(page, (record) => tokenToWire(record, used.get(record.id) ?? null));
       },
     },
     {
@@ -67,7 +73,7 @@ export function tokenRoutes(tokens: TokenService): AdminRoute[] {
           ...expiry(body),
           ...(body.limits === undefined ? {} : { limits: limitsFromWire(body.limits) }),
         });
-        return { ...tokenToWire(created.record), secret: created.secret };
+        return { ...tokenToWire(created.record, null), secret: created.secret };
       },
     },
     {
@@ -78,7 +84,7 @@ export function tokenRoutes(tokens: TokenService): AdminRoute[] {
       tag: 'tokens',
       params: TokenParams,
       response: TokenSchema,
-      handle: async (input) => tokenToWire(await tokens.get(input.params['id'] as string)),
+      handle: async (input) => one(await tokens.get(input.params['id'] as string)),
     },
     {
       method: 'PATCH',
@@ -98,7 +104,7 @@ export function tokenRoutes(tokens: TokenService): AdminRoute[] {
           ...expiry(body),
           ...(body.limits === undefined ? {} : { limits: limitChangesFromWire(body.limits) }),
         };
-        return tokenToWire(await tokens.update(input.params['id'] as string, changes));
+        return one(await tokens.update(input.params['id'] as string, changes));
       },
     },
     {
@@ -109,7 +115,7 @@ export function tokenRoutes(tokens: TokenService): AdminRoute[] {
       tag: 'tokens',
       params: TokenParams,
       response: TokenSchema,
-      handle: async (input) => tokenToWire(await tokens.revoke(input.params['id'] as string)),
+      handle: async (input) => one(await tokens.revoke(input.params['id'] as string)),
     },
   ];
 }

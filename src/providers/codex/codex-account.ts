@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AccountContext, CredentialAccount } from '../provider-adapter.js';
 import type { CodexTokenStore } from './codex-auth-store.js';
-import { accountClaims, jwtPayload, needsRefresh, type CodexTokens } from './codex-tokens.js';
+import { accessTokenExpiry, accountClaims, jwtPayload, needsRefresh, type CodexTokens } from './codex-tokens.js';
 
 /** What a request sends: the access token and the account it belongs to. */
 export interface CodexGrant {
@@ -96,6 +96,7 @@ export class CodexAccount implements CredentialAccount {
       plan_type: planType,
       token_store: this.store.description,
       last_refresh: this.tokens.lastRefresh === null ? null : new Date(this.tokens.lastRefresh).toISOString(),
+      access_token_expires_at: accessTokenExpiry(this.tokens),
       quota: this.quota,
       quota_reported_at: this.quotaAt === null ? null : new Date(this.quotaAt).toISOString(),
     };

@@ -66,6 +66,12 @@ export function accountClaims(idToken: string): AccountClaims {
   return { accountId: typeof accountId === 'string' ? accountId : null, planType: typeof planType === 'string' ? planType : null };
 }
 
+/** When the access token expires (its `exp` claim), ISO 8601; null when it says none we can read. */
+export function accessTokenExpiry(tokens: CodexTokens): string | null {
+  const expiry = jwtPayload(tokens.accessToken)?.['exp'];
+  return typeof expiry === 'number' && Number.isFinite(expiry) ? new Date(expiry * 1_000).toISOString() : null;
+}
+
 /** Whether the tokens must be refreshed before use: the access token expires within the margin (or says no expiry we can read), or the last refresh is too old. */
 export function needsRefresh(tokens: CodexTokens, now: number): boolean {
   const expiry = jwtPayload(tokens.accessToken)?.['exp'];
