@@ -57,7 +57,7 @@ describe('readGeminiChatStream', () => {
     expect(new Set(parsed.map((chunk) => chunk.id))).toEqual(new Set(['chatcmpl-bH6LaZW8Fp_3nsEPqtaSwQ4']));
     expect(parsed.every((chunk) => chunk.model === 'gemini-3-pro-preview')).toBe(true);
     expect(events.map((event) => event.usageOnly)).toEqual([false, false, false, true]);
-    expect(events[3]?.usage).toEqual({ promptTokens: 9, completionTokens: 23 + 185, totalTokens: 217 });
+    expect(events[3]?.usage).toEqual({ promptTokens: 9, completionTokens: 23 + 185, totalTokens: 217, reasoningTokens: 185 });
     expect(parsed[3]?.usage).toEqual({ prompt_tokens: 9, completion_tokens: 208, total_tokens: 217, completion_tokens_details: { reasoning_tokens: 185 } });
     expect(events.map((event) => event.text).join('')).toBe('There are **3** "r"s in strawberry.\n\nst**r**awbe**rr**y');
     for (const chunk of parsed) expect(conformanceErrors('CreateChatCompletionStreamResponse', chunk)).toEqual([]);

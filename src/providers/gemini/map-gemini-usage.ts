@@ -35,7 +35,11 @@ export function mapGeminiUsage(metadata: GeminiUsageMetadata | null | undefined)
 }
 
 export function toUsage(usage: OpenAIUsageObject | null): Usage | null {
-  return usage === null ? null : { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, totalTokens: usage.total_tokens };
+  if (usage === null) return null;
+  const mapped: Usage = { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, totalTokens: usage.total_tokens };
+  if (usage.prompt_tokens_details !== undefined) mapped.cachedTokens = usage.prompt_tokens_details.cached_tokens;
+  if (usage.completion_tokens_details !== undefined) mapped.reasoningTokens = usage.completion_tokens_details.reasoning_tokens;
+  return mapped;
 }
 
 function count(value: unknown): number | undefined {

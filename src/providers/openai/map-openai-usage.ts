@@ -8,7 +8,13 @@ export function mapOpenAIUsage(usage: OpenAIUsage | null | undefined): Usage | n
   if (promptTokens === null && completionTokens === null) return null;
   const prompt = promptTokens ?? 0;
   const completion = completionTokens ?? 0;
-  return { promptTokens: prompt, completionTokens: completion, totalTokens: nonNegative(usage.total_tokens) ?? prompt + completion };
+  const mapped: Usage = { promptTokens: prompt, completionTokens: completion, totalTokens: nonNegative(usage.total_tokens) ?? prompt + completion };
+  // The details are what a session's cache hits and a reasoning model's thinking are read from (request log, console).
+  const cached = nonNegative(usage.prompt_tokens_details?.cached_tokens);
+  const reasoning = nonNegative(usage.completion_tokens_details?.reasoning_tokens);
+  if (cached !== null) mapped.cachedTokens = cached;
+  if (reasoning !== null) mapped.reasoningTokens = reasoning;
+  return mapped;
 }
 
 /** The text a message or delta generates, tool call arguments included: all of it is billed as output. */
