@@ -59,6 +59,8 @@ export interface FakeOpenAIOptions {
   resetAfterEvents?: number;
   firstByteDelayMs?: number;
   completionText?: string;
+  /** Prompt tokens, and how many of them were read from the prompt cache, in chat answers' usage (what a session's turns report). */
+  promptUsage?: { prompt_tokens: number; cached_tokens: number };
 }
 
 export interface FakeOpenAIUpstream {
@@ -100,6 +102,7 @@ interface ResolvedOptions {
   resetAfterEvents: number | undefined;
   firstByteDelayMs: number;
   completionText: string | undefined;
+  promptUsage: { prompt_tokens: number; cached_tokens: number } | undefined;
 }
 
 /** What the fake needs to know about one chat completion request. */
@@ -221,6 +224,7 @@ function resolveOptions(options: FakeOpenAIOptions): ResolvedOptions {
     resetAfterEvents: options.resetAfterEvents,
     firstByteDelayMs: options.firstByteDelayMs ?? 0,
     completionText: options.completionText,
+    promptUsage: options.promptUsage,
   };
 }
 
@@ -293,7 +297,7 @@ function buildStreamEvents(fixture: StreamFixture, chat: ChatRequest, options: R
     chunks = replaceTextDeltas(chunks, options.completionText);
   }
   chunks = chunks.map((chunk) => applyUsagePolicy(chunk, includeUsage));
-  if (includeUsage && fixture.usageChunk !== undefined) chunks.push(structuredClone(fixture.usageChunk));
+  if (includeUsage && fixture.usageChunk !== undefined) chunks.push(withPromptUsage(structuredClone(fixture.usageChunk), options));
   for (const chunk of chunks) {
     if (chat.model !== undefined) chunk.model = chat.model;
   }
@@ -305,11 +309,24 @@ function buildCompletionBody(fixture: JsonObject, chat: ChatRequest, options: Re
   const body = structuredClone(fixture);
   if (chat.model !== undefined) body.model = chat.model;
   if (options.omitUsage) delete body.usage;
+  else withPromptUsage(body, options);
   const message = firstChoice(body)?.message;
   if (options.completionText !== undefined && !chat.wantsTools && isJsonObject(message)) {
     message.content = options.completionText;
   }
   return body;
+}
+
+/** The answer's usage with `options.promptUsage`, as OpenAI reports cache reads: `prompt_tokens_details.cached_tokens`. */
+function withPromptUsage(answer: JsonObject, options: ResolvedOptions): JsonObject {
+  const { promptUsage } = options;
+  if (promptUsage === undefined || !isJsonObject(answer.usage)) return answer;
+  const usage = answer.usage;
+  const completion = typeof usage.completion_tokens === 'number' ? usage.completion_tokens : 0;
+  usage.prompt_tokens = promptUsage.prompt_tokens;
+  usage.total_tokens = promptUsage.prompt_tokens + completion;
+  usage.prompt_tokens_details = { ...(isJsonObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {}), cached_tokens: promptUsage.cached_tokens };
+  return answer;
 }
 
 function openAIError(message: string, type: string): JsonObject {

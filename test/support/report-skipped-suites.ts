@@ -1,10 +1,11 @@
 /**
- * Suites that need a server run only when its address is in the environment. Say which ones are
+ * Suites that need a server (or a browser) run only when its address is in the environment. Say which ones are
  * skipped, and why, so a green run without them is never mistaken for a full one.
  */
 const SERVER_SUITES: ReadonlyArray<{ variable: string; suites: string; example: string }> = [
   { variable: 'TEST_DATABASE_URL', suites: 'PostgreSQL storage and end-to-end suites', example: 'postgres://postgres@127.0.0.1:5432/test' },
   { variable: 'TEST_REDIS_URL', suites: 'Redis state and shared-routing suites', example: 'redis://127.0.0.1:6379' },
+  { variable: 'TEST_CHROMIUM', suites: 'console browser suite', example: '/usr/bin/chromium' },
 ];
 
 export default function reportSkippedSuites(): void {
