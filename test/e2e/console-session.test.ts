@@ -156,6 +156,16 @@ describe('console sessions', () => {
       // No inline script: every <script> names its file.
       for (const script of page.match(/<script\b[^>]*>/g) ?? []) expect(script).toMatch(/\bsrc="\/console\/assets\//);
     }
+    // The app's script: pre-compressed at build time, cached for good (its name changes with its content).
+    const page = await (await fetch(`${harness.gateway.url}/console/`)).text();
+    const script = /<script\b[^>]*\bsrc="(\/console\/assets\/[^"]+\.js)"/.exec(page)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(`${harness.gateway.url}${script}`, { headers: { 'accept-encoding': 'br' } });
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('content-encoding')).toBe('br');
+    expect(asset.headers.get('content-type')).toMatch(/javascript/);
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect((await asset.text()).length).toBeGreaterThan(1_000);
     const missing = await fetch(`${harness.gateway.url}/console/assets/missing.js`);
     expect(missing.status).toBe(404);
     expect(missing.headers.get('content-security-policy')).not.toBeNull();

@@ -121,7 +121,17 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
     async () => {
       await nav('Settings');
       await page.getByRole('heading', { name: 'API Tokens', level: 1 }).waitFor();
-      await page.getByRole('button', { name: 'Create token' }).click();
+      // By keyboard: Enter opens the form with the focus in its first field, Escape closes it and
+      // gives the focus back to the button.
+      const create = page.getByRole('button', { name: 'Create token' });
+      await create.focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('dialog').waitFor();
+      expect(await page.getByRole('dialog').getByLabel('Name', { exact: true }).evaluate((element) => element === element.ownerDocument.activeElement)).toBe(true);
+      await page.keyboard.press('Escape');
+      await page.getByRole('dialog').waitFor({ state: 'detached' });
+      expect(await create.evaluate((element) => element === element.ownerDocument.activeElement)).toBe(true);
+      await create.click();
       const dialog = page.getByRole('dialog');
       await dialog.getByLabel('Name', { exact: true }).fill('checkout-service');
       await dialog.getByLabel('Team', { exact: true }).fill('search');
@@ -144,6 +154,18 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
       expect(await row.textContent()).toContain('checkout-service');
       // The secret is shown once: the list does not carry it.
       expect(await page.content()).not.toContain(createdSecret);
+      // Edit: a limit changed, a scope taken away.
+      await row.getByRole('button', { name: 'Edit' }).click();
+      const edit = page.getByRole('dialog');
+      await edit.getByLabel('Requests per minute').fill('1200');
+      await edit.getByLabel('audio:speak', { exact: true }).uncheck();
+      await edit.getByRole('button', { name: 'Save' }).click();
+      await edit.waitFor({ state: 'detached' });
+      await expect.poll(async () => (await row.textContent()) ?? '').toContain('rpm 1.2k');
+      const edited = await harness.gateway.tokens.get(createdTokenId);
+      expect(edited.limits.rpm).toBe(1_200);
+      expect(edited.scopes).not.toContain('audio:speak');
+      expect(edited.scopes).toContain('chat');
     },
     STEP_TIMEOUT,
   );
@@ -182,6 +204,24 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
       expect(detail).toContain('openai-backup');
       expect(detail).toContain('moved');
       await shot('request-detail');
+    },
+    STEP_TIMEOUT,
+  );
+
+  it(
+    'filters by status through the URL, and shows empty and error states',
+    async () => {
+      await page.goto(`${consoleUrl}requests?status=5xx`);
+      await page.getByRole('heading', { name: 'Requests', level: 1 }).waitFor();
+      await expect.poll(() => page.locator('tr[data-request-id]').count(), { timeout: 10_000 }).toBeGreaterThan(0);
+      const statuses = await page.locator('tr[data-request-id]').evaluateAll((rows) => rows.map((row) => row.querySelector('td:nth-child(2)')?.textContent?.trim() ?? ''));
+      expect(statuses.every((status) => /^5\d\d$/.test(status)), statuses.join(',')).toBe(true);
+      await page.goto(`${consoleUrl}requests?session_id=no-such-session`);
+      await page.getByText('No requests match these filters.').waitFor();
+      await page.goto(`${consoleUrl}requests/req_000000000000ffffffffffffffffffff`);
+      const alert = page.getByRole('alert');
+      await alert.waitFor();
+      expect(await alert.textContent()).toMatch(/no request/i);
     },
     STEP_TIMEOUT,
   );

@@ -133,6 +133,7 @@ export interface CredentialAccount {
   [other: string]: unknown;
 }
 
+/** Mirrors the admin API's wire shape of a credential (CredentialView in src/admin/credential-admin.ts); the console does not import server code. */
 export interface Credential {
   id: string;
   provider: string;
@@ -152,18 +153,22 @@ export interface Credential {
 export type UsageBucket = 'hour' | 'day';
 export type UsageGroupBy = 'token' | 'team' | 'project' | 'model';
 
-export interface UsageRow {
-  start: string;
-  token_id?: string | null;
-  team?: string | null;
-  project?: string | null;
-  model?: string | null;
+/** The counts of a usage row; the console sums them per group too. */
+export interface UsageCounts {
   requests: number;
   errors: number;
   prompt_tokens: number;
   completion_tokens: number;
   cached_tokens: number;
   cost_usd: number | null;
+}
+
+export interface UsageRow extends UsageCounts {
+  start: string;
+  token_id?: string | null;
+  team?: string | null;
+  project?: string | null;
+  model?: string | null;
 }
 
 export interface UsageView {

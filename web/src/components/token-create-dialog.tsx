@@ -5,11 +5,10 @@ import { LIMIT_NAMES, SCOPES, type CreatedToken, type Limits, type NewToken } fr
 import { limitTexts, parseLimit, LIMITS } from '../lib/limits';
 import { splitList } from '../lib/list-text';
 import { CopySecret } from './copy-secret';
-import { LimitFields } from './limit-fields';
 import { ModalDialog } from './modal-dialog';
-import { ScopeFields } from './scope-fields';
 import { ErrorAlert } from './states';
 import { TextField, type FormError } from './text-field';
+import { FormActions, TokenFields, type TokenFieldValues } from './token-fields';
 import { useTeamSuggestions } from './use-team-suggestions';
 
 const DEFAULT_SCOPES = SCOPES.filter((scope) => scope !== 'admin');
@@ -53,10 +52,8 @@ function CreateForm({ onCreated, onCancel }: { onCreated: (token: CreatedToken) 
   const [name, setName] = useState('');
   const [team, setTeam] = useState('');
   const [project, setProject] = useState('');
-  const [scopes, setScopes] = useState<string[]>(DEFAULT_SCOPES);
-  const [models, setModels] = useState('');
-  const [limits, setLimits] = useState(limitTexts({}));
-  const [expiresIn, setExpiresIn] = useState('');
+  const [fields, setFields] = useState<TokenFieldValues>({ scopes: DEFAULT_SCOPES, models: '', limits: limitTexts({}), expiresIn: '' });
+  const { scopes, models, limits, expiresIn } = fields;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<FormError | null>(null);
   const suggestions = useTeamSuggestions(team);
@@ -107,22 +104,8 @@ function CreateForm({ onCreated, onCancel }: { onCreated: (token: CreatedToken) 
         ))}
       </datalist>
       {suggestions.error !== null && <p className="hint">{suggestions.error}</p>}
-      <ScopeFields idPrefix="create" selected={scopes} onChange={setScopes} error={error} />
-      <div className="form-grid">
-        <TextField id="create-models" label="Models" param="models" error={error} value={models} onChange={setModels} autoComplete="off" hint="Comma-separated; empty = all models." />
-      </div>
-      <LimitFields idPrefix="create" values={limits} onChange={(limit, value) => setLimits((current) => ({ ...current, [limit]: value }))} error={error} />
-      <div className="form-grid">
-        <TextField id="create-expires" label="Expires in" param="expires_in" error={error} value={expiresIn} onChange={setExpiresIn} autoComplete="off" placeholder="30d" hint="90m, 12h, 30d, 2w; empty = never." />
-      </div>
-      <div className="dialog-actions">
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" className="primary" disabled={busy} aria-busy={busy}>
-          Create
-        </button>
-      </div>
+      <TokenFields idPrefix="create" values={fields} onChange={(change) => setFields((current) => ({ ...current, ...change }))} error={error} expiresHint="90m, 12h, 30d, 2w; empty = never." />
+      <FormActions submitLabel="Create" busy={busy} onCancel={onCancel} />
     </form>
   );
 }

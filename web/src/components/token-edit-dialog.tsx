@@ -5,11 +5,10 @@ import { LIMIT_NAMES, type LimitChanges, type Token, type TokenChanges } from '.
 import { formatTime } from '../lib/format';
 import { LIMITS, limitTexts, parseLimit } from '../lib/limits';
 import { splitList } from '../lib/list-text';
-import { LimitFields } from './limit-fields';
 import { ModalDialog } from './modal-dialog';
-import { ScopeFields } from './scope-fields';
 import { ErrorAlert } from './states';
 import { TextField, type FormError } from './text-field';
+import { FormActions, TokenFields, type TokenFieldValues } from './token-fields';
 
 interface TokenEditDialogProps {
   token: Token;
@@ -23,10 +22,8 @@ const sameSet = (left: readonly string[], right: readonly string[]) => left.leng
 export function TokenEditDialog({ token, onSaved, onClose }: TokenEditDialogProps) {
   const initialLimits = limitTexts(token.limits);
   const [name, setName] = useState(token.name ?? '');
-  const [scopes, setScopes] = useState<string[]>(token.scopes);
-  const [models, setModels] = useState((token.models ?? []).join(', '));
-  const [limits, setLimits] = useState(initialLimits);
-  const [expiresIn, setExpiresIn] = useState('');
+  const [fields, setFields] = useState<TokenFieldValues>({ scopes: token.scopes, models: (token.models ?? []).join(', '), limits: initialLimits, expiresIn: '' });
+  const { scopes, models, limits, expiresIn } = fields;
   const [neverExpires, setNeverExpires] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<FormError | null>(null);
@@ -74,39 +71,22 @@ export function TokenEditDialog({ token, onSaved, onClose }: TokenEditDialogProp
         <div className="form-grid">
           <TextField id="edit-name" label="Name" param="name" error={error} value={name} onChange={setName} autoComplete="off" />
         </div>
-        <ScopeFields idPrefix="edit" selected={scopes} onChange={setScopes} error={error} />
-        <div className="form-grid">
-          <TextField id="edit-models" label="Models" param="models" error={error} value={models} onChange={setModels} autoComplete="off" hint="Comma-separated; empty = all models." />
-        </div>
-        <LimitFields idPrefix="edit" values={limits} onChange={(limit, value) => setLimits((current) => ({ ...current, [limit]: value }))} error={error} />
-        <div className="form-grid">
-          <TextField
-            id="edit-expires"
-            label="Expires in"
-            param="expires_in"
-            error={error}
-            value={expiresIn}
-            onChange={setExpiresIn}
-            autoComplete="off"
-            placeholder="30d"
-            disabled={neverExpires}
-            hint={`From now: 90m, 12h, 30d, 2w; empty = unchanged (now ${token.expires_at === null ? 'never' : formatTime(token.expires_at)}).`}
-          />
+        <TokenFields
+          idPrefix="edit"
+          values={fields}
+          onChange={(change) => setFields((current) => ({ ...current, ...change }))}
+          error={error}
+          expiresDisabled={neverExpires}
+          expiresHint={`From now: 90m, 12h, 30d, 2w; empty = unchanged (now ${token.expires_at === null ? 'never' : formatTime(token.expires_at)}).`}
+        >
           {token.expires_at !== null && (
             <label className="check check-standalone">
               <input type="checkbox" checked={neverExpires} onChange={(event) => setNeverExpires(event.target.checked)} />
               <span>Never expires</span>
             </label>
           )}
-        </div>
-        <div className="dialog-actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy} aria-busy={busy}>
-            Save
-          </button>
-        </div>
+        </TokenFields>
+        <FormActions submitLabel="Save" busy={busy} onCancel={onClose} />
       </form>
     </ModalDialog>
   );

@@ -1,17 +1,11 @@
-import type { UsageBucket, UsageGroupBy, UsageRow, UsageView } from '../api/types';
+import type { UsageBucket, UsageCounts, UsageGroupBy, UsageRow, UsageView } from '../api/types';
 
 export const TOP_GROUPS = 8;
 export const OTHER = 'other';
 const BUCKET_MS: Record<UsageBucket, number> = { hour: 3_600_000, day: 86_400_000 };
 
-export interface GroupTotals {
+export interface GroupTotals extends UsageCounts {
   group: string;
-  requests: number;
-  errors: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cached_tokens: number;
-  cost_usd: number | null;
 }
 
 export interface UsageSeries {

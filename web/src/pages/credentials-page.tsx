@@ -3,10 +3,23 @@ import { changeCredential, listCredentials, type CredentialAction } from '../api
 import { errorMessage, isAbort } from '../api/http';
 import type { Credential } from '../api/types';
 import { CredentialRow } from '../components/credential-row';
+import { DataTable, type Column } from '../components/data-table';
 import { Empty, ErrorAlert, Loading } from '../components/states';
 import { usePolling } from '../lib/use-polling';
 
 const REFRESH_MS = 5_000;
+const COLUMNS: readonly Column[] = [
+  { label: 'Id' },
+  { label: 'Provider' },
+  { label: 'State' },
+  { label: 'Since' },
+  { label: 'In flight', numeric: true },
+  { label: 'Recent errors' },
+  { label: 'Last error' },
+  { label: 'Origin' },
+  { label: 'Account' },
+  { label: 'Actions', hidden: true },
+];
 
 export function CredentialsPage() {
   const [credentials, setCredentials] = useState<Credential[] | null>(null);
@@ -74,33 +87,11 @@ export function CredentialsPage() {
       ) : credentials.length === 0 ? (
         <Empty>No upstream credentials are configured.</Empty>
       ) : (
-        <div className="table-wrap">
-          <table className="data-table">
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Provider</th>
-                <th scope="col">State</th>
-                <th scope="col">Since</th>
-                <th scope="col" className="num">
-                  In flight
-                </th>
-                <th scope="col">Recent errors</th>
-                <th scope="col">Last error</th>
-                <th scope="col">Origin</th>
-                <th scope="col">Account</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {credentials.map((credential) => (
-                <CredentialRow key={credential.id} credential={credential} busy={busy.has(credential.id)} onAction={onAction} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={COLUMNS}>
+          {credentials.map((credential) => (
+            <CredentialRow key={credential.id} credential={credential} busy={busy.has(credential.id)} onAction={onAction} />
+          ))}
+        </DataTable>
       )}
     </>
   );

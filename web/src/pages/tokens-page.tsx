@@ -2,12 +2,26 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { errorMessage, isAbort } from '../api/http';
 import { listTokens } from '../api/tokens';
 import type { Token } from '../api/types';
+import { DataTable, type Column } from '../components/data-table';
 import { SettingsNav } from '../components/settings-nav';
 import { Empty, ErrorAlert, Loading, LoadMore } from '../components/states';
 import { TokenCreateDialog } from '../components/token-create-dialog';
 import { TokenEditDialog } from '../components/token-edit-dialog';
 import { TokenRevokeDialog } from '../components/token-revoke-dialog';
 import { TokenRow } from '../components/token-row';
+
+const COLUMNS: readonly Column[] = [
+  { label: 'Name' },
+  { label: 'Team' },
+  { label: 'Project' },
+  { label: 'Scopes' },
+  { label: 'Models' },
+  { label: 'Limits' },
+  { label: 'Last used' },
+  { label: 'Expires' },
+  { label: 'Status' },
+  { label: 'Actions', hidden: true },
+];
 
 type Open = { kind: 'create' } | { kind: 'edit'; token: Token } | { kind: 'revoke'; token: Token } | null;
 
@@ -76,31 +90,11 @@ export function TokensPage() {
       ) : tokens.length === 0 ? (
         <Empty>No tokens yet.</Empty>
       ) : (
-        <div className="table-wrap">
-          <table className="data-table">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Team</th>
-                <th scope="col">Project</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Models</th>
-                <th scope="col">Limits</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.map((token) => (
-                <TokenRow key={token.id} token={token} onEdit={onEdit} onRevoke={onRevoke} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={COLUMNS}>
+          {tokens.map((token) => (
+            <TokenRow key={token.id} token={token} onEdit={onEdit} onRevoke={onRevoke} />
+          ))}
+        </DataTable>
       )}
       <LoadMore visible={cursor !== null} loading={loadingMore} onClick={() => void loadMore()} />
       {open?.kind === 'create' && <TokenCreateDialog onCreated={add} onClose={close} />}
