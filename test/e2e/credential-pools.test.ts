@@ -249,9 +249,14 @@ describe('the admin credentials API', () => {
       cooldowns_in_a_row: 0,
       in_flight: 0,
       last_error: expect.anything(),
+      recent: { window_seconds: 600, attempts: expect.any(Number), failures: expect.any(Number) },
       origin: 'config',
       account: null,
     });
+    // The tests above failed cred-a (429, 401, 500) between its successes.
+    const { recent } = (body['data'] as Array<{ recent: { attempts: number; failures: number } }>)[0] as { recent: { attempts: number; failures: number } };
+    expect(recent.failures).toBeGreaterThanOrEqual(3);
+    expect(recent.attempts).toBeGreaterThan(recent.failures);
     const refused = await admin('/credentials', 'GET', running.token);
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ error: { code: 'insufficient_scope' } });
