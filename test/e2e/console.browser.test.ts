@@ -191,9 +191,13 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
       expect(page.url()).toContain(`session_id=${sessionId}`);
       // The third turn fails on the primary (500) and is answered by the backup: the session moves.
       // It appears in the open table without a reload.
+      // The rows shown keep their DOM nodes when the new one arrives (keyed, memoised rows).
+      await page.locator('tr[data-request-id]').evaluateAll((rows) => rows.forEach((row) => row.setAttribute('data-seen', 'before')));
       upstreams.a.failNext({ status: 500, body: { error: { message: 'The server had an error', type: 'server_error' } } });
       movedRequestId = await ask('Tell me more.');
       await expect.poll(() => page.locator('tr[data-request-id]').count(), { timeout: 15_000 }).toBe(3);
+      expect(await page.locator('tr[data-seen="before"]').count()).toBe(2);
+      expect(await page.locator(`tr[data-request-id="${movedRequestId}"]`).getAttribute('data-seen')).toBeNull();
       await shot('requests');
       await page.locator(`tr[data-request-id="${movedRequestId}"] a`).first().click();
       await page.getByRole('heading', { name: 'Request', level: 1 }).waitFor();
