@@ -284,6 +284,10 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
       for (const title of ['Requests', 'Tokens', 'Errors']) await page.getByRole('heading', { name: title }).waitFor();
       await expect.poll(() => page.locator('canvas').count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
       await shot('usage');
+      // By token: a token with a name shows it beside its id.
+      await page.getByLabel('Group by').selectOption('token');
+      await page.getByText(`checkout-service (${createdTokenId})`).first().waitFor();
+      expect(page.url()).toContain('group_by=token');
     },
     STEP_TIMEOUT,
   );

@@ -20,10 +20,14 @@ export interface UsageSeries {
   totals: GroupTotals[];
 }
 
-export function groupLabel(row: UsageRow, groupBy: UsageGroupBy): string {
+/** `tokenNames`: a token group shows its name beside its id when the token has one. */
+export function groupLabel(row: UsageRow, groupBy: UsageGroupBy, tokenNames: ReadonlyMap<string, string> = new Map()): string {
   switch (groupBy) {
-    case 'token':
-      return row.token_id ?? '(no token)';
+    case 'token': {
+      if (row.token_id === null || row.token_id === undefined) return '(no token)';
+      const name = tokenNames.get(row.token_id);
+      return name === undefined ? row.token_id : `${name} (${row.token_id})`;
+    }
     case 'team':
       return row.team ?? '(no team)';
     case 'model':
@@ -37,7 +41,7 @@ export function groupLabel(row: UsageRow, groupBy: UsageGroupBy): string {
  * The usage answer as chart series: every bucket of the range (buckets the answer leaves out had
  * no requests: zeros), one series per top group and the rest summed as "other".
  */
-export function toSeries(usage: UsageView): UsageSeries {
+export function toSeries(usage: UsageView, tokenNames?: ReadonlyMap<string, string>): UsageSeries {
   const step = BUCKET_MS[usage.bucket];
   const from = Math.floor(Date.parse(usage.from) / step) * step;
   const to = Date.parse(usage.to);
@@ -46,7 +50,7 @@ export function toSeries(usage: UsageView): UsageSeries {
 
   const totals = new Map<string, GroupTotals>();
   for (const row of usage.data) {
-    const group = groupLabel(row, usage.group_by);
+    const group = groupLabel(row, usage.group_by, tokenNames);
     const total = totals.get(group) ?? { group, requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cost_usd: null };
     total.requests += row.requests;
     total.errors += row.errors;

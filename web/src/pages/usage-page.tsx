@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { errorMessage, isAbort } from '../api/http';
 import { getUsage } from '../api/requests';
+import { tokenNames } from '../api/tokens';
 import type { UsageBucket, UsageGroupBy, UsageView } from '../api/types';
 import { Empty, ErrorAlert, Loading } from '../components/states';
 import { TimeChart } from '../components/time-chart';
@@ -26,17 +27,28 @@ export function UsagePage() {
   const [usage, setUsage] = useState<UsageView | null>(null);
   const [error, setError] = useState<string | null>(null);
 
+  const [names, setNames] = useState<ReadonlyMap<string, string>>(new Map());
+
   useEffect(() => {
     const abort = new AbortController();
     setUsage(null);
     setError(null);
-    getUsage({ from: rangeStart(range, bucket, Date.now()), bucket, group_by: groupBy }, abort.signal).then(setUsage, (failure: unknown) => {
-      if (!isAbort(failure)) setError(errorMessage(failure));
-    });
+    const asked = { from: rangeStart(range, bucket, Date.now()), bucket, group_by: groupBy };
+    // Token groups are labelled with the tokens' names, fetched beside the usage.
+    const named = groupBy === 'token' ? tokenNames(abort.signal) : Promise.resolve(new Map<string, string>());
+    Promise.all([getUsage(asked, abort.signal), named]).then(
+      ([answer, found]) => {
+        setNames(found);
+        setUsage(answer);
+      },
+      (failure: unknown) => {
+        if (!isAbort(failure)) setError(errorMessage(failure));
+      },
+    );
     return () => abort.abort();
   }, [range, bucket, groupBy]);
 
-  const series = useMemo(() => (usage === null ? null : toSeries(usage)), [usage]);
+  const series = useMemo(() => (usage === null ? null : toSeries(usage, names)), [usage, names]);
 
   const change = (next: { range?: RangeKey; bucket?: UsageBucket; group_by?: UsageGroupBy }) => {
     const nextRange = next.range ?? range;
