@@ -88,6 +88,21 @@ for (const backend of DATABASE_BACKENDS) {
       expect(await search.spent({ team: 'nobody', from, to })).toEqual({ tokens: 0, usd: 0 });
     });
 
+    it("tells when each token's newest request started, in one statement", async () => {
+      await stores.requestLogs.insertBatch([
+        entry(DAY_START + 5_000, { tokenId: 'tok_a' }),
+        entry(DAY_START + 9_000, { tokenId: 'tok_a' }),
+        entry(DAY_START + 1_000, { tokenId: 'tok_b' }),
+        entry(DAY_START + 20_000, { tokenId: null }),
+      ]);
+      const found = await stores.requestSearch.lastUsed(['tok_a', 'tok_b', 'tok_never', 'tok_a']);
+      expect(found).toEqual(new Map([['tok_a', DAY_START + 9_000], ['tok_b', DAY_START + 1_000]]));
+      expect(await stores.requestSearch.lastUsed([])).toEqual(new Map());
+      // A full page of the token list (1,000 ids) is one statement too.
+      const many = Array.from({ length: 1_000 }, (_, index) => `tok_${index}`);
+      expect((await stores.requestSearch.lastUsed([...many, 'tok_b'])).get('tok_b')).toBe(DAY_START + 1_000);
+    });
+
     it("finds a request by the gateway's id, else by the caller's id (its newest request)", async () => {
       const rows = [entry(DAY_START, { clientRequestId: 'trace-1' }), entry(DAY_START + 1, { clientRequestId: 'trace-1' }), entry(DAY_START + 2)];
       await stores.requestLogs.insertBatch(rows);

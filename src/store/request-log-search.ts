@@ -112,14 +112,17 @@ export class KyselyRequestLogSearch implements RequestLogSearch {
   }
 
   async lastUsed(tokenIds: readonly string[]): Promise<Map<string, number>> {
-    // One seek per token on the (token_id, id) index: a grouped max would read every row of each token.
-    const found = await Promise.all(
-      [...new Set(tokenIds)].map((tokenId) =>
-        this.db.selectFrom('request_logs').select(['token_id', 'created_at']).where('token_id', '=', tokenId).orderBy('id', 'desc').limit(1).executeTakeFirst(),
-      ),
-    );
+    const unique = [...new Set(tokenIds)];
     const lastUsed = new Map<string, number>();
-    for (const row of found) if (row?.token_id != null) lastUsed.set(row.token_id, Number(row.created_at));
+    if (unique.length === 0) return lastUsed;
+    // One statement, one index seek per token on (token_id, id): a grouped max would read every
+    // row of each token, and a query per token a round trip each.
+    const { rows } = await sql<{ token_id: string; created_at: number | string | null }>`
+      with asked(token_id) as (values ${sql.join(unique.map((id) => sql`(${id})`))})
+      select asked.token_id as token_id,
+        (select r.created_at from request_logs r where r.token_id = asked.token_id order by r.id desc limit 1) as created_at
+      from asked`.execute(this.db);
+    for (const row of rows) if (row.created_at !== null) lastUsed.set(row.token_id, Number(row.created_at));
     return lastUsed;
   }
 

@@ -300,6 +300,10 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
       await row.getByRole('button', { name: 'Revoke' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Revoke token' }).click();
       await expect.poll(async () => (await row.textContent()) ?? '').toContain('revoked');
+      // "Last used" is the start of the token's newest request: the third turn's.
+      const moved = await harness.gateway.stores.requestSearch.find(movedRequestId);
+      const token = (await (await fetch(`${harness.gateway.url}/admin/v1/tokens/${createdTokenId}`, { headers: { authorization: `Bearer ${adminToken}` } })).json()) as { last_used_at: string | null };
+      expect(token.last_used_at).toBe(new Date(moved?.createdAt as number).toISOString());
       await shot('api-tokens');
       const client = new OpenAI({ apiKey: createdSecret, baseURL: `${harness.gateway.url}/v1`, maxRetries: 0 });
       const refused = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Still there?' }] }).then(
