@@ -1,9 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { builtQueries, openBuiltStores, option, say } from './request-log-bench-db.js';
 
@@ -35,11 +34,12 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** What the build's `.gz` files of the console's JavaScript weigh (scripts/compress-web.js writes them). */
 function javascriptGzipBytes(): number {
   const assets = join(root, 'dist', 'web', 'assets');
-  let total = 0;
-  for (const name of readdirSync(assets)) if (name.endsWith('.js')) total += gzipSync(readFileSync(join(assets, name)), { level: 9 }).length;
-  return total;
+  return readdirSync(assets)
+    .filter((name) => name.endsWith('.js.gz'))
+    .reduce((total, name) => total + statSync(join(assets, name)).size, 0);
 }
 
 async function waitForHealth(url: string, child: ChildProcess): Promise<void> {

@@ -215,6 +215,7 @@ function consoleServices(config: SwitchyardConfig, state: SharedState, authentic
   const sessions = new ConsoleSessions(state, { idleMs: parseDuration(config.console.idle_timeout) as number, maxAgeMs: parseDuration(config.console.max_age) as number });
   return {
     gate: new ConsoleGate(sessions, authenticator, new Set(config.console.origins)),
+    sessions,
     describeToken: async (tokenId) => {
       const record = await tokens.get(tokenId);
       return { id: record.id, name: record.name, team: record.team };

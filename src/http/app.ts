@@ -30,6 +30,7 @@ import { registerAdminRoutes } from './routes/admin-routes.js';
 import { registerConsoleRoute } from './routes/console-route.js';
 import { registerConsoleSessionRoutes, type DescribeToken } from './routes/console-session-routes.js';
 import type { ConsoleGate } from './console-gate.js';
+import type { ConsoleSessions } from '../access/index.js';
 import { echo, GatewayError } from '../errors/index.js';
 
 export interface AppServices {
@@ -59,6 +60,7 @@ export interface AppServices {
 
 export interface ConsoleServices {
   gate: ConsoleGate;
+  sessions: ConsoleSessions;
   describeToken: DescribeToken;
   /** The built app's folder (`dist/web`); null when it has not been built. */
   root: string | null;
@@ -115,7 +117,7 @@ export function buildApp(services: AppServices): FastifyInstance {
   registerModelsRoutes(app, services.catalog);
   registerAdminRoutes(app, services.adminRoutes);
   if (services.console !== null) {
-    registerConsoleSessionRoutes(app, services.console.gate.consoleSessions, services.console.describeToken);
+    registerConsoleSessionRoutes(app, services.console.sessions, services.console.describeToken);
     registerConsoleRoute(app, services.console.root);
   }
   registerChatCompletionsRoute(app, services.chat, services.pausedStreams);

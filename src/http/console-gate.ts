@@ -30,10 +30,6 @@ export class ConsoleGate {
     private readonly origins: ReadonlySet<string>,
   ) {}
 
-  get consoleSessions(): ConsoleSessions {
-    return this.sessions;
-  }
-
   /** The session secret of the request's console cookie, or null when it has none. */
   static secretOf(cookieHeader: string | undefined): string | null {
     if (cookieHeader === undefined || !cookieHeader.includes(CONSOLE_COOKIE)) return null;
