@@ -5,6 +5,8 @@
 const SERVER_SUITES: ReadonlyArray<{ variable: string; suites: string; example: string }> = [
   { variable: 'TEST_DATABASE_URL', suites: 'PostgreSQL storage and end-to-end suites', example: 'postgres://postgres@127.0.0.1:5432/test' },
   { variable: 'TEST_REDIS_URL', suites: 'Redis state and shared-routing suites', example: 'redis://127.0.0.1:6379' },
+  { variable: 'TEST_REDIS_SERVER', suites: 'isolation suites on a private Redis', example: '/usr/bin/redis-server' },
+  { variable: 'TEST_POSTGRES_BIN', suites: 'isolation suites on a private PostgreSQL', example: '/usr/lib/postgresql/15/bin' },
   { variable: 'TEST_CHROMIUM', suites: 'console browser suite', example: '/usr/bin/chromium' },
 ];
 
