@@ -55,6 +55,7 @@ describe.skipIf(postgresBinaries === undefined)('a private PostgreSQL', () => {
     await postgres.stop();
     await postgres.launch();
     const again = new pg.Client({ connectionString: postgres.url, query_timeout: 1_000 });
+    again.on('error', () => undefined);
     await again.connect();
     expect((await again.query('select value from kept')).rows).toEqual([{ value: 'yes' }]);
     await postgres.pause();

@@ -29,6 +29,7 @@ export class PrivatePostgres {
     readonly port: number,
     private readonly directory: string,
     private readonly binaries: string,
+    private readonly user: { uid?: number; gid?: number },
   ) {}
 
   get url(): string {
@@ -37,28 +38,27 @@ export class PrivatePostgres {
 
   static async start(binaries: string = requireBinaries()): Promise<PrivatePostgres> {
     const directory = await mkdtemp(join(tmpdir(), 'switchyard-postgres-'));
-    if (isRoot()) {
-      const { uid, gid } = await serviceUser();
-      await chown(directory, uid, gid);
-    }
-    await run(...asServiceUser(join(binaries, 'initdb'), ['-D', join(directory, 'data'), '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']));
-    const postgres = new PrivatePostgres(await sparePort(), directory, binaries);
+    const user: { uid?: number; gid?: number } = isRoot() ? await serviceUser() : {};
+    if (user.uid !== undefined && user.gid !== undefined) await chown(directory, user.uid, user.gid);
+    await run(join(binaries, 'initdb'), ['-D', join(directory, 'data'), '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'], user);
+    const postgres = new PrivatePostgres(await sparePort(), directory, binaries, user);
     await postgres.launch();
     return postgres;
   }
 
   /** Starts the server (again) on the same port with the same data. */
   async launch(): Promise<void> {
-    const [command, parameters] = asServiceUser(join(this.binaries, 'postgres'), [
+    const parameters = [
       '-D', join(this.directory, 'data'),
       '-p', String(this.port),
       '-k', this.directory,
       '-c', 'listen_addresses=127.0.0.1',
       '-c', 'fsync=off',
-      '-c', 'synchronous_commit=off',
       '-c', 'full_page_writes=off',
-    ]);
-    const child = spawn(command, parameters, { stdio: 'ignore' });
+    ];
+    // Spawned as the service user itself (not through runuser), so the child is the postmaster
+    // and signals reach it.
+    const child = spawn(join(this.binaries, 'postgres'), parameters, { stdio: 'ignore', ...this.user });
     this.process = child;
     for (let tries = 0; tries < 200; tries++) {
       if (child.exitCode !== null) throw new Error(`postgres exited with ${child.exitCode}`);
@@ -84,7 +84,7 @@ export class PrivatePostgres {
     if (child === undefined || child.exitCode !== null) return;
     await this.signalAll('CONT');
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    // SIGQUIT is PostgreSQL's immediate shutdown; `runuser` passes it on to the postmaster.
+    // SIGQUIT is PostgreSQL's immediate shutdown.
     child.kill('SIGQUIT');
     await Promise.race([exited, delay(10_000)]);
     if (child.exitCode === null) child.kill('SIGKILL');
@@ -122,10 +122,6 @@ async function serviceUser(): Promise<{ uid: number; gid: number }> {
   const { stdout } = await run('id', ['-u', SERVICE_USER]);
   const { stdout: group } = await run('id', ['-g', SERVICE_USER]);
   return { uid: Number(stdout.trim()), gid: Number(group.trim()) };
-}
-
-function asServiceUser(command: string, parameters: string[]): [string, string[]] {
-  return isRoot() ? ['runuser', ['-u', SERVICE_USER, '--', command, ...parameters]] : [command, parameters];
 }
 
 function requireBinaries(): string {
