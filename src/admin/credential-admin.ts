@@ -76,7 +76,8 @@ export class CredentialAdmin {
   }
 
   private view(id: string): CredentialView {
-    const status = this.health.status(id);
+    // As it is now: a cooldown whose time has come shows so, though no request has touched it since.
+    const status = this.health.current(id);
     const entry = this.credentials.get(id) as AdministeredCredential;
     return {
       id,

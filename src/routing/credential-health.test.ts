@@ -42,7 +42,7 @@ describe('CredentialHealth', () => {
     const { clock, health } = setup(5_000);
     const cooldowns: number[] = [];
     for (let step = 0; step < 5; step++) {
-      health.failed('a', failure('server', 502));
+      health.failed('a', failure('connect', null));
       const until = health.status('a').until as number;
       cooldowns.push(until - clock.now);
       clock.now = until;
@@ -50,7 +50,7 @@ describe('CredentialHealth', () => {
     }
     expect(cooldowns).toEqual([1_000, 2_000, 4_000, 5_000, 5_000]);
     health.succeeded('a');
-    health.failed('a', failure('timeout', null));
+    health.failed('a', failure('connect', null));
     expect((health.status('a').until as number) - clock.now).toBe(1_000);
   });
 
@@ -93,7 +93,7 @@ describe('CredentialHealth', () => {
 
   it('does not count failures of requests already under way when the cooldown began as further steps', () => {
     const { clock, health } = setup();
-    for (let request = 0; request < 10; request++) health.failed('a', failure('server', 500));
+    for (let request = 0; request < 10; request++) health.failed('a', failure('connect', null));
     expect(health.status('a')).toMatchObject({ state: 'cooling', until: clock.now + 1_000, cooldownsInARow: 1 });
     // A later Retry-After that ends after the backoff lengthens the cooldown, still one step.
     health.failed('a', failure('rate_limit', 429, { retryAfterSeconds: 3 }));
@@ -102,7 +102,7 @@ describe('CredentialHealth', () => {
     expect(health.usable('a')).toBe(true);
     expect(health.take('a')).toBe(true);
     expect(health.usable('a')).toBe(false);
-    health.failed('a', failure('server', 500));
+    health.failed('a', failure('connect', null));
     expect(health.status('a')).toMatchObject({ until: clock.now + 2_000, cooldownsInARow: 2 });
   });
 
@@ -118,10 +118,76 @@ describe('CredentialHealth', () => {
 
   it('frees the probe of an attempt that was not the credential\'s fault', () => {
     const { clock, health } = setup();
-    health.failed('a', failure('overloaded', 503));
+    health.failed('a', failure('connect', null));
     clock.now += 1_000;
     expect(health.take('a')).toBe(true);
     health.released('a');
     expect(health.take('a')).toBe(true);
+  });
+
+  it("never cools a credential for one caller's 5xx, timeouts or broken answers, however many", () => {
+    const { health, transitions } = setup();
+    for (let request = 0; request < 50; request++) {
+      for (const failureClass of ['server', 'overloaded', 'protocol', 'timeout'] as const) health.failed('a', failure(failureClass, 500), 'team-a');
+    }
+    expect(health.status('a').state).toBe('healthy');
+    expect(health.usable('a')).toBe(true);
+    expect(transitions).toEqual([]);
+  });
+
+  it('cools a credential on 5xx in a row from two callers, and a success or a minute of quiet starts the count over', () => {
+    const { clock, health } = setup();
+    health.failed('a', failure('server', 500), 'team-a');
+    health.failed('a', failure('server', 502), 'team-a');
+    health.succeeded('a');
+    health.failed('a', failure('server', 500), 'team-b');
+    health.failed('a', failure('server', 500), 'team-a');
+    expect(health.status('a').state).toBe('healthy');
+    clock.now += 61_000;
+    // The two failures a minute ago are not this streak's.
+    health.failed('a', failure('server', 500), 'team-a');
+    health.failed('a', failure('server', 500), 'team-a');
+    expect(health.status('a').state).toBe('healthy');
+    health.failed('a', failure('overloaded', 503), 'team-b');
+    expect(health.status('a')).toMatchObject({ state: 'cooling', until: clock.now + 1_000, cooldownsInARow: 1, cause: 'overloaded' });
+    expect(health.status('a').reason).toBe('overloaded failure (503) from 3 requests in a row, of more than one caller, backoff step 1');
+  });
+
+  it('cools at once on what only the credential or the server can cause: a refused connection, a 429, a spent quota, a refused key', () => {
+    const { health } = setup();
+    health.failed('a', failure('connect', null), 'team-a');
+    health.failed('b', failure('rate_limit', 429), 'team-a');
+    health.failed('c', failure('quota', 402), 'team-a');
+    health.failed('d', failure('auth', 401), 'team-a');
+    expect(['a', 'b', 'c', 'd'].map((id) => health.status(id).state)).toEqual(['cooling', 'cooling', 'cooling', 'failed']);
+  });
+
+  it("leaves a credential alone for every caller's mistake, an upstream 404 included", () => {
+    const { health } = setup();
+    for (const status of [400, 404, 405, 413, 422]) for (const team of ['team-a', 'team-b', 'team-c']) health.failed('a', failure('caller', status), team);
+    expect(health.status('a').state).toBe('healthy');
+  });
+
+  it('a failed probe from one caller leaves the next request to probe again; two callers cool it for the next step', () => {
+    const { clock, health } = setup();
+    for (const team of ['team-a', 'team-b', 'team-a']) health.failed('a', failure('server', 500), team);
+    clock.now += 1_000;
+    expect(health.take('a')).toBe(true);
+    health.failed('a', failure('server', 500), 'team-a');
+    expect(health.take('a')).toBe(true);
+    health.failed('a', failure('server', 500), 'team-a');
+    expect(health.take('a')).toBe(true);
+    health.failed('a', failure('server', 500), 'team-b');
+    expect(health.status('a')).toMatchObject({ state: 'cooling', until: clock.now + 2_000, cooldownsInARow: 2 });
+  });
+
+  it('reads a cooldown that has ended as it is now: healthy, the next request probing it', () => {
+    const { clock, health } = setup();
+    health.failed('a', failure('rate_limit', 429, { retryAfterSeconds: 2 }));
+    expect(health.current('a')).toMatchObject({ state: 'cooling', until: clock.now + 2_000 });
+    clock.now += 2_000;
+    expect(health.current('a')).toMatchObject({ state: 'healthy', until: null, reason: 'cooldown ended; the next request probes it', since: clock.now, cooldownsInARow: 1 });
+    expect(health.take('a')).toBe(true);
+    expect(health.current('a')).toMatchObject({ state: 'cooling', until: null, reason: 'cooldown ended; a probe request is under way' });
   });
 });

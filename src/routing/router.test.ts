@@ -152,7 +152,7 @@ describe('Router: pools and strategies', () => {
       observer.finish();
     };
     await once();
-    health.failed('u1', classified('upstream_error', { class: 'server', status: 500 }).upstream as UpstreamFailure);
+    health.failed('u1', classified('upstream_error', { class: 'connect' }).upstream as UpstreamFailure);
     await once();
     await once();
     clock.now += 1_000;
@@ -187,21 +187,70 @@ describe('Router: failover and credential states', () => {
     expect(health.status('u0').state).toBe('healthy');
   });
 
-  it('a burst of 5xx opens cooldowns that grow, and a success resets them', async () => {
-    const { router, clock, health } = setup();
-    const model = pool([{}]);
+  it('connection failures open cooldowns that grow while the pool serves on, and a success resets them', async () => {
+    const { router, clock, health } = setup({ random: () => 0 });
+    const model = pool([{}, {}]);
+    const refused = () => classified('upstream_error', { class: 'connect' });
     const cooldowns: number[] = [];
     for (let probe = 0; probe < 4; probe++) {
-      await expect(router.route(model, { cancellation: live, observer: new Observer() }, async () => Promise.reject(serverError()))).rejects.toMatchObject({ code: 'upstream_error' });
+      const routed = await router.route(model, { cancellation: live, observer: new Observer(), caller: 'search' }, async (route) => {
+        if (route.credential.id === 'u0') throw refused();
+        return route.credential.id;
+      });
+      expect(routed.value).toBe('u1');
       const until = health.status('u0').until as number;
       cooldowns.push(until - clock.now);
-      // While it cools, the pool answers for it without calling the upstream.
-      await expect(router.route(model, { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({ code: 'no_upstream_available', retryAfterSeconds: (until - clock.now) / 1_000 });
+      // While it cools, u1 serves without u0 being called.
+      expect((await router.route(model, { cancellation: live, observer: new Observer() }, answer)).value).toBe('u1');
       clock.now = until;
     }
     expect(cooldowns).toEqual([1_000, 2_000, 4_000, 8_000]);
     expect((await router.route(model, { cancellation: live, observer: new Observer() }, answer)).value).toBe('u0');
     expect(health.status('u0')).toMatchObject({ state: 'healthy', cooldownsInARow: 0 });
+  });
+
+  it("keeps the pool in service through one team's 5xx, and cools a credential on 5xx in a row from two teams", async () => {
+    const { router, health } = setup();
+    const model = pool([{}, {}]);
+    const failing = async (caller: string) =>
+      router
+        .route(model, { cancellation: live, observer: new Observer(), caller }, async (route) => (route.credential.id === 'u0' || caller === 'attacker' ? Promise.reject(serverError()) : route.credential.id))
+        .then((routed) => routed.value, () => 'failed');
+    for (let request = 0; request < 100; request++) expect(await failing('attacker')).toBe('failed');
+    expect([health.status('u0').state, health.status('u1').state]).toEqual(['healthy', 'healthy']);
+    // u0 fails for everyone: three failures in a row, of two teams, cool it.
+    const served: string[] = [];
+    for (let request = 0; request < 6; request++) served.push(await failing(request % 2 === 0 ? 'search' : 'billing'));
+    expect(served).toEqual(['u1', 'u1', 'u1', 'u1', 'u1', 'u1']);
+    expect(health.status('u0')).toMatchObject({ state: 'cooling', cause: 'server' });
+  });
+
+  it('never lets failures of the server hold more than half of a pool, nor the last credential of one, out of use', async () => {
+    const { router, clock, health } = setup();
+    const refused = classified('upstream_error', { class: 'connect' }).upstream as UpstreamFailure;
+    const served = async (model: CatalogModel<'chat'>) => {
+      const values = new Set<string>();
+      for (let request = 0; request < 40; request++) values.add((await router.route(model, { cancellation: live, observer: new Observer() }, answer)).value);
+      return [...values].sort();
+    };
+    // A pool of one: its credential cools, and is used all the same.
+    health.failed('u0', refused);
+    expect(health.status('u0').state).toBe('cooling');
+    expect(await served(pool([{}]))).toEqual(['u0']);
+    // A pool of four, all refusing: two stay out, those whose cooldowns end last.
+    health.reset('u0');
+    for (const id of ['u0', 'u1', 'u2', 'u3']) {
+      health.failed(id, refused);
+      clock.now += 100;
+    }
+    clock.now -= 500;
+    expect(await served(pool([{}, {}, {}, {}]))).toEqual(['u0', 'u1']);
+    // A spent quota or a refused key is not capped: nothing a request could do there.
+    health.reset('u0');
+    health.reset('u1');
+    health.failed('u0', classified('upstream_auth_failed', { class: 'auth', status: 401 }).upstream as UpstreamFailure);
+    health.failed('u1', classified('upstream_rate_limited', { class: 'quota', status: 429 }).upstream as UpstreamFailure);
+    await expect(router.route(pool([{}, {}]), { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({ code: 'upstream_quota_exhausted' });
   });
 
   it('returns an upstream 400 after one attempt without touching the credential', async () => {

@@ -4,6 +4,7 @@ import type { Attempt } from '../providers/provider-adapter.js';
 import { RecentAttempts } from './recent-attempts.js';
 import { AttemptRecorder, type AttemptObserver, type AttemptOutcome } from './attempt-outcome.js';
 import { CredentialHealth } from './credential-health.js';
+import { availableRoutes } from './ejection-cap.js';
 import { InFlight } from './in-flight.js';
 import type { CatalogModel, Route } from './model-catalog.js';
 import { chooseForSession, chooseUnbound } from './pool-choice.js';
@@ -34,6 +35,8 @@ export interface RouteCall {
   observer: AttemptObserver;
   /** The request's session, when it has one: routed to its bound credential. */
   session?: RoutingSession | null;
+  /** Who sent it (the team): one caller's failures are told from a credential failing for all. */
+  caller?: string | null;
 }
 
 export interface Routed<T, Type extends ModelType = ModelType> {
@@ -117,8 +120,7 @@ export class Router {
     const tried = new Set<string>();
     let queueDeadline: number | null = null;
     for (;;) {
-      const routes = model.routes;
-      const available = routes.filter((route) => !tried.has(route.credential.id) && this.health.usable(route.credential.id));
+      const available = availableRoutes(model.routes, tried, this.health);
       if (available.length === 0) throw this.exhausted(model, recorder.lastError);
       const withRoom = available.filter((route) => this.inFlight.hasRoom(route.credential.id, route.maxInFlight));
       if (withRoom.length === 0) {
@@ -139,7 +141,7 @@ export class Router {
         this.recent.note(credentialId, false);
         observer.holdUntilFinished(release);
         const attempts = recorder.succeeded(attempt);
-        const routed = session === null ? null : this.settleBinding(model, session, bindingKey as string, bound, credentialId);
+        const routed = session === null ? null : this.settleBinding(model, session, bindingKey as string, bound, credentialId, tried);
         return { value, route, attempts, session: routed };
       } catch (error) {
         release();
@@ -150,7 +152,7 @@ export class Router {
         const failure = recorder.failed(attempt, error);
         // The caller's own mistakes, and our bugs, say nothing about the credential.
         const credentialAtFault = failure.class !== 'caller' && isGatewayError(error);
-        if (credentialAtFault) this.health.failed(credentialId, failure);
+        if (credentialAtFault) this.health.failed(credentialId, failure, call.caller ?? null);
         else this.health.released(credentialId);
         this.recent.note(credentialId, credentialAtFault);
         if (!isGatewayError(error) || !error.retryable || recorder.count >= this.maxAttempts) throw error;
@@ -173,15 +175,16 @@ export class Router {
    * is not waited for: the response need not wait for it, and a request of the same session that
    * came before it lands would choose alike (the rendezvous order).
    */
-  private settleBinding(model: CatalogModel, session: RoutingSession, key: string, bound: string | null, answered: string): RoutedSession {
+  private settleBinding(model: CatalogModel, session: RoutingSession, key: string, bound: string | null, answered: string, tried: ReadonlySet<string>): RoutedSession {
     let affinity: Affinity;
     if (bound === null) {
       affinity = 'new';
       void this.bindings?.bind(key, answered);
     } else if (bound === answered) {
       affinity = 'kept';
-    } else if (this.health.status(bound).state === 'healthy' && model.routes.some((route) => route.credential.id === bound)) {
-      // Its credential is fine, only full (or it failed in a way that is not its own): the binding stays.
+    } else if (!tried.has(bound) && this.health.status(bound).state === 'healthy' && model.routes.some((route) => route.credential.id === bound)) {
+      // Its credential is fine, only full: the binding stays. One that failed this request moves it,
+      // cooled or not (a failure may not be enough to cool a credential, it is enough to move on).
       affinity = 'overflow';
     } else {
       affinity = 'moved';

@@ -33,7 +33,7 @@ export async function routeRequest<T, Type extends ModelType>(
   const { record } = request;
   record.sessionId = session?.id ?? null;
   record.sessionSource = session?.source ?? null;
-  const routed = await router.route(model, { cancellation: request.cancellation, observer: record, session }, operation);
+  const routed = await router.route(model, { cancellation: request.cancellation, observer: record, session, caller: request.principal.team }, operation);
   record.affinity = routed.session?.affinity ?? null;
   return routed;
 }

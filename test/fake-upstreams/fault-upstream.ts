@@ -3,6 +3,10 @@
 // The fault is the upstream model name the gateway sends: the JSON body's `model` (OpenAI and
 // Anthropic wire formats) or the `models/{name}:` path segment (Gemini). So one gateway config can
 // route each public model to a fault, and concurrent requests never race for a queued fault.
+// A body that carries `switchyard-fault:{name}` in its text (a message a caller wrote) gets that
+// fault instead, whatever the model: the inputs of one caller make the upstream fail, as a
+// self-hosted server does for inputs it cannot handle, while other callers' requests succeed.
+// `/responses` is answered 404, as by an OpenAI-compatible server without the Responses API.
 //
 // Well-behaved answers replay the recorded OpenAI traffic in test/fixtures/openai (see its README);
 // the faults are what broken upstreams and middleboxes really send: HTML error pages with a 200,
@@ -46,6 +50,10 @@ export const FAULTS = [
   'hang',
   /** A stream of `STREAM_EVENT_BYTES` events that goes on until the connection closes. */
   'endless-stream',
+  /** 500 with an OpenAI-style error body: the server failed on this request. */
+  'server-error',
+  /** 404 with OpenAI's `model_not_found` error. */
+  'model-not-found',
 ] as const;
 
 export type Fault = (typeof FAULTS)[number];
@@ -95,6 +103,10 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
+      if ((request.url ?? '').endsWith('/responses')) {
+        received.set('/responses', (received.get('/responses') ?? 0) + 1);
+        return sendJson(response, 404, { detail: 'Not Found' });
+      }
       const fault = faultOf(request, body);
       received.set(fault, (received.get(fault) ?? 0) + 1);
       if (fault === 'ok' && (request.url ?? '').endsWith('/embeddings')) return sendEmbeddings(response, body);
@@ -129,7 +141,11 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
   };
 }
 
+const CONTENT_FAULT = /switchyard-fault:([a-z-]+)/;
+
 function faultOf(request: IncomingMessage, body: string): string {
+  const chosen = CONTENT_FAULT.exec(body);
+  if (chosen?.[1] !== undefined) return chosen[1];
   const gemini = /\/models\/([^/:]+):/.exec(request.url ?? '');
   if (gemini?.[1] !== undefined) return decodeURIComponent(gemini[1]);
   try {
@@ -192,6 +208,10 @@ async function answer(fault: string, stream: boolean, response: ServerResponse, 
       return;
     case 'endless-stream':
       return sendEndlessStream(response, fixtures);
+    case 'server-error':
+      return sendJson(response, 500, { error: { message: 'The server had an error while processing your request.', type: 'server_error', code: null } });
+    case 'model-not-found':
+      return sendJson(response, 404, { error: { message: 'The model does not exist or you do not have access to it.', type: 'invalid_request_error', code: 'model_not_found' } });
     default:
       return sendJson(response, 404, { error: { message: `unknown fault ${fault}`, type: 'invalid_request_error' } });
   }
