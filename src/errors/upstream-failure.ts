@@ -5,10 +5,10 @@
  * - `rate_limit`: the credential is over a rate limit: cool it down for `retryAfterSeconds`.
  * - `overloaded`: the upstream is busy (503, 529): try another credential or later.
  * - `server`: the upstream failed (5xx, an unexpected status).
- * - `timeout`: connect, first byte or idle timeout, or the upstream's own 408/504.
- * - `connect`: no connection (refused, reset, DNS, proxy, TLS).
+ * - `timeout`: first byte, idle or total timeout, or the upstream's own 408/504.
+ * - `connect`: no connection (refused, reset, DNS, proxy, TLS, a connect timeout).
  * - `protocol`: the upstream answered something its protocol does not allow.
- * - `caller`: the request itself was refused; another credential would refuse it too.
+ * - `caller`: the request itself was refused (400, 404, 405, 413, 422); another credential would refuse it too.
  */
 export type FailureClass = 'auth' | 'quota' | 'rate_limit' | 'overloaded' | 'server' | 'timeout' | 'connect' | 'protocol' | 'caller';
 

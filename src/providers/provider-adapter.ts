@@ -281,6 +281,12 @@ export interface ResponsesProvider {
    * the whole body, which must be a JSON object); rejects with a classified GatewayError otherwise.
    */
   createResponse(attempt: Attempt, call: ResponsesCall): Promise<ResponsesResult>;
+  /**
+   * False once the upstream showed it has no Responses API (it answered 404 or 405 at its
+   * address): `/v1/responses` is converted to chat for it from then on, the request that found out
+   * included. Always true when absent.
+   */
+  servesResponses?(): boolean;
 }
 
 export interface TranscriptionProvider {

@@ -1,6 +1,6 @@
 import type { ResponsesRequestBody } from '../api/responses-request.js';
-import { echo, GatewayError } from '../errors/index.js';
-import type { Attempt, ChatCompletionResult, ChatRequestBody, ChatStreamEvent, ResponsesEventBytes, ResponsesPayload, ResponsesProvider } from '../providers/provider-adapter.js';
+import { echo, GatewayError, isGatewayError } from '../errors/index.js';
+import type { Attempt, ChatCompletionResult, ChatRequestBody, ChatStreamEvent, ResponsesEventBytes, ResponsesPayload, ResponsesProvider, ResponsesResult } from '../providers/provider-adapter.js';
 import type { CatalogModel, ModelCatalog, Route, Router, RoutingSession } from '../routing/index.js';
 import { estimateChatUsage } from '../usage/index.js';
 import { resolveModel } from './resolve-model.js';
@@ -10,7 +10,7 @@ import { responsesToChat } from './responses/convert-responses-to-chat.js';
 import { convertedEvents } from './responses/converted-events.js';
 import { passedThroughBytes } from './responses/passed-through-bytes.js';
 import { passthroughBody } from './responses/passthrough-body.js';
-import { passthroughModelOf } from './responses/passthrough-model.js';
+import { passesThrough, passthroughModelOf } from './responses/passthrough-model.js';
 import { refuseField } from './responses/refuse-field.js';
 import { resolveConversation, type ResolvedConversation } from './responses/resolve-conversation.js';
 import { nowSeconds, randomItemId, type ResponseContext, type ResponseObject } from './responses/response-object.js';
@@ -81,7 +81,7 @@ export class ResponsesService {
     const routed = routesFor(model, turn);
     const stream = request.stream === true;
     const { value: answer } = await routeRequest(this.router, routed, input, session, (route, attempt) =>
-      route.responses !== null ? turn.passThrough(route.responses, route, attempt, stream, input.cancellation) : turn.convert(route, attempt, stream, input.cancellation),
+      passesThrough(route) ? turn.passThrough(route.responses as ResponsesProvider, route, attempt, stream, input.cancellation) : turn.convert(route, attempt, stream, input.cancellation),
     );
     const { record } = input;
     switch (answer.kind) {
@@ -118,7 +118,7 @@ export class ResponsesService {
  * called, unless some routes pass the Responses API through: then the request goes to those only.
  */
 function routesFor(model: CatalogModel<'chat'>, turn: Turn): CatalogModel<'chat'> {
-  if (model.routes.every((route) => route.responses !== null)) return model;
+  if (model.routes.every(passesThrough)) return model;
   try {
     turn.chatBody();
     return model;
@@ -169,7 +169,15 @@ class Turn {
 
   async passThrough(provider: ResponsesProvider, route: Route<'chat'>, attempt: Attempt, stream: boolean, cancellation: AbortSignal): Promise<Answer> {
     const body = passthroughBody(this.request, this.conversation, route.upstreamModel);
-    const result = await provider.createResponse(attempt, { body, stream, cancellation });
+    let result: ResponsesResult;
+    try {
+      result = await provider.createResponse(attempt, { body, stream, cancellation });
+    } catch (error) {
+      // The server has no Responses API (`responses: auto` found out on this call): the same
+      // request is converted to chat on the same credential instead of failing.
+      if (provider.servesResponses?.() === false && isGatewayError(error) && error.upstream?.class === 'caller') return this.convert(route, attempt, stream, cancellation);
+      throw error;
+    }
     if (result.kind === 'json') {
       if (stream) throw new Error(`${attempt.credential.id}: createResponse answered a stream request with JSON`);
       return { kind: 'passthrough-json', result };

@@ -143,7 +143,9 @@ describe('failover', () => {
       ['cred-slow', 'upstream_timeout'],
       ['cred-b', 'ok'],
     ]);
-    expect(await credential('cred-slow')).toMatchObject({ state: 'cooling', reason: 'timeout failure, backoff step 1' });
+    // One caller's timeout may be its request's doing (a long generation): it does not cool the
+    // credential by itself (docs/routing.md); timeouts in a row from several teams do.
+    expect(await credential('cred-slow')).toMatchObject({ state: 'healthy', last_error: null });
   });
 
   it('total_ms ends a call that takes too long as a whole, and it fails over', async () => {

@@ -27,7 +27,7 @@ describe('each provider owns its upstream keys', () => {
   it('refuses at start a key of another provider, naming the entry, the key and the keys it has', async () => {
     const refused = await serve(configFile('openai-threads', { id: 'gpt', provider: 'openai', base_url: 'http://127.0.0.1:9/v1', engine_threads: 4 }));
     expect(refused.code).toBe(78);
-    expect(refused.stderr).toEqual(['switchyard: config error: upstreams[0].engine_threads: unknown key for provider openai (its own keys: max_embedding_inputs)']);
+    expect(refused.stderr).toEqual(['switchyard: config error: upstreams[0].engine_threads: unknown key for provider openai (its own keys: max_embedding_inputs, responses)']);
 
     const anthropic = await serve(configFile('anthropic-embed', { id: 'claude', provider: 'anthropic', api_key: 'k', max_embedding_inputs: 8 }));
     expect(anthropic.stderr).toEqual(['switchyard: config error: upstreams[0].max_embedding_inputs: unknown key for provider anthropic (it has no keys of its own)']);

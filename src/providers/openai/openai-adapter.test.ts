@@ -88,3 +88,52 @@ describe('OpenAIAdapter credentials', () => {
     expect((error as GatewayError).message).toMatch(/^Upstream key-7 returned 1 embeddings for 2 inputs/);
   });
 });
+
+describe('OpenAIAdapter and the Responses API', () => {
+  let upstream: Server;
+  let baseUrl = '';
+  /** The status and body `/responses` answers. */
+  let reply: { status: number; body: unknown } = { status: 404, body: { detail: 'Not Found' } };
+
+  beforeAll(async () => {
+    upstream = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(reply.status, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(reply.body));
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const address = upstream.address();
+    baseUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/v1`;
+  });
+  afterAll(async () => new Promise<void>((resolve) => upstream.close(() => resolve())));
+
+  const create = async (responses: OpenAIAdapter) =>
+    (responses.responses as NonNullable<OpenAIAdapter['responses']>).createResponse(testAttempt(), { body: { model: 'm', input: 'Hi' }, stream: false, cancellation: new AbortController().signal }).catch((caught: unknown) => caught as GatewayError);
+
+  it('passes through to OpenAI itself, detects on any other server (auto), and converts when told', () => {
+    const kinds = [undefined, 'https://api.openai.com/v1', baseUrl].map((base_url) => new OpenAIAdapter(testEndpoint({ provider: 'openai', ...(base_url === undefined ? {} : { base_url }) })));
+    expect(kinds.map((adapter) => adapter.responses !== undefined)).toEqual([true, true, true]);
+    const converting = new OpenAIAdapter(testEndpoint({ provider: 'openai', base_url: baseUrl, responses: 'convert' } as Parameters<typeof testEndpoint>[0]));
+    expect(converting.responses).toBeUndefined();
+    return Promise.all([...kinds, converting].map((adapter) => adapter.close()));
+  });
+
+  it('learns from a 404 or 405 at /responses that the server has none, but not from an unknown model, and never when told passthrough', async () => {
+    const auto = new OpenAIAdapter(testEndpoint({ provider: 'openai', base_url: baseUrl }));
+    const passthrough = new OpenAIAdapter(testEndpoint({ provider: 'openai', base_url: baseUrl, responses: 'passthrough' } as Parameters<typeof testEndpoint>[0]));
+    try {
+      reply = { status: 404, body: { error: { message: 'The model `m` does not exist.', type: 'invalid_request_error', code: 'model_not_found' } } };
+      expect(await create(auto)).toMatchObject({ code: 'upstream_bad_request', status: 400 });
+      expect(auto.servesResponses()).toBe(true);
+      reply = { status: 405, body: { detail: 'Method Not Allowed' } };
+      expect(await create(passthrough)).toMatchObject({ code: 'upstream_bad_request' });
+      expect(passthrough.servesResponses()).toBe(true);
+      expect(await create(auto)).toMatchObject({ code: 'upstream_bad_request', upstream: { class: 'caller', status: 405 } });
+      expect(auto.servesResponses()).toBe(false);
+    } finally {
+      await Promise.all([auto.close(), passthrough.close()]);
+    }
+  });
+});

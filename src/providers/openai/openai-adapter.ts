@@ -49,6 +49,8 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
   readonly embeddingLimits: EmbeddingLimits;
   private readonly client: UpstreamClient;
   private readonly headers: CredentialHeaders;
+  /** Set when the server answered 404/405 at `/responses` (`responses: auto`); for this process's life. */
+  private responsesMissing = false;
 
   constructor(
     endpoint: EndpointConfig,
@@ -59,7 +61,7 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
     this.embeddingLimits = { ...OPENAI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(endpoint, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? OPENAI_EMBEDDING_LIMITS.maxInputs };
     this.client = new UpstreamClient(endpoints.baseUrl, endpoint);
     this.headers = new CredentialHeaders(endpoints.headers);
-    if (endpoints.responses === true) this.responses = this;
+    if (endpoints.responses === 'passthrough' || endpoints.responses === 'auto') this.responses = this;
   }
 
   async chatCompletion(attempt: Attempt, call: ChatCall): Promise<ChatCompletionResult> {
@@ -82,18 +84,22 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
     return readOpenAIChatStream(response.body, attempt.credential.id, this.client.maxEventBytes);
   }
 
+  servesResponses(): boolean {
+    return !this.responsesMissing;
+  }
+
   /** The Responses API passed through: the body as given, the upstream's JSON or event stream back as bytes. */
   async createResponse(attempt: Attempt, call: ResponsesCall): Promise<ResponsesResult> {
     const request = this.post(attempt, 'responses', call.body.model, JSON.stringify(call.body), call.cancellation);
     if (!call.stream) {
       const response = await this.client.requestBuffered(request);
-      if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response, attempt);
+      if (response.statusCode < 200 || response.statusCode >= 300) throw this.responsesError(response, attempt);
       const parsed = parseResponse(response.body);
       if (parsed === null) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} answered with a body that is not a Response object.`);
       return { kind: 'json', payload: response.body, usage: responsesUsage(parsed['usage']), responseId: typeof parsed['id'] === 'string' ? parsed['id'] : null };
     }
     const response = await this.client.openEventStream(request);
-    if (!response.ok) throw this.error(response, attempt);
+    if (!response.ok) throw this.responsesError(response, attempt);
     const tap = new ResponsesStreamTap(this.client.maxEventBytes);
     return { kind: 'stream', body: tap.tap(response.body), usage: () => tap.usage, responseId: () => tap.responseId };
   }
@@ -193,6 +199,17 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
 
   private post(attempt: Attempt, operation: OpenAIOperation, model: string, body: string, cancellation: AbortSignal): UpstreamRequest {
     return { path: this.endpoints.path(operation, model), method: 'POST', headers: this.headers.of(attempt.credential), body, cancellation, attempt };
+  }
+
+  /**
+   * A failed `/responses` call. With `responses: auto`, a 404 or 405 that is not about the model
+   * (an unknown model is the caller's, and the chat call would say the same) means the server has
+   * no Responses API: remembered, so that this request and the later ones are converted to chat.
+   */
+  private responsesError(response: BufferedResponse, attempt: Attempt): GatewayError {
+    const error = this.error(response, attempt);
+    if (this.endpoints.responses === 'auto' && (response.statusCode === 404 || response.statusCode === 405) && !/model/i.test(error.message)) this.responsesMissing = true;
+    return error;
   }
 
   private error(response: BufferedResponse, attempt: Attempt): GatewayError {

@@ -1,7 +1,9 @@
 import type { EndpointConfig, ModelType } from '../../config/index.js';
 import type { Credential } from '../provider-adapter.js';
 import { bearerHeaders } from '../shared/credential-headers.js';
+import { readUpstreamKeys } from '../shared/upstream-keys.js';
 import { DEFAULT_OPENAI_BASE_URL } from './openai-api.js';
+import { OPENAI_UPSTREAM_KEYS, type ResponsesMode } from './openai-upstream-keys.js';
 
 export type OpenAIOperation = 'chat/completions' | 'responses' | 'embeddings' | 'rerank' | 'audio/speech' | 'audio/transcriptions';
 
@@ -16,23 +18,35 @@ export interface OpenAIEndpoints {
   /** The headers a credential's requests carry: its key where this API wants it, and its extra headers. */
   headers(credential: Credential): Record<string, string>;
   capabilities: ReadonlySet<ModelType>;
-  /** Whether `/v1/responses` is passed through to `{base_url}/responses`; without it, it is converted to chat. */
-  responses?: boolean;
+  /**
+   * How `/v1/responses` reaches it: passed through to `{base_url}/responses`, converted to chat,
+   * or passed through until the server shows it has no Responses API (`auto`). Without it, converted.
+   */
+  responses?: ResponsesMode;
 }
 
 /**
  * OpenAI itself and everything that copies its URLs: vLLM, Ollama, llama.cpp, Groq, Together,
- * OpenRouter… The Responses API is passed through to all of them: OpenAI and most of these serve
- * `/responses` themselves, and a server that does not answers 404, which the caller sees as
- * `upstream_bad_request` (give such a server's models a route of their own, or a provider that
- * converts). See docs/responses-api.md.
+ * OpenRouter… The Responses API is passed through to OpenAI; any other server gets `auto` unless
+ * its entry says `responses:`: most serve `/responses` themselves, and one that answers 404 or 405
+ * there is converted to chat from then on. See docs/responses-api.md.
  */
 export function openAIEndpoints(endpoint: EndpointConfig): OpenAIEndpoints {
+  const baseUrl = endpoint.base_url ?? DEFAULT_OPENAI_BASE_URL;
   return {
-    baseUrl: endpoint.base_url ?? DEFAULT_OPENAI_BASE_URL,
+    baseUrl,
     path: (operation) => `/${operation}`,
     headers: bearerHeaders,
     capabilities: new Set(['chat', 'embedding', 'rerank', 'speech', 'transcription']),
-    responses: true,
+    responses: readUpstreamKeys(endpoint, OPENAI_UPSTREAM_KEYS).responses ?? (isOpenAIItself(baseUrl) ? 'passthrough' : 'auto'),
   };
+}
+
+/** OpenAI's own API serves `/responses` for every model it has: nothing to detect there. */
+function isOpenAIItself(baseUrl: string): boolean {
+  try {
+    return new URL(baseUrl).hostname === new URL(DEFAULT_OPENAI_BASE_URL).hostname;
+  } catch {
+    return false;
+  }
 }

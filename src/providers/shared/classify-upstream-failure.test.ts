@@ -5,9 +5,11 @@ const plain: ErrorDialect = { read: () => null };
 
 describe('classifyAnswer', () => {
   it('classes a status the same way for every provider', () => {
-    expect([400, 413, 422, 401, 403, 402, 429, 408, 504, 503, 529, 404, 500, 502].map(classOfStatus)).toEqual([
-      'caller', 'caller', 'caller', 'auth', 'auth', 'quota', 'rate_limit', 'timeout', 'timeout', 'overloaded', 'overloaded', 'server', 'server', 'server',
+    expect([400, 404, 405, 413, 422, 401, 403, 402, 429, 408, 504, 503, 529, 500, 502].map(classOfStatus)).toEqual([
+      'caller', 'caller', 'caller', 'caller', 'caller', 'auth', 'auth', 'quota', 'rate_limit', 'timeout', 'timeout', 'overloaded', 'overloaded', 'server', 'server',
     ]);
+    // A 404 (an unknown model, a path the server lacks) is the request's: 400 to the caller, nothing to fail over to.
+    expect(classifyAnswer(404, undefined, '{"detail":"Not Found"}', 'key-a', plain)).toMatchObject({ code: 'upstream_bad_request', status: 400, retryable: false });
   });
 
   it('keeps the class, status, delay, rate-limit headers and credential, and maps to one code', () => {
@@ -57,7 +59,8 @@ describe('classifyTransport', () => {
       retryable: true,
       upstream: { class: 'connect', status: null, credentialId: 'key-a', message: 'ECONNREFUSED' },
     });
-    expect(classifyTransport(Object.assign(new Error('t'), { code: 'ETIMEDOUT' }), 'key-a')).toMatchObject({ code: 'upstream_timeout', upstream: { class: 'timeout' } });
+    // A connect that timed out sent nothing: a connection failure, whatever its code says.
+    expect(classifyTransport(Object.assign(new Error('t'), { code: 'ETIMEDOUT' }), 'key-a')).toMatchObject({ code: 'upstream_timeout', upstream: { class: 'connect' } });
     expect(classifyTransport(Object.assign(new Error('bad chunk'), { code: 'HTTP1_PROTOCOL' }), 'key-a')).toMatchObject({
       code: 'upstream_invalid_response',
       upstream: { class: 'protocol' },

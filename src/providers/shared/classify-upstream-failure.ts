@@ -18,9 +18,13 @@ export interface DialectReading {
   retryAfterSeconds?: number | undefined;
 }
 
-/** What the status alone says. */
+/**
+ * What the status alone says. A 404 or 405 is the request's (a model the upstream does not know,
+ * an operation its server does not serve): another credential of the pool would answer the same,
+ * and the credential is not failing.
+ */
 export function classOfStatus(status: number): FailureClass {
-  if (status === 400 || status === 413 || status === 422) return 'caller';
+  if (status === 400 || status === 404 || status === 405 || status === 413 || status === 422) return 'caller';
   if (status === 401 || status === 403) return 'auth';
   if (status === 402) return 'quota';
   if (status === 429) return 'rate_limit';
@@ -74,7 +78,9 @@ export function classifyTransport(error: unknown, credentialId: string): Gateway
     message,
   });
   if (code !== undefined && TIMEOUT_CODES.has(code)) {
-    return new GatewayError('upstream_timeout', `Upstream ${credentialId} timed out (${code}).`, { cause: error, upstream: failure('timeout', code) });
+    // Answered as a timeout, but classed as the connection failure it is: nothing was sent, so no
+    // request can have caused it (docs/routing.md: it cools the credential at once).
+    return new GatewayError('upstream_timeout', `Upstream ${credentialId} timed out (${code}).`, { cause: error, upstream: failure('connect', code) });
   }
   if (code === 'HTTP1_PROTOCOL' || (code !== undefined && code.startsWith('HPE_'))) {
     const detail = (error as Error).message;

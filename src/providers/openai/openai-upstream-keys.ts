@@ -1,0 +1,20 @@
+import { Type } from '@sinclair/typebox';
+import { EMBEDDING_UPSTREAM_KEYS } from '../shared/upstream-keys.js';
+
+/** How `/v1/responses` reaches an OpenAI-compatible upstream (docs/responses-api.md). */
+export const RESPONSES_MODES = ['passthrough', 'convert', 'auto'] as const;
+export type ResponsesMode = (typeof RESPONSES_MODES)[number];
+
+/** An OpenAI-compatible upstream's own keys. */
+export const OPENAI_UPSTREAM_KEYS = {
+  ...EMBEDDING_UPSTREAM_KEYS,
+  responses: Type.Optional(
+    Type.Union(
+      RESPONSES_MODES.map((mode) => Type.Literal(mode)),
+      {
+        description:
+          "/v1/responses: passthrough (to the server's /responses), convert (to chat completions), or auto (passed through until the server answers 404/405 there, then converted); default passthrough for OpenAI's own base URL, auto for any other",
+      },
+    ),
+  ),
+};
