@@ -1,11 +1,13 @@
 import type { Credential } from '../api/types';
 import { formatTime } from '../lib/format';
 
-/** healthy / cooling until <local time> / failed: reason / disabled, as a badge. */
+/** healthy / cooling until <local time> (probing: its cooldown ended, one request is trying it) / failed: reason / disabled, as a badge. */
 export function CredentialStateBadge({ credential }: { credential: Credential }) {
   const text =
     credential.state === 'cooling'
-      ? `cooling until ${formatTime(credential.until)}`
+      ? credential.until === null
+        ? 'probing'
+        : `cooling until ${formatTime(credential.until)}`
       : credential.state === 'failed'
         ? `failed${credential.reason === null ? '' : `: ${credential.reason}`}`
         : credential.state;
