@@ -8,7 +8,7 @@ export interface CredentialView {
   id: string;
   provider: ProviderKind;
   state: CredentialState;
-  /** When a cooldown ends; null in the other states. */
+  /** When a cooldown ends; null in the other states and while the probe that ends a cooldown is under way. A cooldown already past shows `healthy`. */
   until: string | null;
   reason: string | null;
   /** When it entered its state; null for a credential that has been healthy since the start. */
