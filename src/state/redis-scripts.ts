@@ -207,6 +207,8 @@ while tonumber(redis.call('HGET', KEYS[3], group) or '0') + weight > groupLimit 
   local oldest = redis.call('ZRANGE', KEYS[5], 0, 0)[1]
   if not oldest then break end
   evict(oldest)
+  -- Never counted (the pool's hash lost it): still out of the group's order, or this would not end.
+  redis.call('ZREM', KEYS[5], oldest)
 end
 while tonumber(redis.call('GET', KEYS[4]) or '0') + weight > totalLimit do
   local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
