@@ -292,7 +292,8 @@ function callerLimits(state: SharedState, queue: RequestLogQueue, requestLog: St
 
 /** Responses made by conversion, kept in the shared state for `responses.retention` (docs/responses-api.md). */
 function responseStore(config: SwitchyardConfig, state: SharedState, logger: Logger): ResponseStore {
-  return new ResponseStore(state, parseDuration(config.responses.retention) as number, (error) =>
+  const budget = { teamBytes: config.responses.max_bytes_per_team, totalBytes: config.responses.max_bytes };
+  return new ResponseStore(state, parseDuration(config.responses.retention) as number, budget, (error) =>
     logger.warn({ err: error }, 'a response could not be stored; continuing it by previous_response_id will be refused'),
   );
 }

@@ -160,7 +160,11 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     responses: Type.Object(
-      { retention: Duration('24h', 'how long a response made by conversion is kept for previous_response_id and item_reference (docs/responses-api.md)') },
+      {
+        retention: Duration('24h', 'how long a response made by conversion is kept for previous_response_id and item_reference (docs/responses-api.md)'),
+        max_bytes: PositiveInteger(256 * 1024 * 1024, 'bytes all stored responses may take together; past it the oldest, whatever their team, are evicted'),
+        max_bytes_per_team: PositiveInteger(32 * 1024 * 1024, "bytes one team's stored responses may take; past it the team's oldest are evicted"),
+      },
       { additionalProperties: false, default: {} },
     ),
     security: Type.Object(

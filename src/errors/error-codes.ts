@@ -6,6 +6,8 @@
 export const ERROR_CODES = {
   invalid_json: { status: 400, type: 'invalid_request_error', retryable: false },
   invalid_body: { status: 400, type: 'invalid_request_error', retryable: false },
+  /** `previous_response_id` names no response the gateway keeps for the team (never stored, expired, evicted, another team's). */
+  previous_response_not_found: { status: 400, type: 'invalid_request_error', retryable: false },
   /** The HTTP message itself could not be parsed (bad chunked framing, Content-Length with Transfer-Encoding…). */
   malformed_request: { status: 400, type: 'invalid_request_error', retryable: false },
   unsupported_media_type: { status: 400, type: 'invalid_request_error', retryable: false },

@@ -69,7 +69,7 @@ beforeAll(async () => {
     recorder,
     catalog,
     chat: new ChatCompletionService(catalog, router),
-    responses: new ResponsesService(catalog, router, new ResponseStore({ get: async () => null, set: async () => undefined }, 60_000, () => undefined)),
+    responses: new ResponsesService(catalog, router, new ResponseStore({ get: async () => null, setWithinBudget: async () => ({ stored: true, evicted: 0 }) }, 60_000, { teamBytes: 1_000_000, totalBytes: 1_000_000 }, () => undefined)),
     native: new NativeService(catalog, router),
     adminRoutes: credentialRoutes(credentials, new UpstreamAccounts(stores.upstreamAccounts, null, () => ({ accountId: 'none' }), new Set())),
     embeddings: new EmbeddingService(catalog, router),

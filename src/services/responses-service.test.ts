@@ -76,11 +76,17 @@ function model(id: string, routes: Route<'chat'>[]): CatalogModel<'chat'> {
 
 function mapState(): ResponseStateStore {
   const values = new Map<string, string>();
-  return { get: async (key) => values.get(key) ?? null, set: async (key, value) => void values.set(key, value) };
+  return {
+    get: async (key) => values.get(key) ?? null,
+    setWithinBudget: async (_pool, _group, entries) => {
+      for (const { key, value } of entries) values.set(key, value);
+      return { stored: true, evicted: 0 };
+    },
+  };
 }
 
 function setup(models: CatalogModel<'chat'>[]): { service: ResponsesService; call: (body: Record<string, unknown>, extra?: Partial<ResponsesInput>) => Promise<{ outcome: ResponsesOutcome; record: RequestRecord }> } {
-  const service = new ResponsesService(new ModelCatalog(models), new Router(), new ResponseStore(mapState(), 60_000, () => undefined));
+  const service = new ResponsesService(new ModelCatalog(models), new Router(), new ResponseStore(mapState(), 60_000, { teamBytes: 1_000_000, totalBytes: 1_000_000 }, () => undefined));
   return {
     service,
     async call(body, extra = {}) {

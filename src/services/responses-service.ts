@@ -156,11 +156,16 @@ class Turn {
     const { previous_response_id: previousId } = this.request;
     const history = this.conversation.previous?.items ?? null;
     if (typeof previousId === 'string' && previousId !== '' && history === null) {
+      if (this.conversation.previous === null) {
+        throw new GatewayError(
+          'previous_response_not_found',
+          `Previous response with id ${echo(previousId)} not found: it was never stored (store: false), has expired, was evicted to keep the team's stored responses within responses.max_bytes_per_team (the oldest go first), or belongs to another team; send the conversation as input instead.`,
+          { param: 'previous_response_id' },
+        );
+      }
       throw refuseField(
         'previous_response_id',
-        this.conversation.previous === null
-          ? `Previous response with id ${echo(previousId)} not found: it was never stored (store: false), has expired, or belongs to another team.`
-          : `Previous response with id ${echo(previousId)} is kept by the upstream that made it, not by this gateway, and cannot be continued by an upstream that speaks chat completions; send the conversation as input instead.`,
+        `Previous response with id ${echo(previousId)} is kept by the upstream that made it, not by this gateway, and cannot be continued by an upstream that speaks chat completions; send the conversation as input instead.`,
       );
     }
     this.converted = responsesToChat({ ...this.request, input: this.conversation.input }, history ?? []).body;
@@ -202,11 +207,14 @@ class Turn {
     return { kind: 'converted-stream', first, iterator, chat };
   }
 
-  /** Stores a converted response that ended (completed or incomplete) with its whole conversation, unless the client said `store: false`. */
+  /**
+   * Stores a converted response that ended (completed or incomplete), unless the client said
+   * `store: false`: this turn's items, linked to the turns before it, which are stored already.
+   */
   async remember(response: ResponseObject): Promise<void> {
     if (this.request.store === false || (response.status !== 'completed' && response.status !== 'incomplete')) return;
-    const items = [...(this.conversation.previous?.items ?? []), ...turnItems({ input: this.conversation.input }, response)];
-    await this.store.save(this.team, response.id, { session: this.session?.id ?? null, items }, responseOutputItems(response));
+    const items = turnItems({ input: this.conversation.input }, response);
+    await this.store.save(this.team, response.id, { session: this.session?.id ?? null, earlier: this.conversation.previous?.links ?? [], items }, responseOutputItems(response));
   }
 
   /**
@@ -215,7 +223,7 @@ class Turn {
    */
   async rememberUpstreamResponse(id: string): Promise<void> {
     if (this.request.store === false || this.session === null) return;
-    await this.store.save(this.team, id, { session: this.session.id, items: null }, []);
+    await this.store.save(this.team, id, { session: this.session.id, earlier: [], items: null }, []);
   }
 }
 

@@ -24,3 +24,21 @@ export function requireEntry(key: string, value: string, ttlMs: number): void {
   requireString('value', value);
   requireMilliseconds('ttlMs', ttlMs);
 }
+
+/** The argument checks of `setWithinBudget`, shared by every backend. */
+export function requireBudgetedEntries(pool: string, group: string, entries: readonly { key: string; value: string }[], ttlMs: number, budget: { groupBytes: number; totalBytes: number }): void {
+  requireString('pool', pool);
+  requireString('group', group);
+  requireMilliseconds('ttlMs', ttlMs);
+  if (!Array.isArray(entries) || entries.length === 0) throw new TypeError('entries must be a non-empty array');
+  const keys = new Set<string>();
+  for (const entry of entries) {
+    requireString('key', entry.key);
+    requireString('value', entry.value);
+    if (keys.has(entry.key)) throw new TypeError(`entries name the key ${entry.key} twice`);
+    keys.add(entry.key);
+  }
+  for (const [name, bytes] of [['groupBytes', budget.groupBytes], ['totalBytes', budget.totalBytes]] as const) {
+    if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new TypeError(`${name} must be a positive integer, got ${String(bytes)}`);
+  }
+}

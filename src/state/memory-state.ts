@@ -1,8 +1,9 @@
 import { callListener } from './call-listener.js';
-import { requireAmount, requireEntry, requireListener, requireMilliseconds, requireString } from './check-arguments.js';
+import { requireAmount, requireBudgetedEntries, requireEntry, requireListener, requireMilliseconds, requireString } from './check-arguments.js';
 import { requireMeters } from './check-meters.js';
+import { MemoryBudgets } from './memory-budgets.js';
 import { MemoryMeters } from './memory-meters.js';
-import type { ChargeOutcome, Meter, SharedState, WindowCount } from './shared-state.js';
+import type { BudgetedEntry, BudgetOutcome, BudgetUsage, ByteBudget, ChargeOutcome, Meter, SharedState, WindowCount } from './shared-state.js';
 
 export interface MemoryStateOptions {
   /** Milliseconds since the epoch; `Date.now` unless a test fixes the time. */
@@ -57,6 +58,7 @@ export class MemoryState implements SharedState {
   private readonly fieldMaps = new Map<string, Map<string, StoredValue>>();
   private readonly channels = new Map<string, Set<Subscription>>();
   private meters = new MemoryMeters();
+  private readonly budgets = new MemoryBudgets(this.values);
   private readonly now: () => number;
   /** Null once closed. */
   private sweeper: NodeJS.Timeout | null;
@@ -173,6 +175,19 @@ export class MemoryState implements SharedState {
     return this.meters.charge(meters, this.now());
   }
 
+  async setWithinBudget(pool: string, group: string, entries: readonly BudgetedEntry[], ttlMs: number, budget: ByteBudget): Promise<BudgetOutcome> {
+    this.requireOpen();
+    requireBudgetedEntries(pool, group, entries, ttlMs, budget);
+    return this.budgets.setWithinBudget(pool, group, entries, ttlMs, budget, this.now());
+  }
+
+  async budgetUsage(pool: string, group: string): Promise<BudgetUsage> {
+    this.requireOpen();
+    requireString('pool', pool);
+    requireString('group', group);
+    return this.budgets.usage(pool, group, this.now());
+  }
+
   async setField(key: string, field: string, value: string, ttlMs: number): Promise<void> {
     this.requireOpen();
     requireString('key', key);
@@ -249,6 +264,7 @@ export class MemoryState implements SharedState {
     this.counters.clear();
     this.fieldMaps.clear();
     this.meters = new MemoryMeters();
+    this.budgets.clear();
     for (const subscriptions of this.channels.values()) for (const subscription of subscriptions) subscription.active = false;
     this.channels.clear();
   }
@@ -263,6 +279,7 @@ export class MemoryState implements SharedState {
       if (fields.size === 0) this.fieldMaps.delete(key);
     }
     this.meters.sweep(now);
+    this.budgets.sweep(now);
   }
 
   private requireOpen(): void {

@@ -158,6 +158,81 @@ for i = 1, count do
 end
 return reply(-1)`);
 
+// A budget pool is KEYS[1], a sorted set of key → the server time it expires at (the order entries
+// are evicted in), KEYS[2], a hash of key → "bytes:group", KEYS[3], a hash of group → bytes, and
+// KEYS[4], the pool's bytes. Each group's keys are also in a sorted set of its own, named
+// ARGV[1] .. group: a group other than the caller's is known only once an entry names it, so those
+// keys are built here (a single Redis, or keys of one slot, as everything here assumes). Expired
+// entries stop counting before every read and write, at most 1,000 a call (each is pruned once).
+const BUDGET_PRUNE = `
+local groupBase = ARGV[1]
+local function forget(key)
+  local counted = redis.call('HGET', KEYS[2], key)
+  redis.call('ZREM', KEYS[1], key)
+  if not counted then return end
+  local colon = string.find(counted, ':', 1, true)
+  local bytes = tonumber(string.sub(counted, 1, colon - 1))
+  local owner = string.sub(counted, colon + 1)
+  redis.call('HDEL', KEYS[2], key)
+  redis.call('ZREM', groupBase .. owner, key)
+  if redis.call('HINCRBY', KEYS[3], owner, -bytes) <= 0 then redis.call('HDEL', KEYS[3], owner) end
+  redis.call('DECRBY', KEYS[4], bytes)
+end
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now), 'LIMIT', 0, 1000)
+for _, key in ipairs(expired) do forget(key) end`;
+
+/**
+ * `setWithinBudget`: KEYS the pool's four (above) and KEYS[5], the caller's group's sorted set;
+ * ARGV group key base, group, ttlMs, groupBytes, totalBytes, value key base, then key, value per
+ * entry. Returns { 1 stored or 0, evicted }. The same rules as MemoryBudgets; `#` is a string's
+ * length in bytes, which is the UTF-8 weight MemoryBudgets counts.
+ */
+export const SET_WITHIN_BUDGET = script(`${NOW}${BUDGET_PRUNE}
+local group = ARGV[2]
+local ttl = tonumber(ARGV[3])
+local groupLimit = tonumber(ARGV[4])
+local totalLimit = tonumber(ARGV[5])
+local valueBase = ARGV[6]
+local weight = 0
+for i = 7, #ARGV, 2 do weight = weight + #ARGV[i] + #ARGV[i + 1] end
+if weight > groupLimit or weight > totalLimit then return { 0, 0 } end
+for i = 7, #ARGV, 2 do forget(ARGV[i]) end
+local evicted = 0
+local function evict(key)
+  forget(key)
+  redis.call('DEL', valueBase .. key)
+  evicted = evicted + 1
+end
+while tonumber(redis.call('HGET', KEYS[3], group) or '0') + weight > groupLimit do
+  local oldest = redis.call('ZRANGE', KEYS[5], 0, 0)[1]
+  if not oldest then break end
+  evict(oldest)
+  -- Never counted (the pool's hash lost it): still out of the group's order, or this would not end.
+  redis.call('ZREM', KEYS[5], oldest)
+end
+while tonumber(redis.call('GET', KEYS[4]) or '0') + weight > totalLimit do
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
+  if not oldest then break end
+  evict(oldest)
+end
+local expiresAt = string.format('%.0f', now + ttl)
+for i = 7, #ARGV, 2 do
+  local key = ARGV[i]
+  redis.call('SET', valueBase .. key, ARGV[i + 1], 'PX', ttl)
+  redis.call('ZADD', KEYS[1], expiresAt, key)
+  redis.call('ZADD', KEYS[5], expiresAt, key)
+  redis.call('HSET', KEYS[2], key, tostring(#key + #ARGV[i + 1]) .. ':' .. group)
+end
+redis.call('HINCRBY', KEYS[3], group, weight)
+redis.call('INCRBY', KEYS[4], weight)
+-- The entries just set are the last to expire: the pool's keys live as long as they do.
+for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], ttl) end
+return { 1, evicted }`);
+
+/** `budgetUsage`: KEYS the pool's four; ARGV group key base, group. Returns { group's bytes, pool's bytes } as strings. */
+export const BUDGET_USAGE = script(`${NOW}${BUDGET_PRUNE}
+return { redis.call('HGET', KEYS[3], ARGV[2]) or '0', redis.call('GET', KEYS[4]) or '0' }`);
+
 /** EVALSHA, so each call sends a digest rather than the script; EVAL when the server lacks it. */
 export async function runScript(client: Redis, { lua, sha }: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {
   try {

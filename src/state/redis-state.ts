@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import { callListener } from './call-listener.js';
-import { requireAmount, requireEntry, requireListener, requireMilliseconds, requireString } from './check-arguments.js';
+import { requireAmount, requireBudgetedEntries, requireEntry, requireListener, requireMilliseconds, requireString } from './check-arguments.js';
 import { ConnectionWatch, openConnections, redactRedisUrl, withoutPassword } from './redis-connections.js';
-import { ADD_TO_WINDOW, CHARGE, COMPARE_AND_SET, READ_FIELDS, SET_FIELD, SET_IF_ABSENT, runScript } from './redis-scripts.js';
+import { ADD_TO_WINDOW, BUDGET_USAGE, CHARGE, COMPARE_AND_SET, READ_FIELDS, SET_FIELD, SET_IF_ABSENT, SET_WITHIN_BUDGET, runScript } from './redis-scripts.js';
 import { requireMeters } from './check-meters.js';
-import type { ChargeOutcome, Meter, SharedState, WindowCount } from './shared-state.js';
+import type { BudgetedEntry, BudgetOutcome, BudgetUsage, ByteBudget, ChargeOutcome, Meter, SharedState, WindowCount } from './shared-state.js';
 
 export interface RedisStateOptions {
   /** Put before every key and channel, so several deployments (or test runs) can share one Redis. */
@@ -147,6 +147,26 @@ export class RedisState implements SharedState {
     return { refused: Number(refused), values: values.map(Number), missing: missing.map(Number) };
   }
 
+  async setWithinBudget(pool: string, group: string, entries: readonly BudgetedEntry[], ttlMs: number, budget: ByteBudget): Promise<BudgetOutcome> {
+    this.requireOpen();
+    requireBudgetedEntries(pool, group, entries, ttlMs, budget);
+    const groupBase = this.budgetGroupBase(pool);
+    const args = [groupBase, group, ttlMs, budget.groupBytes, budget.totalBytes, this.valueKey(''), ...entries.flatMap((entry) => [entry.key, entry.value])];
+    const reply = await runScript(this.command, SET_WITHIN_BUDGET, [...this.budgetKeys(pool), groupBase + group], args);
+    if (!Array.isArray(reply) || reply.length !== 2) throw new Error('unexpected reply from Redis to setWithinBudget');
+    const [stored, evicted] = reply as [number, number];
+    return { stored: stored === 1, evicted: Number(evicted) };
+  }
+
+  async budgetUsage(pool: string, group: string): Promise<BudgetUsage> {
+    this.requireOpen();
+    requireString('pool', pool);
+    requireString('group', group);
+    const [groupBytes, totalBytes] = stringsReply(await runScript(this.command, BUDGET_USAGE, this.budgetKeys(pool), [this.budgetGroupBase(pool), group])).map(Number);
+    if (groupBytes === undefined || totalBytes === undefined) throw new Error('unexpected reply from Redis to budgetUsage');
+    return { groupBytes, totalBytes };
+  }
+
   async setField(key: string, field: string, value: string, ttlMs: number): Promise<void> {
     this.requireOpen();
     requireString('key', key);
@@ -245,6 +265,17 @@ export class RedisState implements SharedState {
 
   private fieldKeys(key: string): string[] {
     return [`${this.prefix}fields:${key}`, `${this.prefix}fields-expiry:${key}`];
+  }
+
+  /** A pool's name is length-prefixed, so that no pool's keys are another's. */
+  private budgetKeys(pool: string): string[] {
+    const base = `${this.prefix}budget:${pool.length}:${pool}:`;
+    return [`${base}order`, `${base}entries`, `${base}bytes`, `${base}total`];
+  }
+
+  /** A group's sorted set is this and the group's name: the group comes last, so it cannot be mistaken for another. */
+  private budgetGroupBase(pool: string): string {
+    return `${this.prefix}budget:${pool.length}:${pool}:group:`;
   }
 
   private channelName(channel: string): string {

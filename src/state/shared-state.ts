@@ -79,6 +79,23 @@ export interface SharedState {
   charge(meters: readonly Meter[]): Promise<ChargeOutcome>;
 
   /**
+   * Sets `entries` as values (each readable by `get`, living `ttlMs`) in one atomic step, counted
+   * against byte budgets: the pool's `totalBytes` across all groups and `groupBytes` for `group`.
+   * An entry weighs the UTF-8 bytes of its key and value; an expired entry stops counting, and a
+   * key set again is counted once. Room is made by evicting (deleting) the group's oldest entries
+   * while the group would go over its budget, then the pool's oldest, whatever their group, while
+   * the pool would. Entries whose weight alone is over either budget are refused whole: nothing
+   * changes and `stored` is false. "Oldest" is the soonest to expire, so a pool's entries should
+   * all be given one TTL (then it is the order they were set in). Budgets and evictions are a
+   * fifth namespace beside the values: values set with `set` are not counted, and should not be
+   * mixed into a pool's keys. Atomic, so N processes on one backend together stay within budget.
+   */
+  setWithinBudget(pool: string, group: string, entries: readonly BudgetedEntry[], ttlMs: number, budget: ByteBudget): Promise<BudgetOutcome>;
+
+  /** The bytes a group and its pool hold now (expired entries no longer counted): for limits shown and tests. */
+  budgetUsage(pool: string, group: string): Promise<BudgetUsage>;
+
+  /**
    * Sets one field of the expiring map at `key`, replacing its value and TTL; the map's other
    * fields keep theirs. Each field expires on its own: a gateway replica that writes its own field
    * every second with a TTL of a few seconds stops being counted soon after it dies.
@@ -118,6 +135,30 @@ export interface SharedState {
    * `onAvailability` throws). Calling it again, or an unsubscribe function, is harmless.
    */
   close(): Promise<void>;
+}
+
+/** One value of a {@link SharedState.setWithinBudget}. */
+export interface BudgetedEntry {
+  key: string;
+  value: string;
+}
+
+/** The byte budgets of a {@link SharedState.setWithinBudget}: positive integers. */
+export interface ByteBudget {
+  groupBytes: number;
+  totalBytes: number;
+}
+
+export interface BudgetOutcome {
+  /** False when the entries alone weigh more than a budget: then nothing changed. */
+  stored: boolean;
+  /** How many entries were evicted to make room. */
+  evicted: number;
+}
+
+export interface BudgetUsage {
+  groupBytes: number;
+  totalBytes: number;
 }
 
 /** One meter of a {@link SharedState.charge}. */

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SharedState } from './shared-state.js';
+import { describeBudgetChecks } from './state-budget-contract.js';
 import { describeMapAndMessageChecks } from './state-message-contract.js';
 import { describeMeterChecks } from './state-meter-contract.js';
 import { describeValueChecks } from './state-value-contract.js';
@@ -114,6 +115,7 @@ export function describeStateContract(
     describeWindowChecks(context);
     describeMapAndMessageChecks(context);
     describeMeterChecks(context);
+    describeBudgetChecks(context);
 
     const { ttlMs: TTL_MS, windowMs: WINDOW_MS } = timing;
 

@@ -377,7 +377,7 @@ describe('conversations on the converted path: stored responses', () => {
     expect(unstored).toMatchObject({ store: false });
     const error = await client.responses.create({ model: 'claude-sonnet', previous_response_id: unstored.id, input: 'And devils?' }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(error).toMatchObject({ status: 400, code: 'invalid_body', param: 'previous_response_id' });
+    expect(error).toMatchObject({ status: 400, code: 'previous_response_not_found', param: 'previous_response_id' });
     expect((error as Error).message).toContain(unstored.id);
     expect(anthropicUpstream.requests).toHaveLength(1);
   });
@@ -386,7 +386,7 @@ describe('conversations on the converted path: stored responses', () => {
     const response = await post({ model: 'claude-sonnet', previous_response_id: 'resp_nobody_made_this', input: 'Hi' });
     expect(response.status).toBe(400);
     const body = (await response.json()) as { error: Record<string, unknown> };
-    expect(body.error).toMatchObject({ code: 'invalid_body', param: 'previous_response_id' });
+    expect(body.error).toMatchObject({ code: 'previous_response_not_found', param: 'previous_response_id' });
     expect(body.error['message']).toContain("'resp_nobody_made_this'");
     expect(anthropicUpstream.requests).toHaveLength(0);
   });
