@@ -107,7 +107,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     });
     const prices = new Map(config.models.flatMap((model) => (model.price === undefined ? [] : [[model.id, model.price] as const])));
     const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access), (model) => prices.get(model));
-    const limits = callerLimits(state, queue, stores.requestSearch, logger);
+    const limits = callerLimits(state, queue, stores.requestSearch, logger, parseDuration(config.state.slot_lease) as number);
     const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'), limits);
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
     const catalog = new ModelCatalog([]);
@@ -178,7 +178,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
           gate.answerPending();
         });
         await recorder.close();
-        await limits.drain();
+        await limits.close();
         if (queue !== null && queue.size > 0) logger.error({ lostRows: queue.size }, 'request log rows could not be written at shutdown');
         runtimeAccounts.close();
         await wired.close();
@@ -279,14 +279,15 @@ async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Log
  * The callers' rate limits and quotas over the shared state. A quota counter the state lacks is
  * rebuilt from the request log, once the rows still queued for it are written.
  */
-function callerLimits(state: SharedState, queue: RequestLogQueue, requestLog: Stores['requestSearch'], logger: Logger): CallerLimits {
+function callerLimits(state: SharedState, queue: RequestLogQueue, requestLog: Stores['requestSearch'], logger: Logger, slotLeaseMs: number): CallerLimits {
   return new CallerLimits({
     state,
+    slotLeaseMs,
     ledger: async (match, fromMs, toMs) => {
       await queue.flush();
       return requestLog.spent({ ...match, from: fromMs, to: toMs });
     },
-    onError: (error) => logger.warn({ err: error }, 'caller limits could not reach the shared state; requests are let through uncounted meanwhile'),
+    onError: (error) => logger.warn({ err: error }, 'caller limits could not reach the shared state; requests are let through uncounted meanwhile, settlements retried'),
   });
 }
 

@@ -1,11 +1,21 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryState } from '../state/index.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MemoryState, type ChargeOutcome, type Meter } from '../state/index.js';
 import type { Limits } from '../store/index.js';
 import { CallerLimits, type Admission, type AdmissionResult, type Spending } from './caller-limits.js';
 import type { LimitHolder, SpendMatch } from './limit-holders.js';
 
 // 2026-11-24T23:59:00.000Z: a minute before a UTC day ends.
 const START = Date.UTC(2026, 10, 24, 23, 59, 0);
+const LEASE_MS = 3_000;
+
+/** A memory state whose `charge` fails while `down`: a Redis the process cannot reach. */
+class FlakyState extends MemoryState {
+  down = false;
+  override async charge(meters: readonly Meter[]): Promise<ChargeOutcome> {
+    if (this.down) throw new Error('state unreachable');
+    return super.charge(meters);
+  }
+}
 
 function holder(kind: LimitHolder['kind'], id: string, limits: Limits): LimitHolder {
   return { kind, key: `${kind}:${id}`, label: `${kind} ${id}`, match: kind === 'token' ? { tokenId: id } : { team: id }, limits };
@@ -13,7 +23,7 @@ function holder(kind: LimitHolder['kind'], id: string, limits: Limits): LimitHol
 
 describe('CallerLimits', () => {
   let time: number;
-  let state: MemoryState;
+  let state: FlakyState;
   let ledgerCalls: Array<{ match: SpendMatch; fromMs: number; toMs: number }>;
   let recorded: Spending;
   let errors: unknown[];
@@ -23,6 +33,7 @@ describe('CallerLimits', () => {
   const open = (): CallerLimits =>
     new CallerLimits({
       state,
+      slotLeaseMs: LEASE_MS,
       now: () => time,
       ledger: async (match, fromMs, toMs) => {
         ledgerCalls.push({ match, fromMs, toMs });
@@ -33,14 +44,16 @@ describe('CallerLimits', () => {
 
   beforeEach(() => {
     time = START;
-    state = new MemoryState({ now: () => time });
+    state = new FlakyState({ now: () => time });
     ledgerCalls = [];
     recorded = { tokens: 0, usd: 0 };
     errors = [];
     limits = open();
   });
   afterEach(async () => {
+    await limits.close();
     await state.close();
+    vi.useRealTimers();
   });
 
   /** The decision, with its headers as an object to read them by name. */
@@ -150,7 +163,8 @@ describe('CallerLimits', () => {
     const team = holder('team', 'search', { tokensPerMonth: 1000, rpm: 1 });
     await settle(await admitted([team]), 400);
     await state.close();
-    state = new MemoryState({ now: () => time });
+    state = new FlakyState({ now: () => time });
+    await limits.close();
     limits = open();
     // What the request log holds: the 400 tokens spent.
     recorded = { tokens: 400, usd: 0 };
@@ -166,6 +180,84 @@ describe('CallerLimits', () => {
     expect(await admit([team])).toMatchObject({ refusal: null });
     // One report, not one per request.
     expect(errors).toHaveLength(1);
+  });
+
+  it('a slot is a short lease that the heartbeat renews while its request lives', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'setTimeout'] });
+    await limits.close();
+    limits = open();
+    const token = holder('token', 'tok_1', { maxConcurrent: 1 });
+    const first = await admitted([token]);
+    // Past the first lease: the heartbeat (every third of it) has renewed the slot.
+    for (let beat = 0; beat < 4; beat++) {
+      time += LEASE_MS / 3;
+      await vi.advanceTimersByTimeAsync(LEASE_MS / 3);
+    }
+    expect((await admit([token])).refusal).toMatchObject({ code: 'rate_limit_exceeded' });
+    await settle(first, 0);
+    await admitted([token]);
+  });
+
+  it('the slots of a process that stopped (no heartbeat, no settlement) are free once their lease ends', async () => {
+    const token = holder('token', 'tok_1', { maxConcurrent: 2 });
+    await admitted([token]);
+    await admitted([token]);
+    await limits.close();
+    limits = open();
+    time += LEASE_MS - 1;
+    expect((await admit([token])).refusal).toMatchObject({ code: 'rate_limit_exceeded' });
+    time += 1;
+    await admitted([token]);
+  });
+
+  it('a settlement that fails is retried until it lands: the slot is given back and the usage counted', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'setTimeout'] });
+    await limits.close();
+    limits = open();
+    const token = holder('token', 'tok_1', { maxConcurrent: 1, tokensPerDay: 100 });
+    const first = await admitted([token], 10);
+    state.down = true;
+    await settle(first, 100);
+    expect(limits.unsettled).toBe(2);
+    // Still away at the first retry; back before the second.
+    await vi.advanceTimersByTimeAsync(100);
+    await limits.drain();
+    state.down = false;
+    await vi.advanceTimersByTimeAsync(200);
+    await limits.drain();
+    expect(limits.unsettled).toBe(0);
+    // The 100 tokens are counted (the quota is spent), and the slot is free: in flight is checked
+    // first, and would refuse with rate_limit_exceeded.
+    expect((await admit([token], 10)).refusal).toMatchObject({ code: 'quota_exceeded' });
+    expect(errors.length).toBeGreaterThan(0);
+  });
+
+  it('a slot\'s release is retried only until its lease would have ended; a counter\'s until it lands', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'setTimeout'] });
+    await limits.close();
+    limits = open();
+    const token = holder('token', 'tok_1', { maxConcurrent: 1, tokensPerDay: 100 });
+    const first = await admitted([token], 10);
+    state.down = true;
+    await settle(first, 30);
+    time += LEASE_MS;
+    await vi.advanceTimersByTimeAsync(100);
+    await limits.drain();
+    expect(limits.unsettled).toBe(1);
+  });
+
+  it('a settlement of a quota the state lost does not start it again: the next admission rebuilds it from the ledger', async () => {
+    const team = holder('team', 'search', { tokensPerDay: 1000 });
+    const first = await admitted([team], 10);
+    // Redis restarted empty while the request ran; the request log holds its row.
+    await state.close();
+    state = new FlakyState({ now: () => time });
+    await limits.close();
+    limits = open();
+    await settle(first, 990);
+    recorded = { tokens: 990, usd: 0 };
+    expect((await admit([team], 10)).refusal).toBeNull();
+    expect((await admit([team], 10)).refusal).toMatchObject({ code: 'quota_exceeded' });
   });
 
   it('no holder: nothing is charged and no state is touched', async () => {

@@ -31,40 +31,66 @@ export interface CallerLimitsOptions {
   ledger: SpendLedger;
   /** Told when the state could not be reached (requests are then let through) or a settlement was lost. */
   onError: (error: unknown) => void;
-  /** How long a slot among the requests in flight is held at most: what a crashed process's slots cost. */
-  leaseMs?: number;
+  /**
+   * A slot among the requests in flight is a lease of this long, renewed every third of it while
+   * its request lives: a slot outlives its request (its process crashed, or lost the state as the
+   * request ended) by at most this long.
+   */
+  slotLeaseMs?: number;
   now?: () => number;
 }
 
-const DEFAULT_LEASE_MS = 3_600_000;
+export const DEFAULT_SLOT_LEASE_MS = 30_000;
 const ERROR_REPORT_INTERVAL_MS = 10_000;
+/** A settlement that failed is tried again after this, doubling up to RETRY_MAX_MS. */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 2_000;
+/** Slots renewed per charge: one round trip per this many slots held. */
+const RENEWALS_PER_CHARGE = 1_000;
 const ADMITTED_WITHOUT_STATE: AdmissionResult = { admission: { planned: [], requestId: '', reservedTokens: 0 }, refusal: null, headers: [] };
 
 /**
  * The caller's rate limits and quotas (token, project and team; the strictest applies). A request
  * is admitted by one atomic `charge` of every meter of every holder (one round trip with Redis),
  * refused with the first limit already reached, and settled when its usage is known. Settlements
- * of requests that end together go to the state in one charge. Quota counters the state does not
- * have (a fresh process, a Redis that lost them) are rebuilt from the request log before counting.
+ * of requests that end together go to the state in one charge; one that fails is retried with
+ * backoff until it lands (a slot's release only until its lease would have ended anyway). Slots
+ * are short leases that one heartbeat per process renews for every request still in flight. Quota
+ * counters the state does not have (a fresh process, a Redis that lost them) are rebuilt from the
+ * request log before counting; while the state has them, they alone are trusted.
  */
 export class CallerLimits {
   private readonly state: SharedState;
   private readonly ledger: SpendLedger;
   private readonly onError: (error: unknown) => void;
-  private readonly leaseMs: number;
+  private readonly slotLeaseMs: number;
   private readonly plans: MeterPlans;
   private readonly now: () => number;
   private pending: Meter[] = [];
   private flushing: Promise<void> | null = null;
   private lastErrorReport = Number.NEGATIVE_INFINITY;
+  /** The slots of the requests in flight that hold any: request id → its slot meters. */
+  private readonly held = new Map<string, readonly PlannedMeter[]>();
+  private readonly heartbeat: NodeJS.Timeout;
+  private renewing = false;
+  /** Settlements that failed, until they land: counter adjustments summed by key, and slot releases with the time their lease ends at the latest. */
+  private readonly unsettledCounts = new Map<string, Meter>();
+  private readonly unsettledReleases = new Map<string, { meter: Meter; until: number }>();
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryDelayMs = RETRY_FIRST_MS;
+  private closed = false;
 
   constructor(options: CallerLimitsOptions) {
     this.state = options.state;
     this.ledger = options.ledger;
     this.onError = options.onError;
-    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.plans = new MeterPlans(this.leaseMs);
+    this.slotLeaseMs = options.slotLeaseMs ?? DEFAULT_SLOT_LEASE_MS;
+    this.plans = new MeterPlans(this.slotLeaseMs);
     this.now = options.now ?? Date.now;
+    // One timer for the process, not one per request; a renewal missed (the state away) is caught
+    // up by the next two before any lease ends.
+    this.heartbeat = setInterval(() => void this.renew(), Math.max(1, Math.floor(this.slotLeaseMs / 3)));
+    this.heartbeat.unref();
   }
 
   /**
@@ -74,7 +100,8 @@ export class CallerLimits {
    */
   async admit(holders: readonly LimitHolder[], requestId: string, estimatedTokens: number, at: number = this.now()): Promise<AdmissionResult> {
     const now = at;
-    const planned = this.plans.of(holders, now).entries;
+    const plan = this.plans.of(holders, now);
+    const planned = plan.entries;
     if (planned.length === 0) return ADMITTED_WITHOUT_STATE;
     let outcome: ChargeOutcome;
     try {
@@ -89,12 +116,14 @@ export class CallerLimits {
     const headers = rateLimitHeaders(planned, outcome.values, now);
     const refusedBy = planned[outcome.refused];
     if (refusedBy !== undefined) return { admission: null, refusal: refusal(refusedBy, now), headers };
+    if (plan.slots.length > 0) this.held.set(requestId, plan.slots);
     return { admission: { planned, requestId, reservedTokens: estimatedTokens }, refusal: null, headers };
   }
 
   /** The request ended: what it used replaces what it reserved, and its slot is given back. */
   settle(admission: Admission, usedTokens: number, costUsd: number): void {
     if (admission.planned.length === 0) return;
+    this.held.delete(admission.requestId);
     const meters = settlementMeters(admission.planned, admission.requestId, admission.reservedTokens, usedTokens, costUsd);
     if (meters.length === 0) return;
     for (const meter of meters) this.pending.push(meter);
@@ -107,7 +136,7 @@ export class CallerLimits {
 
   /** What each limit of these holders has counted so far, as `holder key → limit → value` (0 for a counter the state does not have). */
   async read(holders: readonly LimitHolder[]): Promise<Record<string, Partial<Record<PlannedMeter['name'], number>>>> {
-    const planned = planMinute(holders, this.now(), this.leaseMs).entries;
+    const planned = planMinute(holders, this.now(), this.slotLeaseMs).entries;
     const outcome = await this.state.charge(planned.map((entry) => ({ key: entry.key, amount: 0, limit: null, ttlMs: entry.ttlMs, slot: entry.quantity === 'slots' ? 'read' : undefined })));
     const counted: Record<string, Partial<Record<PlannedMeter['name'], number>>> = {};
     planned.forEach((entry, index) => {
@@ -116,22 +145,110 @@ export class CallerLimits {
     return counted;
   }
 
-  /** Waits for the settlements queued so far (shutdown, tests). */
+  /** Waits for the settlements queued so far (tests); those that failed wait for their retry. */
   async drain(): Promise<void> {
     while (this.flushing !== null) await this.flushing;
   }
 
+  /** How many failed settlements wait for their retry (counters by key, slot releases). */
+  get unsettled(): number {
+    return this.unsettledCounts.size + this.unsettledReleases.size;
+  }
+
+  /**
+   * Shutdown: stops the heartbeat and the retries, and tries once more to write the settlements
+   * still waiting. What does not land then is left to the leases (slots) and lost (counters).
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.unsettled > 0) this.scheduleFlush();
+    await this.drain();
+  }
+
   private async flush(): Promise<void> {
-    const meters = this.pending;
+    const fresh = this.pending;
     this.pending = [];
+    const now = this.now();
+    const retried = this.takeUnsettled(now);
+    const meters = retried.length === 0 ? fresh : [...fresh, ...retried.map((entry) => entry.meter)];
     try {
-      await this.state.charge(meters);
+      if (meters.length > 0) await this.state.charge(meters);
+      this.retryDelayMs = RETRY_FIRST_MS;
     } catch (error) {
       this.reportError(error);
+      // Kept for the retry: a slot's release until its lease ends anyway, at most slotLeaseMs from
+      // now (its last renewal was before its request ended); a counter's adjustment until it lands.
+      for (const meter of fresh) this.keepUnsettled(meter, now + this.slotLeaseMs);
+      for (const entry of retried) this.keepUnsettled(entry.meter, entry.until);
+      this.scheduleRetry();
     } finally {
       this.flushing = null;
       // Settled while this charge was on its way: they go in the next one.
       if (this.pending.length > 0) this.scheduleFlush();
+    }
+  }
+
+  private keepUnsettled(meter: Meter, until: number): void {
+    if (meter.slot !== undefined) {
+      this.unsettledReleases.set(`${meter.key}\n${meter.slot}`, { meter, until });
+      return;
+    }
+    // Adjustments of one counter add up: what waits is bounded by the counters, not the requests.
+    const kept = this.unsettledCounts.get(meter.key);
+    this.unsettledCounts.set(meter.key, kept === undefined ? meter : { ...meter, amount: kept.amount + meter.amount });
+  }
+
+  /** The settlements waiting for a retry, removed from the wait; releases whose lease has ended are dropped. */
+  private takeUnsettled(now: number): Array<{ meter: Meter; until: number }> {
+    if (this.unsettledCounts.size === 0 && this.unsettledReleases.size === 0) return [];
+    const taken: Array<{ meter: Meter; until: number }> = [];
+    for (const meter of this.unsettledCounts.values()) taken.push({ meter, until: Number.POSITIVE_INFINITY });
+    for (const release of this.unsettledReleases.values()) if (release.until > now) taken.push(release);
+    this.unsettledCounts.clear();
+    this.unsettledReleases.clear();
+    return taken;
+  }
+
+  private scheduleRetry(): void {
+    if (this.closed || this.retryTimer !== null) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.scheduleFlush();
+    }, this.retryDelayMs);
+    this.retryTimer.unref();
+    this.retryDelayMs = Math.min(RETRY_MAX_MS, this.retryDelayMs * 2);
+  }
+
+  /**
+   * The heartbeat: every slot of every request in flight in this process gets a fresh lease, in
+   * one charge per RENEWALS_PER_CHARGE slots. The charges are all sent before anything else can
+   * run, so a release queued after this point reaches the state after them (one connection keeps
+   * the order) and a slot is never renewed after it was given back.
+   */
+  private async renew(): Promise<void> {
+    if (this.renewing || this.held.size === 0) return;
+    this.renewing = true;
+    try {
+      const charges: Array<Promise<unknown>> = [];
+      let batch: Meter[] = [];
+      for (const [requestId, slots] of this.held) {
+        for (const entry of slots) {
+          batch.push({ key: entry.key, amount: 1, limit: null, ttlMs: this.slotLeaseMs, slot: requestId });
+          if (batch.length === RENEWALS_PER_CHARGE) {
+            charges.push(this.state.charge(batch));
+            batch = [];
+          }
+        }
+      }
+      if (batch.length > 0) charges.push(this.state.charge(batch));
+      await Promise.all(charges);
+    } catch (error) {
+      this.reportError(error);
+    } finally {
+      this.renewing = false;
     }
   }
 

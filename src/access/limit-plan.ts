@@ -30,6 +30,8 @@ export interface PlannedMeter {
 export interface MeterPlan {
   readonly minute: number;
   readonly entries: readonly PlannedMeter[];
+  /** Those of them that are slots among the requests in flight (renewed while a request lives). */
+  readonly slots: readonly PlannedMeter[];
 }
 
 const MINUTE_MS = 60_000;
@@ -68,7 +70,7 @@ export function planMinute(holders: readonly LimitHolder[], now: number, leaseMs
     add('usdPerDay', `usd:day:${day}`, 'usd', day, nextUtcDay(day));
     add('usdPerMonth', `usd:month:${month}`, 'usd', month, nextUtcMonth(month));
   }
-  return { minute, entries };
+  return { minute, entries, slots: entries.filter((entry) => entry.quantity === 'slots') };
 }
 
 /** The current minute's plan of each set of holders (a principal's, stable until the token cache reloads). */
@@ -111,7 +113,10 @@ export function settlementMeters(entries: readonly PlannedMeter[], requestId: st
   for (const entry of entries) {
     const { quantity } = entry;
     const amount = quantity === 'slots' ? -1 : quantity === 'tokens' ? usedTokens - reservedTokens : quantity === 'usd' ? costUsd : 0;
-    if (amount !== 0) meters.push({ key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, slot: quantity === 'slots' ? requestId : undefined });
+    if (amount === 0) continue;
+    // A counter the state lost (Redis restarted empty) stays absent, to be rebuilt from the log,
+    // which will count this request's row: adjusting it would start it again from this amount.
+    meters.push(quantity === 'slots' ? { key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, slot: requestId } : { key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, ifPresent: true });
   }
   return meters;
 }

@@ -1,3 +1,4 @@
+import { parseDuration } from '../core/index.js';
 import { ConfigError } from './config-error.js';
 import type { SwitchyardConfig } from './config-schema.js';
 
@@ -7,8 +8,15 @@ const BASE_URL_REQUIRED: Partial<Record<string, string>> = {
   tei: 'the address of the text-embeddings-inference server',
 };
 
-/** What the schema cannot say: ids are unique and every route names an upstream that exists. */
+/**
+ * A slot's lease is renewed every third of it over a Redis whose commands time out after 1 s:
+ * shorter, a renewal could be late for the lease it renews.
+ */
+const MIN_SLOT_LEASE_MS = 3_000;
+
+/** What the schema cannot say: ids are unique, every route names an upstream that exists, and a duration's floor. */
 export function checkReferences(config: SwitchyardConfig): void {
+  if ((parseDuration(config.state.slot_lease) ?? 0) < MIN_SLOT_LEASE_MS) throw new ConfigError('state.slot_lease', `must be at least 3s, got "${config.state.slot_lease}"`);
   const upstreamIds = new Set<string>();
   config.upstreams.forEach((upstream, index) => {
     if (upstreamIds.has(upstream.id)) throw new ConfigError(`upstreams[${index}].id`, `duplicate upstream id "${upstream.id}"`);

@@ -146,6 +146,10 @@ export const ConfigSchema = Type.Object(
           default: 'switchyard:',
           description: 'Redis: what every key and channel begins with, so that several deployments can share one Redis',
         }),
+        slot_lease: Duration(
+          '30s',
+          'a max_concurrent slot is a lease this long, renewed every third of it while its request lives: a crashed process\'s slots are free within it',
+        ),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -207,7 +211,7 @@ export const ConfigSchema = Type.Object(
     request_log: Type.Object(
       {
         batch_size: PositiveInteger(100, 'rows written per insert; the event loop runs between batches'),
-        flush_interval_ms: PositiveInteger(1_000, 'longest a row waits in the queue'),
+        flush_interval_ms: PositiveInteger(200, 'longest a row waits in the queue: what a crash (kill -9) of the process loses'),
         max_queue: PositiveInteger(100_000, 'rows held while the database is unavailable before the oldest are dropped'),
       },
       { additionalProperties: false, default: {} },

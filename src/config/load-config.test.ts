@@ -165,6 +165,7 @@ describe('invalid config: one line naming the key and the problem', () => {
     ['routing:\n  max_cooldown: 5 minutes', 'routing.max_cooldown', 'routing.max_cooldown: must be a duration such as 500ms, 90s, 5m or 1h, got "5 minutes"'],
     ['routing:\n  session_ttl: 0s', 'routing.session_ttl', 'routing.session_ttl: must be a duration such as 500ms, 90s, 5m or 1h, got "0s"'],
     ['routing:\n  max_attempts: 0', 'routing.max_attempts', 'routing.max_attempts: expected integer to be greater or equal to 1, got 0'],
+    ['state:\n  slot_lease: 500ms', 'state.slot_lease', 'state.slot_lease: must be at least 3s, got "500ms"'],
     ['state:\n  key_prefix: "has space"', 'state.key_prefix', 'state.key_prefix: must match ^[A-Za-z0-9._:-]{1,64}$, got "has space"'],
     ['upstreams:\n  - { id: a, provider: openai }\n  - { id: a, provider: openai }', 'upstreams[1].id', 'upstreams[1].id: duplicate upstream id "a"'],
     ['upstreams:\n  - { id: a, provider: tei }', 'upstreams[0].base_url', 'upstreams[0].base_url: is required for tei: the address of the text-embeddings-inference server'],

@@ -115,6 +115,9 @@ export class RequestGate {
       record.limitHeaders = result.headers;
       if (result.refusal !== null) throw result.refusal;
       const { admission } = result;
+      // The client left while the admission was on its way: the row is written, nothing ran, and
+      // the slot would otherwise be held (and renewed by the heartbeat) with nobody to give it back.
+      if (record.usageFinal) return limits.settle(admission, 0, 0);
       record.onUsage = (usage) => limits.settle(admission, usage === null ? 0 : usage.promptTokens + usage.completionTokens, record.costUsd ?? 0);
     });
   }

@@ -79,6 +79,7 @@ export class MemoryMeters {
   private add(meter: Meter, now: number): number {
     const stored = this.counts.get(meter.key);
     if (stored === undefined) {
+      if (meter.ifPresent === true) return 0;
       this.counts.set(meter.key, { value: meter.amount, expiresAtMs: now + meter.ttlMs });
       return meter.amount;
     }

@@ -97,7 +97,8 @@ return redis.call('HGETALL', KEYS[1])`);
 
 /**
  * `charge`: KEYS one per meter (a counter's string, or a slot set's sorted set of slot → the
- * server time its lease ends); ARGV seven per meter: kind (`c` or `s`), amount, limit (empty for
+ * server time its lease ends); ARGV seven per meter: kind (`c`, `p` for a counter changed only
+ * if it exists, or `s`), amount, limit (empty for
  * none), ttlMs, slot, seed (empty for none), needsSeed (`1` or `0`). Returns { refused index or
  * -1, { values }, { missing indexes } } with numbers as strings. The same rules as MemoryMeters.
  */
@@ -151,7 +152,7 @@ for i = 1, count do
       redis.call('ZREM', KEYS[i], ARGV[base + 5])
     end
     values[i] = redis.call('ZCARD', KEYS[i])
-  elseif amount ~= 0 then
+  elseif amount ~= 0 and (ARGV[base + 1] == 'c' or redis.call('EXISTS', KEYS[i]) == 1) then
     values[i] = tonumber(redis.call('INCRBYFLOAT', KEYS[i], ARGV[base + 2]))
     redis.call('PEXPIRE', KEYS[i], ttl)
   end

@@ -133,7 +133,7 @@ export class RedisState implements SharedState {
     if (meters.length === 0) return { refused: -1, values: [], missing: [] };
     const keys = meters.map((meter) => (meter.slot === undefined ? `${this.prefix}meter:${meter.key}` : `${this.prefix}slots:${meter.key}`));
     const args = meters.flatMap((meter) => [
-      meter.slot === undefined ? 'c' : 's',
+      meter.slot !== undefined ? 's' : meter.ifPresent === true ? 'p' : 'c',
       String(meter.amount),
       meter.limit === null ? '' : String(meter.limit),
       meter.ttlMs,

@@ -74,7 +74,8 @@ export interface SharedState {
    * calls again with `seed`). An absent counter with a `seed` starts at it, refused or not. Then,
    * if any meter with a `limit` is already at or over it, nothing else changes and `refused` is
    * the first such index (a meter that only gives back or settles has no limit). Otherwise every amount is applied:
-   * added to counters; on slot sets +1 takes the slot, -1 gives it back, 0 only reads.
+   * added to counters (not to an absent one marked `ifPresent`); on slot sets +1 takes the slot
+   * or renews its lease, -1 gives it back, 0 only reads.
    */
   charge(meters: readonly Meter[]): Promise<ChargeOutcome>;
 
@@ -176,6 +177,12 @@ export interface Meter {
   seed?: number;
   /** Report an absent counter without a seed in `missing` instead of counting it from 0. */
   needsSeed?: boolean;
+  /**
+   * Change the counter only if it exists: an absent one stays absent (its value reads 0). A
+   * settlement's adjustment of a quota the state lost must not start it afresh from the
+   * adjustment, which would keep it from being rebuilt from durable records.
+   */
+  ifPresent?: boolean;
 }
 
 export interface ChargeOutcome {

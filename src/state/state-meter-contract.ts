@@ -76,6 +76,29 @@ export function describeMeterChecks(context: ContractContext): void {
     expect(await state.charge([requests(5), quota({ seed: 0 })])).toEqual({ refused: -1, values: [1, 80], missing: [] });
   });
 
+  it('charge: a counter marked ifPresent is changed only when it exists; an absent one is not created', async () => {
+    const { state } = context;
+    const settlement: Meter = { key: 'quota:settled', amount: 20, limit: null, ttlMs: TTL_MS, ifPresent: true };
+    expect(await state.charge([settlement, requests(null, 1)])).toEqual({ refused: -1, values: [0, 1], missing: [] });
+    // Still absent: a quota that needs a seed is reported missing rather than found at 20.
+    expect(await state.charge([{ key: 'quota:settled', amount: 5, limit: 100, ttlMs: TTL_MS, needsSeed: true }])).toMatchObject({ missing: [0] });
+    expect(await state.charge([{ key: 'quota:settled', amount: 5, limit: 100, ttlMs: TTL_MS, needsSeed: true, seed: 40 }])).toMatchObject({ values: [45] });
+    expect(await state.charge([settlement])).toEqual({ refused: -1, values: [65], missing: [] });
+  });
+
+  it('charge: taking a slot already held renews its lease', async () => {
+    const { state, clock } = context;
+    const LEASE_MS = Math.max(TTL_MS, 8 * MARGIN_MS);
+    const slot = (amount: number): Meter => ({ key: 'inflight:renewed', amount, limit: null, ttlMs: LEASE_MS, slot: 'a' });
+    expect(await state.charge([slot(1)])).toMatchObject({ values: [1] });
+    await clock.advance(LEASE_MS / 2);
+    expect(await state.charge([slot(1)])).toMatchObject({ values: [1] });
+    await clock.advance(LEASE_MS / 2 + MARGIN_MS);
+    expect(await state.charge([slot(0)])).toMatchObject({ values: [1] });
+    await clock.advance(LEASE_MS / 2);
+    expect(await state.charge([slot(0)])).toMatchObject({ values: [0] });
+  });
+
   it('charge: rejects invalid meters with a TypeError, changing nothing', async () => {
     const { state } = context;
     for (const invalid of [0, -1, 1.5, Number.NaN]) await expect(state.charge([{ ...requests(1), ttlMs: invalid }])).rejects.toThrow(TypeError);

@@ -40,6 +40,8 @@ export class RequestRecord {
   limitHeaders: string[] | null = null;
   /** Called once with the request's final usage (null: none) before its row is queued: what settles the caller's limits. */
   onUsage: ((usage: Usage | null) => void) | null = null;
+  /** Set once the row's usage is final (onUsage called, or there was none to call): an admission that comes back later settles at once. */
+  usageFinal = false;
   /** Set when usage must be counted because the upstream reported none. */
   estimateUsage: (() => Promise<Usage>) | null = null;
   errorCode: string | null = null;

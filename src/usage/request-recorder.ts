@@ -79,6 +79,7 @@ export class RequestRecorder {
   /** The row's usage is final: its cost is priced, the caller's limits settled with it, and the row queued. */
   private write(record: RequestRecord, status: number, latencyMs: number, usage: Usage | null): void {
     record.costUsd = usage === null || record.model === null ? null : costOf(this.priceOf(record.model), usage);
+    record.usageFinal = true;
     const onUsage = record.onUsage;
     if (onUsage !== null) {
       record.onUsage = null;
