@@ -121,7 +121,7 @@ export const ConfigSchema = Type.Object(
         max_connections: PositiveInteger(10_000, 'client connections open at once; at it an idle one is closed to make room, or else the new one is closed'),
         max_connections_per_client: Type.Integer({
           minimum: 0,
-          default: 1_000,
+          default: 2_000,
           description: 'client connections one address may hold at once; past it new ones are closed as they arrive. 0: no share (behind a reverse proxy every client has its address)',
         }),
         header_timeout_ms: PositiveInteger(10_000, 'longest a connection may take to send a whole request head; then 408 and the connection is closed'),
