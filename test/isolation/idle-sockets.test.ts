@@ -19,7 +19,7 @@ import {
 const HEADER_TIMEOUT_MS = 2_000;
 /**
  * Past the header timeout: the gateway checks the heads' deadlines every quarter of it (at most
- * every second); the rest is for a thousand 408s written at once on a shared two-core machine
+ * every second); the rest is for two thousand 408s written at once on a shared two-core machine
  * (the longest seen was 1.8 s past the timeout). Before the fix: 60 to 90 s, and then half-open.
  */
 const CLOSE_SLACK_MS = 2_500;
