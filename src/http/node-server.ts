@@ -30,9 +30,9 @@ const MAX_HEADER_CHECK_INTERVAL_MS = 1_000;
 
 /**
  * The HTTP server, for Fastify's `serverFactory`: what concerns the connection rather than a
- * route — CORS preflights (answered before routing), the body's silence timer, the connection
- * cap and keep-alive — then every request goes to Fastify, whose hooks are the pipeline
- * (pipeline.ts).
+ * route — CORS preflights (answered before routing), the body's silence timer, the head's
+ * timeout, the connection caps (connection-guard.ts) and keep-alive — then every request goes to
+ * Fastify, whose hooks are the pipeline (pipeline.ts).
  */
 export function nodeServer(options: NodeServerOptions, logger: Logger): (fastifyHandler: RequestListener) => Server {
   const onBodyTimeout = bodyTimedOut(options.gate);
