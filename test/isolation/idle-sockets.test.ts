@@ -3,6 +3,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   keepIdleSockets,
   longestOpen,
+  openFileLimit,
   openIdleSockets,
   pollBystander,
   startGatewayProcess,
@@ -24,9 +25,15 @@ const HEADER_TIMEOUT_MS = 2_000;
  */
 const CLOSE_SLACK_MS = 2_500;
 const PER_CLIENT_DEFAULT = 2_000;
+const ATTACK_SOCKETS = 10_050;
+/** The attacker's sockets live in this process: they, and the rest of the suite, must fit under its descriptor limit. */
+const enoughDescriptors = openFileLimit() >= ATTACK_SOCKETS + 1_000;
+if (process.platform === 'linux' && !enoughDescriptors) {
+  process.stdout.write(`skipped: the 10,050 idle sockets case (ulimit -n is ${openFileLimit()}; it needs ${ATTACK_SOCKETS + 1_000})\n`);
+}
 
 describe.skipIf(process.platform !== 'linux')('idle sockets (issue 29, item 3)', () => {
-  it('10,050 idle sockets from one address: past its share they are refused, /health and a chat keep answering from another address, and every socket is closed fully within the header timeout', async () => {
+  it.skipIf(!enoughDescriptors)('10,050 idle sockets from one address: past its share they are refused, /health and a chat keep answering from another address, and every socket is closed fully within the header timeout', async () => {
     // server.max_connections and max_connections_per_client are left at their defaults (10,000, 2,000).
     const gateway = await startGatewayProcess({ header_timeout_ms: HEADER_TIMEOUT_MS });
     const sockets: IdleSocket[] = [];
@@ -38,7 +45,7 @@ describe.skipIf(process.platform !== 'linux')('idle sockets (issue 29, item 3)',
     const bystander = pollBystander(gateway);
     const held = sampleDescriptors(gateway);
 
-    sockets.push(...(await openIdleSockets(gateway.port, 10_050, ['127.0.0.2'])));
+    sockets.push(...(await openIdleSockets(gateway.port, ATTACK_SOCKETS, ['127.0.0.2'])));
     const allClosed = await waitFor(() => sockets.every((idle) => idle.openedAt === null || idle.closedAt !== null), HEADER_TIMEOUT_MS + 5_000);
     const outcomes = await bystander.stop();
     const mostHeld = held.stop() - baseline;

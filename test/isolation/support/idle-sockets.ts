@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,16 @@ import { startFaultUpstream, type FaultUpstream } from '../../fake-upstreams/fau
 const BIN = fileURLToPath(new URL('../../../bin/switchyard.js', import.meta.url));
 /** Where the bystander's requests come from; the attackers use other loopback addresses. */
 export const BYSTANDER_ADDRESS = '127.0.0.1';
+
+/** This process's limit on open descriptors (`ulimit -n`), from /proc; 0 where there is none to read. */
+export function openFileLimit(): number {
+  try {
+    const line = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return line === null ? 0 : Number(line[1]);
+  } catch {
+    return 0;
+  }
+}
 
 /** `switchyard serve` as a process of its own (its own descriptors), in front of the fault upstream's `ok` model. */
 export interface GatewayProcess {
