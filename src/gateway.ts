@@ -149,6 +149,8 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         bodyLimitBytes: config.server.body_limit_bytes,
         bodyTimeoutMs: config.server.body_timeout_ms,
         maxConnections: config.server.max_connections,
+        maxConnectionsPerClient: config.server.max_connections_per_client,
+        headerTimeoutMs: config.server.header_timeout_ms,
         corsOrigins: config.server.cors.allowed_origins,
       },
     });

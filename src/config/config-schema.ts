@@ -118,7 +118,13 @@ export const ConfigSchema = Type.Object(
         body_limit_bytes: PositiveInteger(16 * 1024 * 1024, 'largest JSON body accepted'),
         shutdown_timeout_ms: PositiveInteger(30_000, 'how long in-flight requests may run after SIGTERM'),
         body_timeout_ms: PositiveInteger(30_000, 'longest silence while a request body arrives; then 408 and the connection is closed'),
-        max_connections: PositiveInteger(10_000, 'client connections open at once; past it new ones are closed as they arrive'),
+        max_connections: PositiveInteger(10_000, 'client connections open at once; at it an idle one is closed to make room, or else the new one is closed'),
+        max_connections_per_client: Type.Integer({
+          minimum: 0,
+          default: 2_000,
+          description: 'client connections one address may hold at once; past it new ones are closed as they arrive. 0: no share (behind a reverse proxy every client has its address)',
+        }),
+        header_timeout_ms: PositiveInteger(10_000, 'longest a connection may take to send a whole request head; then 408 and the connection is closed'),
         paused_stream_timeout_ms: PositiveInteger(60_000, 'longest a streamed response may wait for a client that stopped reading; then it is ended'),
         cors: Type.Object(
           { allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'browser origins allowed to call the API (exact, or * for any)' }) },

@@ -52,6 +52,8 @@ describe('where the config comes from', () => {
       shutdown_timeout_ms: 30_000,
       body_timeout_ms: 30_000,
       max_connections: 10_000,
+      max_connections_per_client: 2_000,
+      header_timeout_ms: 10_000,
       paused_stream_timeout_ms: 60_000,
       cors: { allowed_origins: [] },
     });

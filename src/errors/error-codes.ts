@@ -56,7 +56,7 @@ export const ERROR_CODES = {
   /** Deleting a project that live tokens still belong to; the message names them. */
   project_has_tokens: { status: 409, type: 'invalid_request_error', retryable: false },
 
-  /** The request body stopped arriving for `server.body_timeout_ms`, or the headers took too long. */
+  /** The request body stopped arriving for `server.body_timeout_ms`, or its head did not arrive within `server.header_timeout_ms`. */
   request_timeout: { status: 408, type: 'invalid_request_error', retryable: false },
 
   payload_too_large: { status: 413, type: 'invalid_request_error', retryable: false },

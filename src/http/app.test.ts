@@ -79,7 +79,7 @@ beforeAll(async () => {
     gate: new RequestGate(authenticator, recorder),
     console: null,
     pausedStreams: new PausedStreams(60_000, () => ({ name: 'test', size: 8 }), logger),
-    limits: { bodyLimitBytes: 1024, bodyTimeoutMs: 30_000, maxConnections: 100, corsOrigins: [] },
+    limits: { bodyLimitBytes: 1024, bodyTimeoutMs: 30_000, maxConnections: 100, maxConnectionsPerClient: 0, headerTimeoutMs: 10_000, corsOrigins: [] },
   });
   url = await app.listen({ host: '127.0.0.1', port: 0 });
 });

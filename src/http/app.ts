@@ -70,6 +70,8 @@ export interface EdgeLimits {
   bodyLimitBytes: number;
   bodyTimeoutMs: number;
   maxConnections: number;
+  maxConnectionsPerClient: number;
+  headerTimeoutMs: number;
   corsOrigins: readonly string[];
 }
 
@@ -88,8 +90,8 @@ export function buildApp(services: AppServices): FastifyInstance {
     requestIdHeader: false,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-    // Connection-level concerns (CORS preflights, the body's silence timer, the connection cap).
-    serverFactory: nodeServer({ gate, ...limits }),
+    // Connection-level concerns (CORS preflights, the body's silence timer, the connection caps, the head's timeout).
+    serverFactory: nodeServer({ gate, ...limits }, services.logger),
     clientErrorHandler: handleClientError,
   }) as unknown as FastifyInstance;
 

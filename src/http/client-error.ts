@@ -21,7 +21,15 @@ export function clientErrorAnswer(error: Error & { code?: string }): GatewayErro
   }
 }
 
-/** For Fastify's `clientErrorHandler`: answers, then closes the connection (its framing cannot be trusted). */
+/** How long the answer may wait to reach the kernel (a peer that reads nothing and whose window is full) before the socket is closed without it. */
+const FLUSH_GRACE_MS = 1_000;
+
+/**
+ * For Fastify's `clientErrorHandler`: answers, then closes the connection (its framing cannot be
+ * trusted). Closed fully, once the answer is handed to the kernel: the server's sockets allow
+ * half-open connections, so `end()` alone would keep the socket, and its slot, until the peer
+ * closes its side, which a client that neither reads nor closes never does.
+ */
 export function handleClientError(error: Error & { code?: string }, socket: Socket): void {
   // A reset connection, or one already answered, has nobody left to tell.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
@@ -32,11 +40,16 @@ export function handleClientError(error: Error & { code?: string }, socket: Sock
   }
   const answer = clientErrorAnswer(error);
   const body = JSON.stringify(errorBody(answer));
+  const fallback = setTimeout(() => socket.destroy(), FLUSH_GRACE_MS).unref();
   socket.end(
     `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}\r\n` +
       'content-type: application/json; charset=utf-8\r\n' +
       `content-length: ${Buffer.byteLength(body)}\r\n` +
       'connection: close\r\n\r\n' +
       body,
+    () => {
+      clearTimeout(fallback);
+      socket.destroy();
+    },
   );
 }

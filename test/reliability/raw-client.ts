@@ -8,11 +8,15 @@ export interface RawAnswer {
   closed: boolean;
 }
 
-/** A socket to the gateway, for requests no well-behaved client would send. */
-export function openSocket(url: string): Promise<Socket> {
+/**
+ * A socket to the gateway, for requests no well-behaved client would send; `localAddress` chooses
+ * the client address (127.0.0.2 and up are loopback too), `allowHalfOpen` keeps it from closing its
+ * side when the gateway closes its own.
+ */
+export function openSocket(url: string, options: { localAddress?: string; allowHalfOpen?: boolean } = {}): Promise<Socket> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) }, () => resolve(socket));
+    const socket = connect({ host: hostname, port: Number(port), ...options }, () => resolve(socket));
     socket.once('error', reject);
   });
 }
