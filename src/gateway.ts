@@ -72,7 +72,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
   let endpoints: Endpoints | null = null;
   let stores: Stores;
   try {
-    endpoints = await createEndpoints(config, accountContext(state, logger));
+    endpoints = await createEndpoints(config, accountContext(state, logger, config.state.lock_lease_ms));
     stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
   } catch (error) {
     await endpoints?.close();

@@ -146,6 +146,7 @@ export const ConfigSchema = Type.Object(
           default: 'switchyard:',
           description: 'Redis: what every key and channel begins with, so that several deployments can share one Redis',
         }),
+        lock_lease_ms: PositiveInteger(60_000, 'how long a lock shared through the state (a ChatGPT account refresh) outlives its holder; renewed every quarter of it while held'),
       },
       { additionalProperties: false, default: {} },
     ),
