@@ -146,6 +146,10 @@ export const ConfigSchema = Type.Object(
           default: 'switchyard:',
           description: 'Redis: what every key and channel begins with, so that several deployments can share one Redis',
         }),
+        request_timeout_ms: PositiveInteger(
+          150,
+          'Redis: how long a request waits for one state operation (its admission, its session binding) before it goes on as when the state is down',
+        ),
         lock_lease_ms: PositiveInteger(60_000, 'how long a lock shared through the state (a ChatGPT account refresh) outlives its holder; renewed every quarter of it while held'),
       },
       { additionalProperties: false, default: {} },
