@@ -331,6 +331,7 @@ function describeRequestPath(requestPath: RequestPathState): Record<string, unkn
 /** Responses made by conversion, kept in the shared state for `responses.retention` (docs/responses-api.md). */
 function responseStore(config: SwitchyardConfig, state: SharedState, logger: Logger): ResponseStore {
   return new ResponseStore(state, parseDuration(config.responses.retention) as number, (error) => {
-    if (!(error instanceof StateUnavailableError)) logger.warn({ err: error }, 'a response could not be stored; continuing it by previous_response_id will be refused');
+    // While the state is declared down the breaker has said so; a single timeout loses this response, and is said.
+    if (!(error instanceof StateUnavailableError && error.breakerOpen)) logger.warn({ err: error }, 'a response could not be stored; continuing it by previous_response_id will be refused');
   });
 }
