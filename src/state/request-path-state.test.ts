@@ -20,9 +20,19 @@ class GatedState extends MemoryState {
     return super.get(key);
   }
 
+  /** Set: a charge runs, then its reply is lost (a connection dropped under it). */
+  loseReplies = false;
+
   override async charge(meters: readonly Meter[]): Promise<ChargeOutcome> {
     if (this.gate !== null) await this.gate;
-    return super.charge(meters);
+    const outcome = await super.charge(meters);
+    if (this.loseReplies) throw new Error('Connection is closed.');
+    return outcome;
+  }
+
+  /** The meters as they are, bypassing the gate and the lost replies. */
+  async read(meters: readonly Meter[]): Promise<number[]> {
+    return (await super.charge(meters.map((meter) => ({ ...meter, amount: 0, limit: null })))).values;
   }
 
   override onAvailability(listener: (available: boolean) => void): () => void {
@@ -118,5 +128,23 @@ describe('RequestPathState', () => {
     // The give-back is sent when the late reply arrives; a few turns of the loop at most.
     for (let tries = 0; tries < 100 && (await read()).values[0] !== 0; tries++) await sleep(5);
     expect((await read()).values).toEqual([0, 0, 7]);
+  });
+
+  it('gives back the slot of an admission whose reply was lost after its budget, and keeps its count (it may have run or not)', async () => {
+    const { inner, open } = gated();
+    const state = guard(inner, [], 10);
+    inner.loseReplies = true;
+    await expect(state.charge([
+      { key: 'rpm', amount: 1, limit: 10, ttlMs: 60_000 },
+      { key: 'slots', amount: 1, limit: 4, ttlMs: 60_000, slot: 'request-1' },
+    ])).rejects.toBeInstanceOf(StateUnavailableError);
+    open();
+    const read = (): Promise<number[]> =>
+      inner.read([
+        { key: 'rpm', amount: 0, limit: null, ttlMs: 60_000 },
+        { key: 'slots', amount: 0, limit: null, ttlMs: 60_000, slot: 'read' },
+      ]);
+    for (let tries = 0; tries < 100 && (await read()).join() !== '1,0'; tries++) await sleep(5);
+    expect(await read()).toEqual([1, 0]);
   });
 });

@@ -44,6 +44,8 @@ export interface RequestPathStateStatus {
 
 export const DEFAULT_FAILURES_TO_OPEN = 5;
 export const DEFAULT_PROBE_INTERVAL_MS = 1_000;
+/** Give-backs kept for when the state answers again, at most: past it, the slots' leases end them. */
+const MAX_OWED_METERS = 1_000;
 /** Read by the probe: a key nobody writes, so the answer is one GET of nothing. */
 const PROBE_KEY = 'request-path-probe';
 
@@ -53,6 +55,9 @@ interface Waiting {
   done: boolean;
 }
 
+/** What became of an operation after its caller stopped waiting. */
+type LateOutcome<T> = { readonly answered: true; readonly value: T } | { readonly answered: false };
+
 /**
  * The shared state as the request path sees it: every operation has a latency budget, after which
  * the request goes on as the state's users do when it is down (limits let through uncounted, a
@@ -61,9 +66,9 @@ interface Waiting {
  * asking it, and a probe asks it every `probeIntervalMs` until it answers within the budget again
  * (`onUp`, once). An outage the connection notices (`onAvailability`) opens it at once.
  *
- * An admission (`charge` with a limit) answered after its budget is given back when its reply
- * arrives: its caller went on as if it had not happened, so it holds nothing (no slot leaks for the
- * lease, no request counted twice). A `charge` without a limit (a settlement, a read) is off the
+ * An admission (`charge` with a limit) its caller stopped waiting for is given back when its fate
+ * is known: its caller went on as if it had not happened, so it holds nothing (no slot leaks for
+ * the lease). A `charge` without a limit (a settlement, a read) is off the
  * request path and goes to the state as is, as do messages; so do `close` and `onAvailability`.
  *
  * The budget is kept with one timer for every waiting operation (their deadlines come in the order
@@ -81,6 +86,8 @@ export class RequestPathState implements SharedState {
   private probe: NodeJS.Timeout | null = null;
   private probing = false;
   private counts = { outages: 0, timeouts: 0, failures: 0, refused: 0 };
+  /** Give-backs that could not be sent yet (the state failed): sent when it answers again. */
+  private owed: Meter[] = [];
   private readonly stopWatching: () => void;
   private readonly expire = (): void => this.expireWaiting();
 
@@ -95,6 +102,7 @@ export class RequestPathState implements SharedState {
     this.stopWatching = inner.onAvailability((available) => {
       if (!available) this.declareDown(new Error('the connection to the shared state was lost'));
       else if (this.downSince !== null) void this.runProbe();
+      else this.payOwed();
     });
   }
 
@@ -170,8 +178,8 @@ export class RequestPathState implements SharedState {
     await this.inner.close();
   }
 
-  /** The operation within the budget; `late` gets the reply of one that was answered after it. */
-  private guard<T>(operation: () => Promise<T>, late?: (value: T) => void): Promise<T> {
+  /** The operation within the budget; `late` is told what became of one its caller stopped waiting for. */
+  private guard<T>(operation: () => Promise<T>, late?: (outcome: LateOutcome<T>) => void): Promise<T> {
     if (this.downSince !== null) {
       this.counts.refused++;
       return Promise.reject(new StateUnavailableError('the shared state is declared down; not asked', true));
@@ -183,7 +191,7 @@ export class RequestPathState implements SharedState {
       operation().then(
         (value) => {
           if (waiting.done) {
-            late?.(value);
+            late?.({ answered: true, value });
             return;
           }
           waiting.done = true;
@@ -192,7 +200,10 @@ export class RequestPathState implements SharedState {
           resolve(value);
         },
         (error: unknown) => {
-          if (waiting.done) return;
+          if (waiting.done) {
+            late?.({ answered: false });
+            return;
+          }
           waiting.done = true;
           this.waiting.delete(waiting);
           // A bad argument is the caller's bug, not the state's health.
@@ -269,6 +280,7 @@ export class RequestPathState implements SharedState {
     this.failuresInARow = 0;
     this.stopProbing();
     this.options.onUp?.(downForMs);
+    this.payOwed();
   }
 
   private stopProbing(): void {
@@ -277,21 +289,37 @@ export class RequestPathState implements SharedState {
   }
 
   /**
-   * An admission answered after its caller stopped waiting: what it took is given back (counters
-   * by their amount, slots taken released), since the request went on uncounted. Best effort:
-   * should the state fail now, a slot's lease still ends it.
+   * An admission its caller stopped waiting for: the request went on uncounted, so what the charge
+   * took is given back. Answered, it is known to have run: counters by their amount and the slot it
+   * took. Failed late (the connection dropped under it), it may have run or not: only the slot is
+   * given back, which is harmless if it was never taken, while a counter given back would count
+   * less than was ever counted. A give-back that cannot be sent now is sent when the state
+   * answers again; otherwise the slot's lease ends it.
    */
-  private giveBack(meters: readonly Meter[], outcome: ChargeOutcome): void {
-    if (outcome.refused !== -1 || outcome.missing.length > 0) return;
+  private giveBack(meters: readonly Meter[], late: LateOutcome<ChargeOutcome>): void {
+    if (late.answered && (late.value.refused !== -1 || late.value.missing.length > 0)) return;
     const reverse: Meter[] = [];
     for (const meter of meters) {
       if (meter.limit === null) continue;
-      if (meter.slot === undefined) {
-        if (meter.amount !== 0) reverse.push({ key: meter.key, amount: -meter.amount, limit: null, ttlMs: meter.ttlMs });
-      } else if (meter.amount > 0) {
-        reverse.push({ key: meter.key, amount: -1, limit: null, ttlMs: meter.ttlMs, slot: meter.slot });
+      if (meter.slot !== undefined) {
+        if (meter.amount > 0) reverse.push({ key: meter.key, amount: -1, limit: null, ttlMs: meter.ttlMs, slot: meter.slot });
+      } else if (late.answered && meter.amount !== 0) {
+        reverse.push({ key: meter.key, amount: -meter.amount, limit: null, ttlMs: meter.ttlMs });
       }
     }
-    if (reverse.length > 0) void this.inner.charge(reverse).catch(() => undefined);
+    if (reverse.length > 0) this.send(reverse);
+  }
+
+  private send(giveBacks: Meter[]): void {
+    void this.inner.charge(giveBacks).catch(() => {
+      if (this.owed.length + giveBacks.length <= MAX_OWED_METERS) this.owed.push(...giveBacks);
+    });
+  }
+
+  private payOwed(): void {
+    if (this.owed.length === 0) return;
+    const owed = this.owed;
+    this.owed = [];
+    this.send(owed);
   }
 }
