@@ -90,14 +90,19 @@ describe('RequestPathState', () => {
     expect(await state.get('k')).toBe('v');
   });
 
-  it('is declared down at once when the connection is lost, and probes when it is back', async () => {
-    const inner = new GatedState();
+  it('is not declared down by a lost connection alone, and probes at once when the connection is back', async () => {
+    const { inner, open } = gated();
     const events: string[] = [];
-    const state = guard(inner, events);
+    // A probe interval no test waits for: only the connection's news can make it probe.
+    const state = new RequestPathState(inner, { budgetMs: 20, failuresToOpen: 1, probeIntervalMs: 3_600_000, onDown: () => events.push('down'), onUp: () => events.push('up') });
+    opened.push(state);
     for (const listener of inner.listeners) listener(false);
-    expect(state.status().available).toBe(false);
+    expect(state.status().available).toBe(true);
+    await expect(state.get('k')).rejects.toBeInstanceOf(StateUnavailableError);
+    expect(events).toEqual(['down']);
+    open();
     for (const listener of inner.listeners) listener(true);
-    while (state.status().available === false) await sleep(5);
+    for (let tries = 0; tries < 100 && state.status().available === false; tries++) await sleep(5);
     expect(events).toEqual(['down', 'up']);
   });
 

@@ -64,7 +64,7 @@ type LateOutcome<T> = { readonly answered: true; readonly value: T } | { readonl
  * session routed by its rendezvous choice), and a circuit breaker: after `failuresToOpen` failures
  * in a row the state is declared down (`onDown`, once), operations are refused at once without
  * asking it, and a probe asks it every `probeIntervalMs` until it answers within the budget again
- * (`onUp`, once). An outage the connection notices (`onAvailability`) opens it at once.
+ * (`onUp`, once); a connection that is back (`onAvailability`) is probed at once.
  *
  * An admission (`charge` with a limit) its caller stopped waiting for is given back when its fate
  * is known: its caller went on as if it had not happened, so it holds nothing (no slot leaks for
@@ -99,9 +99,12 @@ export class RequestPathState implements SharedState {
     this.budgetMs = options.budgetMs;
     this.failuresToOpen = options.failuresToOpen ?? DEFAULT_FAILURES_TO_OPEN;
     this.probeIntervalMs = options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
+    // A lost connection is not a verdict of its own: operations then fail at once, and those
+    // failures decide (a reconnection that flaps while nobody asks says nothing to operators).
+    // A connection back is worth a probe at once, though, rather than at the next interval.
     this.stopWatching = inner.onAvailability((available) => {
-      if (!available) this.declareDown(new Error('the connection to the shared state was lost'));
-      else if (this.downSince !== null) void this.runProbe();
+      if (!available) return;
+      if (this.downSince !== null) void this.runProbe();
       else this.payOwed();
     });
   }
