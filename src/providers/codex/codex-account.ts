@@ -16,7 +16,7 @@ export type CodexRefresher = (tokens: CodexTokens) => Promise<CodexTokens>;
 const QUOTA_HEADER = /^x-codex-/;
 
 export interface CodexAccountOptions {
-  /** How long a refresh waits for another process's refresh of the same account (default 60 s). */
+  /** How long a refresh waits for another process's refresh of the same account (at least two leases of the lock whatever it says). */
   lockWaitMs?: number;
 }
 
