@@ -101,9 +101,10 @@ export async function createEndpoints(config: SwitchyardConfig, context: Account
 }
 
 /** What OAuth accounts get from the gateway: a refresh lock shared through the state, and the log. */
-export function accountContext(state: SharedState, logger: Logger): AccountContext {
+export function accountContext(state: SharedState, logger: Logger, lockLeaseMs: number): AccountContext {
   return {
-    exclusive: (name, task) => withStateLock(state, name, task),
+    // A waiter outlasts a dead holder's lease (twice over) and whatever the task says it may take.
+    exclusive: (name, task, options) => withStateLock(state, name, task, { leaseMs: lockLeaseMs, waitMs: Math.max(2 * lockLeaseMs, options?.waitMs ?? 0) }),
     note: (level, fields, message) => logger[level](fields, message),
   };
 }

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { buildCatalog, CredentialHealth, InFlight, ModelCatalog, Router, SessionBindings, SharedRoutingState, withPublishedModels, type SharedRoutingStateOptions } from './routing/index.js';
 import { parseDuration, SecretBox } from './core/index.js';
-import { openState, type SharedState } from './state/index.js';
+import { openState, RequestPathState, StateUnavailableError, type SharedState } from './state/index.js';
 import { ChatCompletionService, EmbeddingService, NativeService, RerankService, ResponsesService, ResponseStore, SpeechService, TranscriptionService } from './services/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
 import { RequestLogQueue, RequestRecorder } from './usage/index.js';
@@ -69,10 +69,13 @@ function checkAccountDocument(endpoints: Endpoints): AccountDocumentCheck {
 export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logging.level);
   const state = await openState(config.state.url, { keyPrefix: config.state.key_prefix });
+  // What requests wait on: with Redis, each operation within a budget, behind a circuit breaker.
+  const requestPath = guardRequestPath(config, state, logger);
+  const requestState: SharedState = requestPath ?? state;
   let endpoints: Endpoints | null = null;
   let stores: Stores;
   try {
-    endpoints = await createEndpoints(config, accountContext(state, logger));
+    endpoints = await createEndpoints(config, accountContext(state, logger, config.state.lock_lease_ms));
     stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
   } catch (error) {
     await endpoints?.close();
@@ -107,7 +110,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     });
     const prices = new Map(config.models.flatMap((model) => (model.price === undefined ? [] : [[model.id, model.price] as const])));
     const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access), (model) => prices.get(model));
-    const limits = callerLimits(state, queue, stores.requestSearch, logger, parseDuration(config.state.slot_lease) as number);
+    const limits = callerLimits(requestState, queue, stores.requestSearch, logger, parseDuration(config.state.slot_lease) as number);
     const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'), limits);
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
     const catalog = new ModelCatalog([]);
@@ -115,7 +118,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     accounts = new RuntimeAccounts({ store: stores.upstreamAccounts, box, endpoints: wired, onChange: rebuildCatalog, logger });
     await accounts.start();
     rebuildCatalog();
-    const { router, shared } = await createRouter(config, logger, state, { has: (id) => credentials.has(id), [Symbol.iterator]: () => credentials.keys() });
+    const { router, shared } = await createRouter(config, logger, state, requestState, { has: (id) => credentials.has(id), [Symbol.iterator]: () => credentials.keys() });
     routingState = shared;
     const credentialAdmin = new CredentialAdmin(credentials, router.health, router.inFlight, router.recent);
     const runtimeAccounts = accounts;
@@ -135,7 +138,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       recorder,
       catalog,
       chat: new ChatCompletionService(catalog, router, { inferSessions: config.routing.infer_sessions }),
-      responses: new ResponsesService(catalog, router, responseStore(config, state, logger), { inferSessions: config.routing.infer_sessions }),
+      responses: new ResponsesService(catalog, router, responseStore(config, requestState, logger), { inferSessions: config.routing.infer_sessions }),
       native: new NativeService(catalog, router),
       embeddings: new EmbeddingService(catalog, router),
       reranker: new RerankService(catalog, router),
@@ -143,7 +146,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       transcriptions: new TranscriptionService(catalog, router, config.defaults.transcription_model),
       adminRoutes,
       gate,
-      console: consoleServices(config, state, authenticator, tokens),
+      console: consoleServices(config, requestState, authenticator, tokens),
       pausedStreams,
       limits: {
         bodyLimitBytes: config.server.body_limit_bytes,
@@ -153,6 +156,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         headerTimeoutMs: config.server.header_timeout_ms,
         corsOrigins: config.server.cors.allowed_origins,
       },
+      ...(requestPath === null ? {} : { healthDetail: () => ({ shared_state: describeRequestPath(requestPath) }) }),
     });
     await app.listen({ host: config.server.host, port: config.server.port });
     const address = app.server.address();
@@ -186,6 +190,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         await wired.close();
         await activeWatcher.close();
         await activeRoutingState.close();
+        await requestPath?.close();
         await state.close();
         await stores.close();
       },
@@ -195,6 +200,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     accounts?.close();
     await watcher?.close();
     await routingState?.close();
+    await requestPath?.close();
     await state.close();
     await stores.close();
     await wired.close();
@@ -227,7 +233,7 @@ function consoleServices(config: SwitchyardConfig, state: SharedState, authentic
 }
 
 /** The router over the shared state: credential states, session bindings, in-flight counts, the `routing` settings. */
-async function createRouter(config: SwitchyardConfig, logger: Logger, state: SharedState, credentialIds: SharedRoutingStateOptions['credentialIds']): Promise<{ router: Router; shared: SharedRoutingState }> {
+async function createRouter(config: SwitchyardConfig, logger: Logger, state: SharedState, requestState: SharedState, credentialIds: SharedRoutingStateOptions['credentialIds']): Promise<{ router: Router; shared: SharedRoutingState }> {
   const { routing } = config;
   let shared: SharedRoutingState | null = null;
   const health = new CredentialHealth({
@@ -250,7 +256,10 @@ async function createRouter(config: SwitchyardConfig, logger: Logger, state: Sha
     onError: (error) => logger.warn({ err: error }, 'shared routing state could not be read'),
   });
   const sharedState = shared;
-  const bindings = new SessionBindings(state, parseDuration(routing.session_ttl) as number, (error) => sharedState.noteFailure(error));
+  // Read on the request path: within the state's budget. Its timeouts and refusals are the breaker's news, told once.
+  const bindings = new SessionBindings(requestState, parseDuration(routing.session_ttl) as number, (error) => {
+    if (!(error instanceof StateUnavailableError)) sharedState.noteFailure(error);
+  });
   const router = new Router({ health, inFlight, bindings, maxAttempts: routing.max_attempts, queueTimeoutMs: parseDuration(routing.queue_timeout) as number });
   await shared.start();
   return { router, shared };
@@ -289,14 +298,44 @@ function callerLimits(state: SharedState, queue: RequestLogQueue, requestLog: St
       await queue.flush();
       return requestLog.spent({ ...match, from: fromMs, to: toMs });
     },
-    onError: (error) => logger.warn({ err: error }, 'caller limits could not reach the shared state; requests are let through uncounted meanwhile, settlements retried'),
+    onError: (error) => {
+      // A timeout or a refusal of the breaker: it said so once already (guardRequestPath).
+      if (error instanceof StateUnavailableError) return;
+      logger.warn({ err: error }, 'caller limits could not reach the shared state; requests are let through uncounted meanwhile, settlements retried');
+    },
   });
+}
+
+/**
+ * With Redis, the state as requests see it: each operation within `state.request_timeout_ms`,
+ * and a breaker that declares it down after failures in a row (one warning), stops requests
+ * waiting on it, and says once when it answers again. Null with the memory state, which cannot be slow.
+ */
+function guardRequestPath(config: SwitchyardConfig, state: SharedState, logger: Logger): RequestPathState | null {
+  if (config.state.url === 'memory') return null;
+  const budgetMs = config.state.request_timeout_ms;
+  return new RequestPathState(state, {
+    budgetMs,
+    onDown: (error) =>
+      logger.warn(
+        { err: error, budgetMs },
+        'shared state declared down; requests no longer wait on it (limits let through uncounted, sessions routed by rendezvous) until it answers again',
+      ),
+    onUp: (downForMs) => logger.info({ downForMs }, 'shared state answers again; requests use it again'),
+  });
+}
+
+/** The breaker's state and counters, as `/health` shows them under `shared_state`. */
+function describeRequestPath(requestPath: RequestPathState): Record<string, unknown> {
+  const { available, downSince, outages, timeouts, failures, refused } = requestPath.status();
+  return { available, down_since: downSince === null ? null : new Date(downSince).toISOString(), outages, timeouts, failures, refused };
 }
 
 /** Responses made by conversion, kept in the shared state for `responses.retention` (docs/responses-api.md). */
 function responseStore(config: SwitchyardConfig, state: SharedState, logger: Logger): ResponseStore {
   const budget = { teamBytes: config.responses.max_bytes_per_team, totalBytes: config.responses.max_bytes };
-  return new ResponseStore(state, parseDuration(config.responses.retention) as number, budget, (error) =>
-    logger.warn({ err: error }, 'a response could not be stored; continuing it by previous_response_id will be refused'),
-  );
+  return new ResponseStore(state, parseDuration(config.responses.retention) as number, budget, (error) => {
+    // While the state is declared down the breaker has said so; a single timeout loses this response, and is said.
+    if (!(error instanceof StateUnavailableError && error.breakerOpen)) logger.warn({ err: error }, 'a response could not be stored; continuing it by previous_response_id will be refused');
+  });
 }

@@ -156,6 +156,11 @@ export const ConfigSchema = Type.Object(
           '30s',
           'a max_concurrent slot is a lease this long, renewed every third of it while its request lives: a crashed process\'s slots are free within it',
         ),
+        request_timeout_ms: PositiveInteger(
+          150,
+          'Redis: how long a request waits for one state operation (its admission, its session binding) before it goes on as when the state is down',
+        ),
+        lock_lease_ms: PositiveInteger(60_000, 'how long a lock shared through the state (a ChatGPT account refresh) outlives its holder; renewed every quarter of it while held'),
       },
       { additionalProperties: false, default: {} },
     ),

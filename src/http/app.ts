@@ -56,6 +56,8 @@ export interface AppServices {
   pausedStreams: PausedStreams;
   /** Bounds on how long and how much a client may hold, per docs/reliability.md. */
   limits: EdgeLimits;
+  /** What `/health` adds to its `status` (the shared state's breaker, with Redis); absent: nothing. */
+  healthDetail?: () => Readonly<Record<string, unknown>>;
 }
 
 export interface ConsoleServices {
@@ -115,7 +117,7 @@ export function buildApp(services: AppServices): FastifyInstance {
     });
   });
   registerPipeline(app, gate, services.console?.gate ?? null);
-  registerHealthRoute(app);
+  registerHealthRoute(app, services.healthDetail);
   registerModelsRoutes(app, services.catalog);
   registerAdminRoutes(app, services.adminRoutes);
   if (services.console !== null) {

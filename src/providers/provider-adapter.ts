@@ -54,10 +54,24 @@ export interface AccountDocument {
  * every gateway process on the same state (a refresh token may be spent once), and a log.
  */
 export interface AccountContext {
-  /** Runs `task` while holding the lock `name` in every gateway process sharing `state.url`. */
-  exclusive<T>(name: string, task: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `task` while holding the lock `name` in every gateway process sharing `state.url`, renewed
+   * while it runs. A waiter waits at least `waitMs` (and at least what a dead holder's lease takes to
+   * run out). Rejects without running `task` when the lock cannot be taken: the message says why
+   * (the shared state is unavailable, or the lock stayed taken).
+   */
+  exclusive<T>(name: string, task: (lock: AccountLock) => Promise<T>, options?: { waitMs?: number }): Promise<T>;
   /** Notable account events (a refresh, a token written back, a refresh refused): one log line each. */
   note(level: 'info' | 'warn', fields: Readonly<Record<string, unknown>>, message: string): void;
+}
+
+/** The lock an account's task holds. */
+export interface AccountLock {
+  /**
+   * Renews it now; rejects when it is no longer this holder's (its lease ran out, another holder
+   * may have it) or the state cannot say. Asked before spending something that works once.
+   */
+  confirm(): Promise<void>;
 }
 
 /** The head of an upstream's answer; its headers are parsed only if read. */

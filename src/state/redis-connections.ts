@@ -32,10 +32,24 @@ export function openConnections(url: string, { connectTimeoutMs, commandTimeoutM
     keepAlive: 10_000,
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, MAX_RECONNECT_DELAY_MS),
   };
-  return {
-    command: new Redis(url, options),
-    subscriber: new Redis(url, { ...options, connectionName: 'switchyard-state-subscriber' }),
-  };
+  const command = new Redis(url, options);
+  const subscriber = new Redis(url, { ...options, connectionName: 'switchyard-state-subscriber' });
+  for (const connection of [command, subscriber]) clearSocketTimeoutOnClose(connection);
+  return { command, subscriber };
+}
+
+/**
+ * ioredis (5.x) keeps its `socketTimeout` timer on the client, not on the socket, and does not clear
+ * it when the socket closes: after an outage in which commands went unanswered, the timer armed on
+ * the dead socket fires on the reconnected one and drops it, about `socketTimeout` after the
+ * outage began (a recovery undone moments later, and a second outage told). Cleared on close.
+ */
+function clearSocketTimeoutOnClose(connection: Redis): void {
+  connection.on('close', () => {
+    const internals = connection as unknown as { socketTimeoutTimer?: NodeJS.Timeout };
+    clearTimeout(internals.socketTimeoutTimer);
+    internals.socketTimeoutTimer = undefined;
+  });
 }
 
 /**

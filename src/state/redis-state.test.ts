@@ -130,6 +130,26 @@ describe.skipIf(!REDIS_URL)('RedisState', () => {
         await state.close();
       }
     });
+
+    it('keeps the connection made after an outage in which commands went unanswered', async () => {
+      const state = await RedisState.open(proxy.url, { keyPrefix, commandTimeoutMs: 200 });
+      try {
+        const heard: boolean[] = [];
+        state.onAvailability((available) => heard.push(available));
+        proxy.stall();
+        await expect(state.get('key')).rejects.toThrow(/timed out/);
+        // Reset before the dead-connection timer (twice the command timeout) ends it: the
+        // reconnection must not be dropped by that timer afterwards.
+        proxy.cut();
+        proxy.restore();
+        await eventually(() => heard.length > 1, 5_000);
+        await new Promise((resolve) => setTimeout(resolve, 800));
+        expect(heard).toEqual([false, true]);
+        expect(await state.get('key')).toBeNull();
+      } finally {
+        await state.close();
+      }
+    });
   });
 });
 

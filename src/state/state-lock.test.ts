@@ -47,8 +47,51 @@ function describeLock(name: string, open: () => Promise<SharedState[]>): void {
       await (state as SharedState).set(`lock:${lockName}`, 'someone-gone', 50);
       await expect(withStateLock(state as SharedState, lockName, async () => (state as SharedState).get(`lock:${lockName}`), { pollMs: 5 })).resolves.not.toBe('someone-gone');
     });
+
+    it('is renewed while its task runs longer than the lease, so no one else takes it meanwhile', async () => {
+      const [state] = await open();
+      opened.push(state as SharedState);
+      const lockName = `test-${randomBytes(4).toString('hex')}`;
+      const inside: string[] = [];
+      const long = withStateLock(state as SharedState, lockName, async (lock) => {
+        inside.push('long');
+        await sleep(400);
+        await lock.confirm();
+        inside.push('long done');
+      }, { leaseMs: 100, pollMs: 5 });
+      await sleep(20);
+      const next = withStateLock(state as SharedState, lockName, async () => {
+        inside.push('next');
+      }, { leaseMs: 100, pollMs: 5, waitMs: 2_000 });
+      await Promise.all([long, next]);
+      expect(inside).toEqual(['long', 'long done', 'next']);
+    });
+
+    it('tells a holder that lost its lock when it confirms', async () => {
+      const [state] = await open();
+      opened.push(state as SharedState);
+      const lockName = `test-${randomBytes(4).toString('hex')}`;
+      const confirmed = withStateLock(state as SharedState, lockName, async (lock) => {
+        // Another process took it over (as after the lease ran out during a pause).
+        await (state as SharedState).set(`lock:${lockName}`, 'someone-else', 60_000);
+        await lock.confirm();
+      });
+      await expect(confirmed).rejects.toThrow('the lock was lost');
+      expect(await (state as SharedState).get(`lock:${lockName}`)).toBe('someone-else');
+    });
   });
 }
+
+describe('withStateLock over a state that is unavailable', () => {
+  it('says the shared state is unavailable, with the backend\'s error as the cause', async () => {
+    const state = new MemoryState();
+    state.setIfAbsent = async () => Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false"));
+    const taken = withStateLock(state, 'down', async () => 'ran');
+    await expect(taken).rejects.toThrow(/^shared state unavailable$/);
+    await expect(taken).rejects.toHaveProperty('cause.message', "Stream isn't writeable and enableOfflineQueue options is false");
+    await state.close();
+  });
+});
 
 describeLock('the memory state', async () => [new MemoryState()]);
 

@@ -39,7 +39,7 @@ function context(notes: string[] = []): AccountContext {
   return {
     // One process's lock: tasks run one after another.
     exclusive: (_name, task) => {
-      const run = tail.then(task);
+      const run = tail.then(async () => task({ confirm: async () => undefined }));
       tail = run.catch(() => undefined);
       return run;
     },
@@ -98,6 +98,52 @@ describe('CodexAccount', () => {
     };
     await expect(account.grant(dead)).rejects.toBeInstanceOf(RefreshRejectedError);
     await expect(account.grant(async () => ({ ...tokens(2, now + 3_600_000), lastRefresh: now }))).resolves.toMatchObject({ accountId: 'acct-1' });
+  });
+
+  it('takes the lock again and reads the store again when the lock was lost before spending the refresh token', async () => {
+    const store = new MemoryStore(tokens(1, now - 1));
+    const notes: string[] = [];
+    let held = 0;
+    const losing: AccountContext = {
+      exclusive: async (_name, task) => {
+        held++;
+        return task({
+          // The first hold's lease ran out, and another process refreshed meanwhile.
+          confirm: async () => {
+            if (held > 1) return;
+            store.tokens = tokens(2, now + 3_600_000);
+            throw new Error('the lock was lost: its lease ran out and another holder may have it');
+          },
+        });
+      },
+      note: (_level, _fields, message) => notes.push(message),
+    };
+    const account = new CodexAccount('a', store.tokens, store, losing, () => now);
+    const grant = await account.grant(async () => {
+      throw new Error('must not refresh');
+    });
+    expect(grant.accessToken).toBe(tokens(2, now + 3_600_000).accessToken);
+    expect(held).toBe(2);
+    expect(notes).toContain('codex tokens refreshed elsewhere; taken from the store');
+  });
+
+  it('takes the tokens of the process that spent the refresh token first, when the store has them', async () => {
+    const store = new MemoryStore(tokens(1, now - 1));
+    const account = new CodexAccount('a', store.tokens, store, context(), () => now);
+    const grant = await account.grant(async () => {
+      store.tokens = tokens(2, now + 3_600_000);
+      throw new RefreshRejectedError('refresh_token_reused', 401, 'the token endpoint refused the refresh token (refresh_token_reused)');
+    });
+    expect(grant.accessToken).toBe(tokens(2, now + 3_600_000).accessToken);
+  });
+
+  it('says the refresh lock could not be taken when the lock fails, not what the state backend said', async () => {
+    const store = new MemoryStore(tokens(1, now - 1));
+    const down: AccountContext = {
+      exclusive: async () => Promise.reject(new Error('shared state unavailable', { cause: new Error('Connection is closed.') })),
+      note: () => undefined,
+    };
+    await expect(new CodexAccount('a', store.tokens, store, down, () => now).grant(async () => store.tokens)).rejects.toThrow(/^could not take the refresh lock: shared state unavailable$/);
   });
 
   it('keeps the x-codex quota headers of the last answer, and never shows a token', () => {

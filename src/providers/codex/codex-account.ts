@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AccountContext, CredentialAccount } from '../provider-adapter.js';
+import type { AccountContext, AccountLock, CredentialAccount } from '../provider-adapter.js';
 import type { CodexTokenStore } from './codex-auth-store.js';
+import { RefreshRejectedError } from './codex-token-refresh.js';
 import { accessTokenExpiry, accountClaims, jwtPayload, needsRefresh, type CodexTokens } from './codex-tokens.js';
 
 /** What a request sends: the access token and the account it belongs to. */
@@ -14,6 +15,14 @@ export type CodexRefresher = (tokens: CodexTokens) => Promise<CodexTokens>;
 
 const QUOTA_HEADER = /^x-codex-/;
 
+export interface CodexAccountOptions {
+  /** How long a refresh waits for another process's refresh of the same account (at least two leases of the lock whatever it says). */
+  lockWaitMs?: number;
+}
+
+/** Where a refresh was when it failed: before the lock was taken, while confirming it, or after. */
+type RefreshStep = 'locking' | 'reading' | 'confirming' | 'refreshing';
+
 /**
  * One ChatGPT account: its tokens, kept fresh, and its quota as the backend last reported it.
  *
@@ -22,7 +31,9 @@ const QUOTA_HEADER = /^x-codex-/;
  * refresh of an account runs alone — one promise per process, which concurrent requests share,
  * inside a lock shared by every gateway process on the same state — and begins by reading the
  * store again: when another process refreshed while this one waited, its tokens are taken
- * instead of refreshing a second time.
+ * instead of refreshing a second time. The lock is renewed while the refresh runs and confirmed
+ * just before the refresh token is spent; a holder that finds it lost takes it again and reads
+ * the store again.
  */
 export class CodexAccount implements CredentialAccount {
   private tokens: CodexTokens;
@@ -36,6 +47,7 @@ export class CodexAccount implements CredentialAccount {
     private readonly store: CodexTokenStore,
     private readonly context: AccountContext,
     private readonly now: () => number = Date.now,
+    private readonly options: CodexAccountOptions = {},
   ) {
     this.tokens = tokens;
   }
@@ -102,26 +114,78 @@ export class CodexAccount implements CredentialAccount {
     };
   }
 
+  /**
+   * One refresh under the lock. A lock found lost just before the refresh token would be spent
+   * (its lease ran out: another process may be refreshing) is taken once more, and the store read
+   * again under it, rather than spending a token another process may be spending.
+   */
   private async refreshAlone(refused: string, refresher: CodexRefresher): Promise<CodexTokens> {
-    return this.context.exclusive(`codex-refresh:${this.id}`, async () => {
-      const stored = await this.store.load();
-      if (stored.accessToken !== refused && !needsRefresh(stored, this.now())) {
-        this.tokens = stored;
-        this.context.note('info', { credential: this.id, store: this.store.description }, 'codex tokens refreshed elsewhere; taken from the store');
-        return stored;
-      }
-      const fresh = await refresher(stored);
-      // Kept in memory before the write: should the write fail, this process still uses the
-      // tokens that are now the only valid ones.
-      this.tokens = fresh;
+    for (let tries = 1; ; tries++) {
+      let step: RefreshStep = 'locking';
       try {
-        await this.store.save(fresh);
+        return await this.context.exclusive(
+          `codex-refresh:${this.id}`,
+          async (lock) =>
+            this.refreshHolding(refused, refresher, lock, (reached) => {
+              step = reached;
+            }),
+          { waitMs: this.options.lockWaitMs },
+        );
       } catch (error) {
-        this.context.note('warn', { credential: this.id, store: this.store.description, err: error }, 'refreshed codex tokens could not be written back');
+        const reached = step as RefreshStep;
+        // Said as what failed: the lock, not the state backend's own words.
+        if (reached === 'locking') throw new Error(`could not take the refresh lock: ${(error as Error).message}`, { cause: error });
+        if (reached !== 'confirming') throw error;
+        if (tries >= 2) throw new Error(`could not keep the refresh lock: ${(error as Error).message}`, { cause: error });
+        this.context.note('warn', { credential: this.id, err: error }, 'the codex refresh lock was lost before refreshing; taking it again');
       }
-      this.context.note('info', { credential: this.id, store: this.store.description, rotated: fresh.refreshToken !== stored.refreshToken }, 'codex tokens refreshed');
-      return fresh;
-    });
+    }
+  }
+
+  private async refreshHolding(refused: string, refresher: CodexRefresher, lock: AccountLock, reach: (step: RefreshStep) => void): Promise<CodexTokens> {
+    reach('reading');
+    const stored = await this.store.load();
+    if (stored.accessToken !== refused && !needsRefresh(stored, this.now())) {
+      this.tokens = stored;
+      this.context.note('info', { credential: this.id, store: this.store.description }, 'codex tokens refreshed elsewhere; taken from the store');
+      return stored;
+    }
+    reach('confirming');
+    await lock.confirm();
+    reach('refreshing');
+    let fresh: CodexTokens;
+    try {
+      fresh = await refresher(stored);
+    } catch (error) {
+      const spentElsewhere = await this.spentElsewhere(error, stored);
+      if (spentElsewhere === null) throw error;
+      return spentElsewhere;
+    }
+    // Kept in memory before the write: should the write fail, this process still uses the
+    // tokens that are now the only valid ones. Kept whatever became of the lock meanwhile: the
+    // old refresh token is spent, so these are the account's tokens now.
+    this.tokens = fresh;
+    try {
+      await this.store.save(fresh);
+    } catch (error) {
+      this.context.note('warn', { credential: this.id, store: this.store.description, err: error }, 'refreshed codex tokens could not be written back');
+    }
+    this.context.note('info', { credential: this.id, store: this.store.description, rotated: fresh.refreshToken !== stored.refreshToken }, 'codex tokens refreshed');
+    return fresh;
+  }
+
+  /**
+   * After the token endpoint said the refresh token was already used: the tokens of whoever used
+   * it, when the store has them by now, instead of taking the account out of service. Null when
+   * the store still holds the spent token (the refusal stands).
+   */
+  private async spentElsewhere(error: unknown, spent: CodexTokens): Promise<CodexTokens | null> {
+    if (!(error instanceof RefreshRejectedError) || error.code !== 'refresh_token_reused') return null;
+    const stored = await this.store.load().catch(() => null);
+    if (stored === null || stored.refreshToken === spent.refreshToken) return null;
+    this.tokens = stored;
+    this.context.note('warn', { credential: this.id, store: this.store.description }, 'codex refresh token was spent by another process; its tokens are taken from the store');
+    return stored;
   }
 }
 

@@ -17,7 +17,7 @@ import { readUpstreamKeys } from '../shared/upstream-keys.js';
 import { UpstreamClient, type StreamingResponse } from '../shared/upstream-client.js';
 import { CodexAccount, type CodexGrant, type CodexRefresher } from './codex-account.js';
 import { refreshCodexTokens, RefreshRejectedError } from './codex-token-refresh.js';
-import { CODEX_UPSTREAM_KEYS, DEFAULT_CODEX_BASE_URL, DEFAULT_CODEX_TOKEN_URL } from './codex-upstream-keys.js';
+import { CODEX_UPSTREAM_KEYS, DEFAULT_CODEX_BASE_URL, DEFAULT_CODEX_REFRESH_TIMEOUT_MS, DEFAULT_CODEX_TOKEN_URL } from './codex-upstream-keys.js';
 import { codexErrorDialect, mapCodexError } from './map-codex-error.js';
 import { collectChatCompletion } from './collect-chat-completion.js';
 import { toResponsesRequest } from './convert-to-responses-request.js';
@@ -36,6 +36,7 @@ export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvid
   readonly native: NativeProvider = this;
   private readonly client: UpstreamClient;
   private readonly tokenClient: UpstreamClient;
+  private readonly refreshTimeoutMs: number;
   private readonly dialect: ErrorDialect = codexErrorDialect();
 
   constructor(endpoint: EndpointConfig) {
@@ -44,6 +45,7 @@ export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvid
     const keys = readUpstreamKeys(endpoint, CODEX_UPSTREAM_KEYS);
     this.client = new UpstreamClient(endpoint.base_url ?? DEFAULT_CODEX_BASE_URL, endpoint);
     this.tokenClient = new UpstreamClient(keys.token_url ?? DEFAULT_CODEX_TOKEN_URL, endpoint);
+    this.refreshTimeoutMs = keys.refresh_timeout_ms ?? DEFAULT_CODEX_REFRESH_TIMEOUT_MS;
   }
 
   async openNative(attempt: Attempt, call: NativeCall): Promise<NativeResponse> {
@@ -92,12 +94,9 @@ export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvid
     }
   }
 
-  /**
-   * Not cancelled with the request that started it: other requests wait for the same refresh, and
-   * the tokens it gets must be kept even if that client leaves (the old refresh token is spent).
-   */
+  /** Not cancelled with the request that started it; bounded by its own timeout (see refreshCodexTokens). */
   private refresher(attempt: Attempt): CodexRefresher {
-    return (tokens) => refreshCodexTokens(this.tokenClient, attempt.credential, tokens, Date.now(), new AbortController().signal);
+    return (tokens) => refreshCodexTokens(this.tokenClient, attempt.credential, tokens, Date.now(), this.refreshTimeoutMs);
   }
 
   /** A dead refresh token takes the account out of service (`failed`, with the reason); anything else fails over. */

@@ -1,3 +1,4 @@
+import { GatewayError } from '../../errors/index.js';
 import type { Attempt, Credential } from '../provider-adapter.js';
 import type { UpstreamClient } from '../shared/upstream-client.js';
 import { classifyTransport } from '../shared/classify-upstream-failure.js';
@@ -24,10 +25,15 @@ export class RefreshRejectedError extends Error {
  * One refresh at the token endpoint, as Codex CLI does it. The answer may rotate the refresh token
  * (then the old one is spent: a second use gets `refresh_token_reused`) and may omit tokens that
  * did not change. Throws RefreshRejectedError when the refresh token is dead, a GatewayError when
- * the endpoint could not be reached or failed for a while.
+ * the endpoint could not be reached, failed for a while or did not answer within `timeoutMs`.
+ *
+ * Never cancelled with the request that started it (other requests wait for the same refresh, and
+ * the tokens it gets must be kept even if that client leaves); only its own timeout stops it,
+ * which keeps it shorter than the refresh lock's lease.
  */
-export async function refreshCodexTokens(client: UpstreamClient, credential: Credential, tokens: CodexTokens, now: number, cancellation: AbortSignal): Promise<CodexTokens> {
+export async function refreshCodexTokens(client: UpstreamClient, credential: Credential, tokens: CodexTokens, now: number, timeoutMs: number): Promise<CodexTokens> {
   const attempt: Attempt = { credential, answered: () => undefined };
+  const cancellation = AbortSignal.timeout(timeoutMs);
   const body = JSON.stringify({ client_id: CODEX_CLIENT_ID, grant_type: 'refresh_token', refresh_token: tokens.refreshToken, scope: 'openid profile email' });
   let response;
   try {
@@ -40,6 +46,13 @@ export async function refreshCodexTokens(client: UpstreamClient, credential: Cre
       attempt,
     });
   } catch (error) {
+    if (cancellation.aborted) {
+      const message = `the token endpoint did not answer within ${timeoutMs} ms`;
+      throw new GatewayError('upstream_timeout', `Upstream ${credential.id}: ${message}.`, {
+        cause: error,
+        upstream: { class: 'timeout', status: null, retryAfterSeconds: null, rateLimitHeaders: {}, credentialId: credential.id, message },
+      });
+    }
     throw classifyTransport(error, credential.id);
   }
   const text = response.body.toString('utf8');

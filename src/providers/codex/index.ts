@@ -6,7 +6,7 @@ import { CodexAuthStore } from './codex-auth-store.js';
 import { parseCodexAuth } from './codex-tokens.js';
 import { FileAccountDocument } from './file-account-document.js';
 import { createCodexAdapter } from './codex-adapter.js';
-import { CODEX_UPSTREAM_KEYS } from './codex-upstream-keys.js';
+import { CODEX_UPSTREAM_KEYS, DEFAULT_CODEX_REFRESH_TIMEOUT_MS } from './codex-upstream-keys.js';
 
 export { CodexAccount } from './codex-account.js';
 export { CodexAuthStore, type CodexTokenStore } from './codex-auth-store.js';
@@ -17,13 +17,14 @@ export { parseCodexAuth, type CodexTokens } from './codex-tokens.js';
  * auth.json, read now, so that a missing or broken file stops the start naming the entry.
  */
 async function codexAccount(entry: UpstreamConfig, context: AccountContext, document?: AccountDocument): Promise<CodexAccount> {
-  const { auth_file: authFile } = readUpstreamKeys(entry, CODEX_UPSTREAM_KEYS);
+  const { auth_file: authFile, refresh_timeout_ms: refreshTimeoutMs = DEFAULT_CODEX_REFRESH_TIMEOUT_MS } = readUpstreamKeys(entry, CODEX_UPSTREAM_KEYS);
   if (document === undefined && authFile === undefined) {
     throw new ConfigError('auth_file', 'is required for a codex upstream: the Codex auth.json of the account (`codex login` writes ~/.codex/auth.json)');
   }
   const store = new CodexAuthStore(document ?? new FileAccountDocument(authFile as string));
   try {
-    return new CodexAccount(entry.id, await store.load(), store, context);
+    // A request waiting on another's refresh waits out that refresh's whole call, and its own.
+    return new CodexAccount(entry.id, await store.load(), store, context, Date.now, { lockWaitMs: 2 * refreshTimeoutMs });
   } catch (error) {
     throw new ConfigError('auth_file', (error as Error).message);
   }

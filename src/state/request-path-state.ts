@@ -1,0 +1,336 @@
+import { requireMilliseconds } from './check-arguments.js';
+import type { BudgetedEntry, BudgetOutcome, BudgetUsage, ByteBudget, ChargeOutcome, Meter, SharedState, WindowCount } from './shared-state.js';
+
+/** A request-path operation the state did not answer in time, or refused at once while the breaker is open. */
+export class StateUnavailableError extends Error {
+  constructor(
+    message: string,
+    /** True when refused without asking the state (the breaker is open). */
+    readonly breakerOpen: boolean,
+  ) {
+    super(message);
+    this.name = 'StateUnavailableError';
+  }
+}
+
+export interface RequestPathStateOptions {
+  /** How long a request waits for one state operation before it goes on as if the state were down. */
+  budgetMs: number;
+  /** Failures (timeouts included) in a row that declare the state down. */
+  failuresToOpen?: number;
+  /** How often the state is asked whether it answers again while it is declared down. */
+  probeIntervalMs?: number;
+  /** Told once when the state is declared down, with the failure that decided it. */
+  onDown?: (error: unknown) => void;
+  /** Told once when it answers within the budget again. */
+  onUp?: (downForMs: number) => void;
+}
+
+/** What operators (and later the metrics) read: counters since start, never reset. */
+export interface RequestPathStateStatus {
+  /** False while the breaker is open: requests do not wait on the state. */
+  available: boolean;
+  /** When it was declared down (epoch ms); null while available. */
+  downSince: number | null;
+  /** How many times it was declared down. */
+  outages: number;
+  /** Operations that exceeded the budget. */
+  timeouts: number;
+  /** Operations that failed (timeouts included). */
+  failures: number;
+  /** Operations refused at once while it was down. */
+  refused: number;
+}
+
+export const DEFAULT_FAILURES_TO_OPEN = 5;
+export const DEFAULT_PROBE_INTERVAL_MS = 1_000;
+/** Give-backs kept for when the state answers again, at most: past it, the slots' leases end them. */
+const MAX_OWED_METERS = 1_000;
+/** Read by the probe: a key nobody writes, so the answer is one GET of nothing. */
+const PROBE_KEY = 'request-path-probe';
+
+interface Waiting {
+  readonly deadline: number;
+  readonly fail: (error: StateUnavailableError) => void;
+  done: boolean;
+}
+
+/** What became of an operation after its caller stopped waiting. */
+type LateOutcome<T> = { readonly answered: true; readonly value: T } | { readonly answered: false };
+
+/**
+ * The shared state as the request path sees it: every operation has a latency budget, after which
+ * the request goes on as the state's users do when it is down (limits let through uncounted, a
+ * session routed by its rendezvous choice), and a circuit breaker: after `failuresToOpen` failures
+ * in a row the state is declared down (`onDown`, once), operations are refused at once without
+ * asking it, and a probe asks it every `probeIntervalMs` until it answers within the budget again
+ * (`onUp`, once); a connection that is back (`onAvailability`) is probed at once.
+ *
+ * An admission (`charge` with a limit) its caller stopped waiting for is given back when its fate
+ * is known: its caller went on as if it had not happened, so it holds nothing (no slot leaks for
+ * the lease). A `charge` without a limit (a settlement, a read) is off the
+ * request path and goes to the state as is, as do messages; so do `close` and `onAvailability`.
+ *
+ * The budget is kept with one timer for every waiting operation (their deadlines come in the order
+ * they were asked), which fires its check after the event loop has read the sockets, so a reply
+ * already received is never taken for a timeout.
+ */
+export class RequestPathState implements SharedState {
+  private readonly budgetMs: number;
+  private readonly failuresToOpen: number;
+  private readonly probeIntervalMs: number;
+  private readonly waiting = new Set<Waiting>();
+  private timer: NodeJS.Timeout | null = null;
+  private failuresInARow = 0;
+  private downSince: number | null = null;
+  private probe: NodeJS.Timeout | null = null;
+  private probing = false;
+  private counts = { outages: 0, timeouts: 0, failures: 0, refused: 0 };
+  /** Give-backs that could not be sent yet (the state failed): sent when it answers again. */
+  private owed: Meter[] = [];
+  private readonly stopWatching: () => void;
+  private readonly expire = (): void => this.expireWaiting();
+
+  constructor(
+    private readonly inner: SharedState,
+    private readonly options: RequestPathStateOptions,
+  ) {
+    requireMilliseconds('budgetMs', options.budgetMs);
+    this.budgetMs = options.budgetMs;
+    this.failuresToOpen = options.failuresToOpen ?? DEFAULT_FAILURES_TO_OPEN;
+    this.probeIntervalMs = options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
+    // A lost connection is not a verdict of its own: operations then fail at once, and those
+    // failures decide (a reconnection that flaps while nobody asks says nothing to operators).
+    // A connection back is worth a probe at once, though, rather than at the next interval.
+    this.stopWatching = inner.onAvailability((available) => {
+      if (!available) return;
+      if (this.downSince !== null) void this.runProbe();
+      else this.payOwed();
+    });
+  }
+
+  status(): RequestPathStateStatus {
+    return { available: this.downSince === null, downSince: this.downSince, ...this.counts };
+  }
+
+  get(key: string): Promise<string | null> {
+    return this.guard(() => this.inner.get(key));
+  }
+
+  set(key: string, value: string, ttlMs: number): Promise<void> {
+    return this.guard(() => this.inner.set(key, value, ttlMs));
+  }
+
+  delete(key: string): Promise<boolean> {
+    return this.guard(() => this.inner.delete(key));
+  }
+
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<string> {
+    return this.guard(() => this.inner.setIfAbsent(key, value, ttlMs));
+  }
+
+  compareAndSet(key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {
+    return this.guard(() => this.inner.compareAndSet(key, expected, value, ttlMs));
+  }
+
+  touch(key: string, ttlMs: number): Promise<boolean> {
+    return this.guard(() => this.inner.touch(key, ttlMs));
+  }
+
+  getAndTouch(key: string, ttlMs: number): Promise<string | null> {
+    return this.guard(() => this.inner.getAndTouch(key, ttlMs));
+  }
+
+  addToWindow(key: string, amount: number, windowMs: number): Promise<WindowCount> {
+    return this.guard(() => this.inner.addToWindow(key, amount, windowMs));
+  }
+
+  charge(meters: readonly Meter[]): Promise<ChargeOutcome> {
+    if (!Array.isArray(meters) || !meters.some((meter) => meter !== null && typeof meter === 'object' && meter.limit !== null)) return this.inner.charge(meters);
+    return this.guard(
+      () => this.inner.charge(meters),
+      (late) => this.giveBack(meters, late),
+    );
+  }
+
+  setWithinBudget(pool: string, group: string, entries: readonly BudgetedEntry[], ttlMs: number, budget: ByteBudget): Promise<BudgetOutcome> {
+    return this.guard(() => this.inner.setWithinBudget(pool, group, entries, ttlMs, budget));
+  }
+
+  budgetUsage(pool: string, group: string): Promise<BudgetUsage> {
+    return this.guard(() => this.inner.budgetUsage(pool, group));
+  }
+
+  setField(key: string, field: string, value: string, ttlMs: number): Promise<void> {
+    return this.guard(() => this.inner.setField(key, field, value, ttlMs));
+  }
+
+  readFields(key: string): Promise<Record<string, string>> {
+    return this.guard(() => this.inner.readFields(key));
+  }
+
+  publish(channel: string, message: string): Promise<void> {
+    return this.inner.publish(channel, message);
+  }
+
+  subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {
+    return this.inner.subscribe(channel, listener);
+  }
+
+  onAvailability(listener: (available: boolean) => void): () => void {
+    return this.inner.onAvailability(listener);
+  }
+
+  async close(): Promise<void> {
+    this.stopWatching();
+    this.stopProbing();
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    await this.inner.close();
+  }
+
+  /** The operation within the budget; `late` is told what became of one its caller stopped waiting for. */
+  private guard<T>(operation: () => Promise<T>, late?: (outcome: LateOutcome<T>) => void): Promise<T> {
+    if (this.downSince !== null) {
+      this.counts.refused++;
+      return Promise.reject(new StateUnavailableError('the shared state is declared down; not asked', true));
+    }
+    return new Promise<T>((resolve, reject) => {
+      const waiting: Waiting = { deadline: performance.now() + this.budgetMs, fail: reject, done: false };
+      this.waiting.add(waiting);
+      this.timer ??= this.armTimer(this.budgetMs);
+      operation().then(
+        (value) => {
+          if (waiting.done) {
+            late?.({ answered: true, value });
+            return;
+          }
+          waiting.done = true;
+          this.waiting.delete(waiting);
+          this.failuresInARow = 0;
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (waiting.done) {
+            late?.({ answered: false });
+            return;
+          }
+          waiting.done = true;
+          this.waiting.delete(waiting);
+          // A bad argument is the caller's bug, not the state's health.
+          if (!(error instanceof TypeError)) this.noteFailure(error);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  private armTimer(delayMs: number): NodeJS.Timeout {
+    // setImmediate: the check runs after the poll phase, once replies already received are read.
+    const timer = setTimeout(() => setImmediate(this.expire), Math.max(0, Math.ceil(delayMs)));
+    timer.unref();
+    return timer;
+  }
+
+  private expireWaiting(): void {
+    this.timer = null;
+    const now = performance.now();
+    for (const waiting of this.waiting) {
+      if (waiting.deadline > now) break;
+      waiting.done = true;
+      this.waiting.delete(waiting);
+      this.counts.timeouts++;
+      const error = new StateUnavailableError(`the shared state did not answer within ${this.budgetMs} ms`, false);
+      this.noteFailure(error);
+      waiting.fail(error);
+    }
+    const next = this.waiting.values().next();
+    if (!next.done) this.timer = this.armTimer(next.value.deadline - now);
+  }
+
+  private noteFailure(error: unknown): void {
+    this.counts.failures++;
+    this.failuresInARow++;
+    if (this.failuresInARow >= this.failuresToOpen) this.declareDown(error);
+  }
+
+  private declareDown(error: unknown): void {
+    if (this.downSince !== null) return;
+    this.downSince = Date.now();
+    this.counts.outages++;
+    this.options.onDown?.(error);
+    this.probe = setInterval(() => void this.runProbe(), this.probeIntervalMs);
+    this.probe.unref();
+  }
+
+  /** One GET within the budget; answered in time, the state is up again. */
+  private async runProbe(): Promise<void> {
+    if (this.probing || this.downSince === null) return;
+    this.probing = true;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const answered = await Promise.race([
+        this.inner.get(PROBE_KEY).then(() => true),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), this.budgetMs);
+        }),
+      ]);
+      if (answered) this.declareUp();
+    } catch {
+      // Still down: the next probe asks again.
+    } finally {
+      clearTimeout(timer);
+      this.probing = false;
+    }
+  }
+
+  private declareUp(): void {
+    if (this.downSince === null) return;
+    const downForMs = Date.now() - this.downSince;
+    this.downSince = null;
+    this.failuresInARow = 0;
+    this.stopProbing();
+    this.options.onUp?.(downForMs);
+    this.payOwed();
+  }
+
+  private stopProbing(): void {
+    if (this.probe !== null) clearInterval(this.probe);
+    this.probe = null;
+  }
+
+  /**
+   * An admission its caller stopped waiting for: the request went on uncounted, so what the charge
+   * took is given back. Answered, it is known to have run: counters by their amount and the slot it
+   * took. Failed late (the connection dropped under it), it may have run or not: only the slot is
+   * given back, which is harmless if it was never taken, while a counter given back would count
+   * less than was ever counted. A give-back that cannot be sent now is sent when the state
+   * answers again; otherwise the slot's lease ends it.
+   */
+  private giveBack(meters: readonly Meter[], late: LateOutcome<ChargeOutcome>): void {
+    if (late.answered && (late.value.refused !== -1 || late.value.missing.length > 0)) return;
+    const reverse: Meter[] = [];
+    for (const meter of meters) {
+      if (meter.limit === null) continue;
+      if (meter.slot !== undefined) {
+        if (meter.amount > 0) reverse.push({ key: meter.key, amount: -1, limit: null, ttlMs: meter.ttlMs, slot: meter.slot });
+      } else if (late.answered && meter.amount !== 0) {
+        reverse.push({ key: meter.key, amount: -meter.amount, limit: null, ttlMs: meter.ttlMs });
+      }
+    }
+    if (reverse.length > 0) this.send(reverse);
+  }
+
+  private send(giveBacks: Meter[]): void {
+    void this.inner.charge(giveBacks).catch(() => {
+      if (this.owed.length + giveBacks.length <= MAX_OWED_METERS) this.owed.push(...giveBacks);
+    });
+  }
+
+  private payOwed(): void {
+    if (this.owed.length === 0) return;
+    const owed = this.owed;
+    this.owed = [];
+    this.send(owed);
+  }
+}
