@@ -162,15 +162,19 @@ export class CredentialHealth {
     if (failure.class === 'caller' || status.state === 'disabled' || status.state === 'failed') return;
     const now = this.now();
     const stillCooling = status.state === 'cooling' && (status.until as number) > now;
+    const lastError = `${failure.class}${failure.status === null ? '' : ` ${failure.status}`}: ${maskSecrets(failure.message).slice(0, 200)}`;
     let streak: FailureStreak | null = null;
     if (REQUEST_CAUSABLE.has(failure.class)) {
       // Requests that were under way when the cooldown began say nothing new.
       if (stillCooling) return;
       streak = this.extendStreak(credentialId, caller, now);
-      if (streak.failures < STREAK_FAILURES || !streak.corroborated) return;
+      if (streak.failures < STREAK_FAILURES || !streak.corroborated) {
+        // Not evidence enough to cool it, but operators still see what failed last (in this process).
+        this.statuses.set(credentialId, { ...status, lastError });
+        return;
+      }
     }
     this.streaks.delete(credentialId);
-    const lastError = `${failure.class}${failure.status === null ? '' : ` ${failure.status}`}: ${maskSecrets(failure.message).slice(0, 200)}`;
     if (failure.class === 'auth') {
       const reason = `the upstream refused the credential (${failure.status ?? 'auth'})`;
       this.change(credentialId, status, { state: 'failed', until: null, reason, since: now, cooldownsInARow: status.cooldownsInARow, cause: 'auth', lastError }, reason);
