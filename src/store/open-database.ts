@@ -5,7 +5,7 @@ import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseSchema } from './database-schema.js';
 import { migrationProvider } from './migrations/index.js';
-import { WriteTransactionsSqliteDialect } from './sqlite-dialect.js';
+import { SQLITE_LOCK_WAIT_MS, WriteTransactionsSqliteDialect } from './sqlite-dialect.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -50,9 +50,14 @@ function openSqlite(path: string, { cwd = process.cwd(), sqliteCheckpointPages =
   const file = inMemory ? ':memory:' : resolve(cwd, path);
   if (!inMemory) mkdirSync(dirname(file), { recursive: true });
   const sqlite = new SqliteDatabase(file);
-  // WAL lets the CLI write while the server reads; busy_timeout waits out the other process's lock.
+  // WAL lets the CLI write while the server reads. Another process's lock is never waited for on
+  // this thread (better-sqlite3 is synchronous: the wait would be the event loop's): a locked
+  // statement fails at once and the dialect retries it after a timer (sqlite-dialect.ts), the
+  // request log's batch at the queue's next flush.
+  // Only the switch to WAL, before anything is served, may wait (two processes creating the file).
+  sqlite.pragma(`busy_timeout = ${SQLITE_LOCK_WAIT_MS}`);
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('busy_timeout = 0');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma(`wal_autocheckpoint = ${Math.trunc(sqliteCheckpointPages)}`);
   const db = new Kysely<DatabaseSchema>({ dialect: new WriteTransactionsSqliteDialect({ database: sqlite }) });

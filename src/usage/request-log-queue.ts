@@ -11,13 +11,16 @@ export interface RequestLogQueueOptions {
 
 /**
  * Request log rows wait here, off the request path, and are written in batches: when a batch is
- * full or the interval passes. A failed write keeps its rows for the next try.
+ * full or the interval passes. A failed write keeps its rows for the next try, which waits for the
+ * interval: while the database is down or locked, a write is tried once an interval, not once a row.
  */
 export class RequestLogQueue {
   private pending: RequestLogEntry[] = [];
   private writing: Promise<void> | null = null;
   private readonly timer: NodeJS.Timeout;
   private droppedRows = 0;
+  /** The last write failed: until one succeeds, only the timer tries again, not each new row. */
+  private failing = false;
 
   constructor(
     private readonly store: RequestLogStore,
@@ -41,7 +44,7 @@ export class RequestLogQueue {
       this.pending.shift();
       this.droppedRows++;
     }
-    if (this.pending.length >= this.options.batchSize && this.writing === null) void this.flush();
+    if (this.pending.length >= this.options.batchSize && this.writing === null && !this.failing) void this.flush();
   }
 
   /** Writes everything queued so far; resolves when it is written or the write failed. */
@@ -68,9 +71,11 @@ export class RequestLogQueue {
       try {
         await this.store.insertBatch(batch);
       } catch (error) {
+        this.failing = true;
         this.options.onError?.(error, this.pending.length, this.droppedRows);
         return;
       }
+      this.failing = false;
       this.pending.splice(0, batch.length);
       // SQLite writes synchronously: let requests run between batches so a flush of thousands of
       // rows never stalls the event loop for more than one batch (~0.5 ms at 100 rows).
