@@ -9,6 +9,7 @@ import { ConsoleGate } from './http/console-gate.js';
 import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
+import { LogThrottle } from './observability/log-throttle.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { OffModel } from './providers/provider-adapter.js';
 import { hostname } from 'node:os';
@@ -68,12 +69,22 @@ function checkAccountDocument(endpoints: Endpoints): AccountDocumentCheck {
 /** The composition root: the only place that knows every layer and wires them together. */
 export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logging.level);
+  // Failures that repeat while the database or the shared state is away: one line per kind per interval.
+  const failures = new LogThrottle(logger, config.logging.failure_interval_ms);
   const state = await openState(config.state.url, { keyPrefix: config.state.key_prefix });
   let endpoints: Endpoints | null = null;
   let stores: Stores;
   try {
     endpoints = await createEndpoints(config, accountContext(state, logger));
-    stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
+    stores = await openStores(config.database.url, {
+      sqliteCheckpointPages: config.database.sqlite_checkpoint_pages,
+      statementTimeoutMs: config.database.statement_timeout_ms,
+      connectTimeoutMs: config.database.connect_timeout_ms,
+      onConnectionError: (error) =>
+        failures.failure('database-connection', error, {}, 'a PostgreSQL connection was lost (server restarted or unreachable); the next query opens another'),
+    }).catch((error: unknown) => {
+      throw new Error(`database.url: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    });
   } catch (error) {
     await endpoints?.close();
     await state.close();
@@ -92,7 +103,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     const revision = await stores.tokens.readRevision();
     watcher = watchTokenChanges(stores.database, stores.tokens, revision, {
       pollIntervalMs: config.auth.change_poll_ms,
-      onError: (error) => logger.warn({ err: error }, 'token change watcher failed; retrying'),
+      onError: (error) => failures.failure('token-watcher', error, {}, 'token change watcher failed; retrying'),
     });
     const authenticator = new TokenAuthenticator(stores.tokens, watcher, config.auth.token_prefix, Date.now, () => stores.teams.listLimits());
     await authenticator.load();
@@ -103,19 +114,28 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       flushIntervalMs: config.request_log.flush_interval_ms,
       maxQueue: config.request_log.max_queue,
       onError: (error, pendingRows, droppedRows) =>
-        logger.error({ err: error, pendingRows, droppedRows }, 'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue'),
+        failures.failure('request-log-write', error, { pendingRows, droppedRows }, 'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue'),
+      onRecovered: (droppedRows) => failures.recovered('request-log-write', { droppedRows }, 'request log writes resumed'),
     });
     const prices = new Map(config.models.flatMap((model) => (model.price === undefined ? [] : [[model.id, model.price] as const])));
     const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access), (model) => prices.get(model));
-    const limits = callerLimits(state, queue, stores.requestSearch, logger);
+    const limits = callerLimits(state, queue, stores.requestSearch, failures);
     const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'), limits);
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
     const catalog = new ModelCatalog([]);
     const rebuildCatalog = (): void => catalog.replaceWith(buildCatalog(withPublishedModels(config.models, credentials), credentials));
-    accounts = new RuntimeAccounts({ store: stores.upstreamAccounts, box, endpoints: wired, onChange: rebuildCatalog, logger });
+    accounts = new RuntimeAccounts({
+      store: stores.upstreamAccounts,
+      box,
+      endpoints: wired,
+      onChange: rebuildCatalog,
+      logger,
+      onPollError: (error) => failures.failure('accounts-poll', error, {}, 'reading the accounts added at run time failed; retrying'),
+      onPollRecovered: () => failures.recovered('accounts-poll', {}, 'reading the accounts added at run time works again'),
+    });
     await accounts.start();
     rebuildCatalog();
-    const { router, shared } = await createRouter(config, logger, state, { has: (id) => credentials.has(id), [Symbol.iterator]: () => credentials.keys() });
+    const { router, shared } = await createRouter(config, logger, failures, state, { has: (id) => credentials.has(id), [Symbol.iterator]: () => credentials.keys() });
     routingState = shared;
     const credentialAdmin = new CredentialAdmin(credentials, router.health, router.inFlight, router.recent);
     const runtimeAccounts = accounts;
@@ -225,7 +245,7 @@ function consoleServices(config: SwitchyardConfig, state: SharedState, authentic
 }
 
 /** The router over the shared state: credential states, session bindings, in-flight counts, the `routing` settings. */
-async function createRouter(config: SwitchyardConfig, logger: Logger, state: SharedState, credentialIds: SharedRoutingStateOptions['credentialIds']): Promise<{ router: Router; shared: SharedRoutingState }> {
+async function createRouter(config: SwitchyardConfig, logger: Logger, failures: LogThrottle, state: SharedState, credentialIds: SharedRoutingStateOptions['credentialIds']): Promise<{ router: Router; shared: SharedRoutingState }> {
   const { routing } = config;
   let shared: SharedRoutingState | null = null;
   const health = new CredentialHealth({
@@ -245,7 +265,7 @@ async function createRouter(config: SwitchyardConfig, logger: Logger, state: Sha
     credentialIds,
     onOutage: (error) => logger.warn({ err: error, state: config.state.url.replace(/\/\/[^@/]*@/, '//***@') }, 'shared state unreachable; routing on with what this process knows (credential states, rendezvous choices for sessions)'),
     onRecovery: () => logger.info('shared state reachable again; credential states caught up'),
-    onError: (error) => logger.warn({ err: error }, 'shared routing state could not be read'),
+    onError: (error) => failures.failure('shared-routing-state', error, {}, 'shared routing state could not be read'),
   });
   const sharedState = shared;
   const bindings = new SessionBindings(state, parseDuration(routing.session_ttl) as number, (error) => sharedState.noteFailure(error));
@@ -279,14 +299,14 @@ async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Log
  * The callers' rate limits and quotas over the shared state. A quota counter the state lacks is
  * rebuilt from the request log, once the rows still queued for it are written.
  */
-function callerLimits(state: SharedState, queue: RequestLogQueue, requestLog: Stores['requestSearch'], logger: Logger): CallerLimits {
+function callerLimits(state: SharedState, queue: RequestLogQueue, requestLog: Stores['requestSearch'], failures: LogThrottle): CallerLimits {
   return new CallerLimits({
     state,
     ledger: async (match, fromMs, toMs) => {
       await queue.flush();
       return requestLog.spent({ ...match, from: fromMs, to: toMs });
     },
-    onError: (error) => logger.warn({ err: error }, 'caller limits could not reach the shared state; requests are let through uncounted meanwhile'),
+    onError: (error) => failures.failure('caller-limits', error, {}, 'caller limits could not reach the shared state; requests are let through uncounted meanwhile'),
   });
 }
 

@@ -7,6 +7,8 @@ export interface RequestLogQueueOptions {
   maxQueue: number;
   /** A write failed; `droppedRows` is how many rows have been lost to `maxQueue` so far. */
   onError?: (error: unknown, pendingRows: number, droppedRows: number) => void;
+  /** A write succeeded after one or more had failed. */
+  onRecovered?: (droppedRows: number) => void;
 }
 
 /**
@@ -75,7 +77,10 @@ export class RequestLogQueue {
         this.options.onError?.(error, this.pending.length, this.droppedRows);
         return;
       }
-      this.failing = false;
+      if (this.failing) {
+        this.failing = false;
+        this.options.onRecovered?.(this.droppedRows);
+      }
       this.pending.splice(0, batch.length);
       // SQLite writes synchronously: let requests run between batches so a flush of thousands of
       // rows never stalls the event loop for more than one batch (~0.5 ms at 100 rows).

@@ -22,6 +22,8 @@ export interface StoreGateway {
   readonly rawLines: string[];
   readonly child: ChildProcess;
   chat(model?: string): Promise<{ status: number; id: string; ms: number }>;
+  /** GET on the admin API, timed. */
+  admin(path: string): Promise<{ status: number; code: string | undefined; ms: number }>;
   /** GET /health, timed. */
   health(): Promise<number>;
   /** SIGTERM, then the exit code. */
@@ -47,7 +49,7 @@ export async function startStoreGateway(databaseUrl: string, upstreamUrl: string
     }),
   );
   const out: string[] = [];
-  const status = await runCli(['tokens', 'create', '--team', 'ops', '--config', configPath], { stdout: (line) => out.push(line), stderr: () => undefined });
+  const status = await runCli(['tokens', 'create', '--team', 'ops', '--scopes', 'chat,admin', '--config', configPath], { stdout: (line) => out.push(line), stderr: () => undefined });
   if (status !== 0) throw new Error(`tokens create exited ${status}`);
   const token = out.at(-1) as string;
   const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
@@ -79,6 +81,12 @@ export async function startStoreGateway(databaseUrl: string, upstreamUrl: string
       });
       await response.body.text();
       return { status: response.statusCode, id: String(response.headers['x-request-id']), ms: performance.now() - started };
+    },
+    async admin(path) {
+      const started = performance.now();
+      const response = await request(`${url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+      const body = (await response.body.json()) as { error?: { code?: string } };
+      return { status: response.statusCode, code: body.error?.code, ms: performance.now() - started };
     },
     async health() {
       const started = performance.now();

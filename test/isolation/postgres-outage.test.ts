@@ -1,0 +1,77 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { startFaultUpstream, type FaultUpstream } from '../fake-upstreams/fault-upstream.js';
+import { PrivatePostgres, postgresBinaries } from './support/private-postgres.js';
+import { startStoreGateway, type StoreGateway } from './support/store-gateway.js';
+
+const WARN = 40;
+
+async function loggedIds(url: string, ids: readonly string[]): Promise<Set<string>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string }>('select id from request_logs where id = any($1)', [ids]);
+    return new Set(rows.map((row) => row.id));
+  } finally {
+    await client.end();
+  }
+}
+
+async function waitForRows(url: string, ids: readonly string[], withinMs: number): Promise<string[]> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const logged = await loggedIds(url, ids);
+    const missing = ids.filter((id) => !logged.has(id));
+    if (missing.length === 0 || Date.now() > deadline) return missing;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Chat requests one after the other for `ms`; their request ids. */
+async function traffic(gateway: StoreGateway, ms: number): Promise<string[]> {
+  const ids: string[] = [];
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    const answer = await gateway.chat();
+    expect(answer.status).toBe(200);
+    ids.push(answer.id);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return ids;
+}
+
+describe.skipIf(postgresBinaries === undefined)('PostgreSQL going away under a serving gateway', () => {
+  let postgres: PrivatePostgres;
+  let upstream: FaultUpstream;
+  beforeAll(async () => {
+    upstream = await startFaultUpstream();
+    postgres = await PrivatePostgres.start();
+  }, 60_000);
+  afterAll(async () => {
+    await postgres?.close();
+    await upstream?.close();
+  });
+
+  it('restarted: one warning per kind of failure per interval, no "bug" line nor client dump, and every row written once it is back', async () => {
+    const gateway = await startStoreGateway(postgres.url, upstream.url);
+    onTestFinished(() => gateway.close());
+    const before = await traffic(gateway, 300);
+    const linesBefore = gateway.rawLines.length;
+
+    await postgres.stop();
+    const during = await traffic(gateway, 4_000);
+    await postgres.launch();
+    const after = await traffic(gateway, 500);
+
+    const outageLines = gateway.lines.slice(linesBefore).filter((line) => (line['level'] as number) >= WARN);
+    // 4 s of outage: a handful of lines (each kind once an interval), not one per request.
+    expect(during.length).toBeGreaterThan(100);
+    expect(outageLines.length, JSON.stringify(outageLines.map((line) => line['msg']))).toBeLessThanOrEqual(12);
+    const raw = gateway.rawLines.join('\n');
+    expect(raw).not.toMatch(/uncaught exception|unhandled promise rejection/);
+    expect(raw).not.toMatch(/secretKey|processID/);
+    expect(await waitForRows(postgres.url, [...before, ...during, ...after], 8_000)).toEqual([]);
+    expect(await gateway.stop()).toBe(0);
+  }, 60_000);
+});
