@@ -1,8 +1,12 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { startFaultUpstream, type FaultUpstream } from '../fake-upstreams/fault-upstream.js';
 import { PrivatePostgres, postgresBinaries } from './support/private-postgres.js';
+import { stringify } from 'yaml';
 import { startStoreGateway, type StoreGateway } from './support/store-gateway.js';
 
 const WARN = 40;
@@ -74,4 +78,42 @@ describe.skipIf(postgresBinaries === undefined)('PostgreSQL going away under a s
     expect(await waitForRows(postgres.url, [...before, ...during, ...after], 8_000)).toEqual([]);
     expect(await gateway.stop()).toBe(0);
   }, 60_000);
+
+  it('stopped or hanging: the admin API answers 503 database_unavailable, within the statement timeout while it hangs', async () => {
+    const gateway = await startStoreGateway(postgres.url, upstream.url, { database: { url: postgres.url, statement_timeout_ms: 1_000, connect_timeout_ms: 1_000 } });
+    onTestFinished(() => gateway.close());
+    expect((await gateway.admin('/admin/v1/teams')).status).toBe(200);
+
+    await postgres.stop();
+    const stopped = await gateway.admin('/admin/v1/teams');
+    await postgres.launch();
+    expect(stopped).toMatchObject({ status: 503, code: 'database_unavailable' });
+    expect((await gateway.admin('/admin/v1/teams')).status).toBe(200);
+
+    await postgres.pause();
+    const hanging = await Promise.all([gateway.admin('/admin/v1/teams'), gateway.admin('/admin/v1/tokens'), gateway.admin('/admin/v1/requests')]).finally(() => postgres.resume());
+    for (const answer of hanging) {
+      expect(answer).toMatchObject({ status: 503, code: 'database_unavailable' });
+      // 1 s of statement timeout and 1 s of grace for an answer that never comes.
+      expect(answer.ms).toBeLessThan(4_000);
+    }
+    expect((await gateway.admin('/admin/v1/teams')).status).toBe(200);
+    expect(gateway.rawLines.join('\n')).not.toMatch(/uncaught exception|unhandled error/);
+    expect(await gateway.stop()).toBe(0);
+  }, 60_000);
+
+  it('down at start: serve fails naming database.url, its password masked, and the cause', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'switchyard-pg-down-'));
+    onTestFinished(() => rmSync(directory, { recursive: true, force: true }));
+    const configPath = join(directory, 'switchyard.yaml');
+    const url = `postgres://postgres:hunter2secret@127.0.0.1:${postgres.port}/postgres`;
+    writeFileSync(configPath, stringify({ server: { host: '127.0.0.1', port: 0 }, database: { url, connect_timeout_ms: 2_000 }, logging: { level: 'silent' } }));
+    await postgres.stop();
+    const stderr: string[] = [];
+    const status = await runCli(['serve', '--config', configPath], { stdout: () => undefined, stderr: (line) => stderr.push(line) }).finally(() => postgres.launch());
+    expect(status).not.toBe(0);
+    const said = stderr.join('\n');
+    expect(said).toContain(`database.url: cannot reach PostgreSQL at postgres://postgres:***@127.0.0.1:${postgres.port}/postgres: connect ECONNREFUSED`);
+    expect(said).not.toContain('hunter2secret');
+  }, 30_000);
 });
