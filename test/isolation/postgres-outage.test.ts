@@ -69,9 +69,10 @@ describe.skipIf(postgresBinaries === undefined)('PostgreSQL going away under a s
     const after = await traffic(gateway, 500);
 
     const outageLines = gateway.lines.slice(linesBefore).filter((line) => (line['level'] as number) >= WARN);
-    // 4 s of outage: a handful of lines (each kind once an interval), not one per request.
+    // 4 s of outage: one line per kind of failure (request-log write, token watcher, lost connections,
+    // accounts poll; 4 measured), not one per request (over 100 here).
     expect(during.length).toBeGreaterThan(100);
-    expect(outageLines.length, JSON.stringify(outageLines.map((line) => line['msg']))).toBeLessThanOrEqual(12);
+    expect(outageLines.length, JSON.stringify(outageLines.map((line) => line['msg']))).toBeLessThanOrEqual(8);
     const raw = gateway.rawLines.join('\n');
     expect(raw).not.toMatch(/uncaught exception|unhandled promise rejection/);
     expect(raw).not.toMatch(/secretKey|processID/);
