@@ -1,15 +1,10 @@
+import { errorSummary } from './error-summary.js';
+
 export interface ThrottleLogger {
   warn(object: object, message: string): void;
   info(object: object, message: string): void;
 }
 
-/** What a failure line says of its error: its own words, never the objects hanging off it (a pg client, a socket). */
-interface ErrorSummary {
-  type: string;
-  message: string;
-  code?: string;
-  stack?: string;
-}
 
 interface KindState {
   /** When the last line of this kind was written. */
@@ -41,7 +36,7 @@ export class LogThrottle {
     const state = this.kinds.get(kind);
     if (state === undefined) {
       this.kinds.set(kind, { loggedAt: now, suppressed: 0, failures: 1 });
-      this.logger.warn({ ...fields, kind, err: summary(error, true) }, message);
+      this.logger.warn({ ...fields, kind, err: errorSummary(error, true) }, message);
       return;
     }
     state.failures++;
@@ -49,7 +44,7 @@ export class LogThrottle {
       state.suppressed++;
       return;
     }
-    this.logger.warn({ ...fields, kind, err: summary(error, false), suppressed: state.suppressed, failures: state.failures }, message);
+    this.logger.warn({ ...fields, kind, err: errorSummary(error, false), suppressed: state.suppressed, failures: state.failures }, message);
     state.loggedAt = now;
     state.suppressed = 0;
   }
@@ -61,15 +56,4 @@ export class LogThrottle {
     this.kinds.delete(kind);
     this.logger.info({ ...fields, kind, failures: state.failures }, message);
   }
-}
-
-function summary(error: unknown, withStack: boolean): ErrorSummary {
-  if (!(error instanceof Error)) return { type: typeof error, message: String(error) };
-  const code = (error as { code?: unknown }).code;
-  return {
-    type: error.name,
-    message: error.message === '' && typeof code === 'string' ? code : error.message,
-    ...(typeof code === 'string' ? { code } : {}),
-    ...(withStack && error.stack !== undefined ? { stack: error.stack } : {}),
-  };
 }
