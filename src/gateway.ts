@@ -114,7 +114,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       flushIntervalMs: config.request_log.flush_interval_ms,
       maxQueue: config.request_log.max_queue,
       onError: (error, pendingRows, droppedRows) =>
-        failures.failure('request-log-write', error, { pendingRows, droppedRows }, 'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue'),
+        failures.failure('request-log-write', error, { pendingRows, droppedRows }, 'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue', 'error'),
       onRecovered: (droppedRows) => failures.recovered('request-log-write', { droppedRows }, 'request log writes resumed'),
     });
     const prices = new Map(config.models.flatMap((model) => (model.price === undefined ? [] : [[model.id, model.price] as const])));
@@ -155,7 +155,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       recorder,
       catalog,
       chat: new ChatCompletionService(catalog, router, { inferSessions: config.routing.infer_sessions }),
-      responses: new ResponsesService(catalog, router, responseStore(config, state, logger), { inferSessions: config.routing.infer_sessions }),
+      responses: new ResponsesService(catalog, router, responseStore(config, state, failures), { inferSessions: config.routing.infer_sessions }),
       native: new NativeService(catalog, router),
       embeddings: new EmbeddingService(catalog, router),
       reranker: new RerankService(catalog, router),
@@ -311,8 +311,8 @@ function callerLimits(state: SharedState, queue: RequestLogQueue, requestLog: St
 }
 
 /** Responses made by conversion, kept in the shared state for `responses.retention` (docs/responses-api.md). */
-function responseStore(config: SwitchyardConfig, state: SharedState, logger: Logger): ResponseStore {
+function responseStore(config: SwitchyardConfig, state: SharedState, failures: LogThrottle): ResponseStore {
   return new ResponseStore(state, parseDuration(config.responses.retention) as number, (error) =>
-    logger.warn({ err: error }, 'a response could not be stored; continuing it by previous_response_id will be refused'),
+    failures.failure('response-store', error, {}, 'a response could not be stored; continuing it by previous_response_id will be refused'),
   );
 }

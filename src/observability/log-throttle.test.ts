@@ -6,6 +6,7 @@ function recorder() {
   return {
     lines,
     logger: {
+      error: (object: object, message: string) => lines.push({ level: 'error', object: object as Record<string, unknown>, message }),
       warn: (object: object, message: string) => lines.push({ level: 'warn', object: object as Record<string, unknown>, message }),
       info: (object: object, message: string) => lines.push({ level: 'info', object: object as Record<string, unknown>, message }),
     },

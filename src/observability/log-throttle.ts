@@ -1,6 +1,7 @@
 import { errorSummary } from './error-summary.js';
 
 export interface ThrottleLogger {
+  error(object: object, message: string): void;
   warn(object: object, message: string): void;
   info(object: object, message: string): void;
 }
@@ -31,12 +32,13 @@ export class LogThrottle {
     private readonly now: () => number = Date.now,
   ) {}
 
-  failure(kind: string, error: unknown, fields: object, message: string): void {
+  /** `level`: `error` where the failure can lose data (request-log rows past the queue's bound), `warn` otherwise. */
+  failure(kind: string, error: unknown, fields: object, message: string, level: 'warn' | 'error' = 'warn'): void {
     const now = this.now();
     const state = this.kinds.get(kind);
     if (state === undefined) {
       this.kinds.set(kind, { loggedAt: now, suppressed: 0, failures: 1 });
-      this.logger.warn({ ...fields, kind, err: errorSummary(error, true) }, message);
+      this.logger[level]({ ...fields, kind, err: errorSummary(error, true) }, message);
       return;
     }
     state.failures++;
@@ -44,7 +46,7 @@ export class LogThrottle {
       state.suppressed++;
       return;
     }
-    this.logger.warn({ ...fields, kind, err: errorSummary(error, false), suppressed: state.suppressed, failures: state.failures }, message);
+    this.logger[level]({ ...fields, kind, err: errorSummary(error, false), suppressed: state.suppressed, failures: state.failures }, message);
     state.loggedAt = now;
     state.suppressed = 0;
   }
