@@ -26,11 +26,14 @@ afterAll(async () => {
 });
 
 describe('a SQLite database locked by another process', () => {
-  it('keeps /health and requests fast while the lock is held, and writes every row after it is released', async () => {
+  it('keeps /health and requests fast while the lock is held (a token new to it included), and writes every row after it is released', async () => {
     const file = join(directory, 'switchyard.db');
     const gateway = await startStoreGateway(`sqlite:${file}`, upstream.url);
     onTestFinished(() => gateway.close());
     expect((await gateway.chat()).status).toBe(200);
+    // Made by another process just before the lock: the gateway first meets it under the lock, and
+    // reads the tokens table again then (a read, which WAL lets through a writer's lock).
+    const newToken = await gateway.createToken();
 
     const lock = await holdSqliteLock(file, HOLD_MS);
     const ids: string[] = [];
@@ -42,7 +45,7 @@ describe('a SQLite database locked by another process', () => {
     });
     const traffic = (async () => {
       while (locked) {
-        const answer = await gateway.chat();
+        const answer = await gateway.chat('ok', ids.length % 2 === 0 ? newToken : gateway.token);
         expect(answer.status).toBe(200);
         ids.push(answer.id);
         chatMs.push(answer.ms);

@@ -21,7 +21,9 @@ export interface StoreGateway {
   /** Every stdout line as written, for looking for bytes that must never be there. */
   readonly rawLines: string[];
   readonly child: ChildProcess;
-  chat(model?: string): Promise<{ status: number; id: string; ms: number }>;
+  chat(model?: string, token?: string): Promise<{ status: number; id: string; ms: number }>;
+  /** A token made by the CLI, a process of its own, while the gateway runs. */
+  createToken(): Promise<string>;
   /** GET on the admin API, timed. */
   admin(path: string): Promise<{ status: number; code: string | undefined; ms: number }>;
   /** GET /health, timed. */
@@ -72,15 +74,21 @@ export async function startStoreGateway(databaseUrl: string, upstreamUrl: string
     lines,
     rawLines,
     child,
-    async chat(model = 'ok') {
+    async chat(model = 'ok', secret = token) {
       const started = performance.now();
       const response = await request(`${url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hi' }] }),
       });
       await response.body.text();
       return { status: response.statusCode, id: String(response.headers['x-request-id']), ms: performance.now() - started };
+    },
+    async createToken() {
+      const lines: string[] = [];
+      const code = await runCli(['tokens', 'create', '--team', 'ops', '--config', configPath], { stdout: (line) => lines.push(line), stderr: () => undefined });
+      if (code !== 0) throw new Error(`tokens create exited ${code}`);
+      return lines.at(-1) as string;
     },
     async admin(path) {
       const started = performance.now();
