@@ -105,7 +105,9 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       pollIntervalMs: config.auth.change_poll_ms,
       onError: (error) => failures.failure('token-watcher', error, {}, 'token change watcher failed; retrying'),
     });
-    const authenticator = new TokenAuthenticator(stores.tokens, watcher, config.auth.token_prefix, Date.now, () => stores.teams.listLimits());
+    const authenticator = new TokenAuthenticator(stores.tokens, watcher, config.auth.token_prefix, Date.now, () => stores.teams.listLimits(), (error) =>
+      failures.failure('token-reload', error, {}, 'the tokens could not be read again after a change; serving those held meanwhile, retrying every second'),
+    );
     await authenticator.load();
     const tokens = new TokenService(stores.tokens, config.auth.token_prefix, Date.now, () => authenticator.invalidate());
     const teams = new TeamService(stores.teams, Date.now, () => authenticator.invalidate());
