@@ -66,12 +66,15 @@ class RetryingConnection implements DatabaseConnection {
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     if (this.inTransaction) return this.connection.executeQuery<R>(compiledQuery);
-    const deadline = performance.now() + SQLITE_LOCK_WAIT_MS;
+    // The clock is read only once a statement has found the database locked.
+    let deadline = Number.NaN;
     for (let delay = FIRST_RETRY_MS; ; delay = Math.min(delay * 2, LONGEST_RETRY_MS)) {
       try {
         return await this.connection.executeQuery<R>(compiledQuery);
       } catch (error) {
-        if (!isSqliteLocked(error) || performance.now() + delay > deadline) throw error;
+        if (!isSqliteLocked(error)) throw error;
+        if (Number.isNaN(deadline)) deadline = performance.now() + SQLITE_LOCK_WAIT_MS;
+        if (performance.now() + delay > deadline) throw error;
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
