@@ -114,7 +114,23 @@ async function openPostgres(connectionString: string, options: OpenDatabaseOptio
   return { db, dialect: 'postgres', sqlite: null, postgres: { driver: pg, config: poolConfig }, close: () => db.destroy() };
 }
 
-async function migrate({ db, dialect }: Database): Promise<void> {
+async function migrate(database: Database): Promise<void> {
+  // A migration may rebuild an index over millions of request-log rows: the statement timeout that
+  // keeps a hanging server from holding a request is no limit for it, so it runs on a connection
+  // of its own without one.
+  if (database.postgres === null) return migrateWith(database.db, database.dialect);
+  const { driver, config } = database.postgres;
+  const pool = new driver.Pool({ ...config, max: 1, statement_timeout: 0, query_timeout: 0 });
+  pool.on('error', () => undefined);
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    await migrateWith(db, database.dialect);
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function migrateWith(db: Kysely<DatabaseSchema>, dialect: DialectName): Promise<void> {
   // Kysely decides whether its migration tables exist by looking at every schema it can see: with
   // another schema of the same database holding them (another gateway, a parallel test run), it
   // skips creating its own and then fails to lock them ("kysely_migration_lock does not exist").
