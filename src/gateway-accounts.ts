@@ -14,6 +14,10 @@ export interface RuntimeAccountsOptions {
   /** The set of credentials changed: the catalog is rebuilt. */
   onChange: () => void;
   logger: Logger;
+  /** A failed poll is reported here (the gateway's throttled failure log) instead of a line each time. */
+  onPollError?: (error: unknown) => void;
+  /** A poll worked again after failing. */
+  onPollRecovered?: () => void;
   /** How often the store's revision is read; another process's change is served within this. */
   pollMs?: number;
 }
@@ -41,7 +45,11 @@ export class RuntimeAccounts {
   async start(): Promise<void> {
     await this.sync();
     this.timer = setInterval(() => {
-      void this.sync().catch((error: unknown) => this.options.logger.warn({ err: error }, 'reading the accounts added at run time failed; retrying'));
+      void this.sync().then(
+        () => this.options.onPollRecovered?.(),
+        (error: unknown) =>
+          this.options.onPollError !== undefined ? this.options.onPollError(error) : this.options.logger.warn({ err: error }, 'reading the accounts added at run time failed; retrying'),
+      );
     }, this.pollMs);
     this.timer.unref();
   }

@@ -9,6 +9,7 @@ import { ConsoleGate } from './http/console-gate.js';
 import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
+import { LogThrottle } from './observability/log-throttle.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { OffModel } from './providers/provider-adapter.js';
 import { hostname } from 'node:os';
@@ -68,6 +69,8 @@ function checkAccountDocument(endpoints: Endpoints): AccountDocumentCheck {
 /** The composition root: the only place that knows every layer and wires them together. */
 export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logging.level);
+  // Failures that repeat while the database or the shared state is away: one line per kind per interval.
+  const failures = new LogThrottle(logger, config.logging.failure_interval_ms);
   const state = await openState(config.state.url, { keyPrefix: config.state.key_prefix });
   // What requests wait on: with Redis, each operation within a budget, behind a circuit breaker.
   const requestPath = guardRequestPath(config, state, logger);
@@ -76,7 +79,15 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
   let stores: Stores;
   try {
     endpoints = await createEndpoints(config, accountContext(state, logger, config.state.lock_lease_ms));
-    stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
+    stores = await openStores(config.database.url, {
+      sqliteCheckpointPages: config.database.sqlite_checkpoint_pages,
+      statementTimeoutMs: config.database.statement_timeout_ms,
+      connectTimeoutMs: config.database.connect_timeout_ms,
+      onConnectionError: (error) =>
+        failures.failure('database-connection', error, {}, 'a PostgreSQL connection was lost (server restarted or unreachable); the next query opens another'),
+    }).catch((error: unknown) => {
+      throw new Error(`database.url: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    });
   } catch (error) {
     await endpoints?.close();
     await state.close();
@@ -95,9 +106,11 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     const revision = await stores.tokens.readRevision();
     watcher = watchTokenChanges(stores.database, stores.tokens, revision, {
       pollIntervalMs: config.auth.change_poll_ms,
-      onError: (error) => logger.warn({ err: error }, 'token change watcher failed; retrying'),
+      onError: (error) => failures.failure('token-watcher', error, {}, 'token change watcher failed; retrying'),
     });
-    const authenticator = new TokenAuthenticator(stores.tokens, watcher, config.auth.token_prefix, Date.now, () => stores.teams.listLimits());
+    const authenticator = new TokenAuthenticator(stores.tokens, watcher, config.auth.token_prefix, Date.now, () => stores.teams.listLimits(), (error) =>
+      failures.failure('token-reload', error, {}, 'the tokens could not be read again after a change; serving those held meanwhile, retrying every second'),
+    );
     await authenticator.load();
     const tokens = new TokenService(stores.tokens, config.auth.token_prefix, Date.now, () => authenticator.invalidate());
     const teams = new TeamService(stores.teams, Date.now, () => authenticator.invalidate());
@@ -106,19 +119,28 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       flushIntervalMs: config.request_log.flush_interval_ms,
       maxQueue: config.request_log.max_queue,
       onError: (error, pendingRows, droppedRows) =>
-        logger.error({ err: error, pendingRows, droppedRows }, 'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue'),
+        failures.failure('request-log-write', error, { pendingRows, droppedRows }, 'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue', 'error'),
+      onRecovered: (droppedRows) => failures.recovered('request-log-write', { droppedRows }, 'request log writes resumed'),
     });
     const prices = new Map(config.models.flatMap((model) => (model.price === undefined ? [] : [[model.id, model.price] as const])));
     const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access), (model) => prices.get(model));
-    const limits = callerLimits(requestState, queue, stores.requestSearch, logger, parseDuration(config.state.slot_lease) as number);
+    const limits = callerLimits(requestState, queue, stores.requestSearch, failures, parseDuration(config.state.slot_lease) as number);
     const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'), limits);
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
     const catalog = new ModelCatalog([]);
     const rebuildCatalog = (): void => catalog.replaceWith(buildCatalog(withPublishedModels(config.models, credentials), credentials));
-    accounts = new RuntimeAccounts({ store: stores.upstreamAccounts, box, endpoints: wired, onChange: rebuildCatalog, logger });
+    accounts = new RuntimeAccounts({
+      store: stores.upstreamAccounts,
+      box,
+      endpoints: wired,
+      onChange: rebuildCatalog,
+      logger,
+      onPollError: (error) => failures.failure('accounts-poll', error, {}, 'reading the accounts added at run time failed; retrying'),
+      onPollRecovered: () => failures.recovered('accounts-poll', {}, 'reading the accounts added at run time works again'),
+    });
     await accounts.start();
     rebuildCatalog();
-    const { router, shared } = await createRouter(config, logger, state, requestState, { has: (id) => credentials.has(id), [Symbol.iterator]: () => credentials.keys() });
+    const { router, shared } = await createRouter(config, logger, failures, state, requestState, { has: (id) => credentials.has(id), [Symbol.iterator]: () => credentials.keys() });
     routingState = shared;
     const credentialAdmin = new CredentialAdmin(credentials, router.health, router.inFlight, router.recent);
     const runtimeAccounts = accounts;
@@ -138,7 +160,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       recorder,
       catalog,
       chat: new ChatCompletionService(catalog, router, { inferSessions: config.routing.infer_sessions }),
-      responses: new ResponsesService(catalog, router, responseStore(config, requestState, logger), { inferSessions: config.routing.infer_sessions }),
+      responses: new ResponsesService(catalog, router, responseStore(config, requestState, failures), { inferSessions: config.routing.infer_sessions }),
       native: new NativeService(catalog, router),
       embeddings: new EmbeddingService(catalog, router),
       reranker: new RerankService(catalog, router),
@@ -233,7 +255,14 @@ function consoleServices(config: SwitchyardConfig, state: SharedState, authentic
 }
 
 /** The router over the shared state: credential states, session bindings, in-flight counts, the `routing` settings. */
-async function createRouter(config: SwitchyardConfig, logger: Logger, state: SharedState, requestState: SharedState, credentialIds: SharedRoutingStateOptions['credentialIds']): Promise<{ router: Router; shared: SharedRoutingState }> {
+async function createRouter(
+  config: SwitchyardConfig,
+  logger: Logger,
+  failures: LogThrottle,
+  state: SharedState,
+  requestState: SharedState,
+  credentialIds: SharedRoutingStateOptions['credentialIds'],
+): Promise<{ router: Router; shared: SharedRoutingState }> {
   const { routing } = config;
   let shared: SharedRoutingState | null = null;
   const health = new CredentialHealth({
@@ -253,7 +282,7 @@ async function createRouter(config: SwitchyardConfig, logger: Logger, state: Sha
     credentialIds,
     onOutage: (error) => logger.warn({ err: error, state: config.state.url.replace(/\/\/[^@/]*@/, '//***@') }, 'shared state unreachable; routing on with what this process knows (credential states, rendezvous choices for sessions)'),
     onRecovery: () => logger.info('shared state reachable again; credential states caught up'),
-    onError: (error) => logger.warn({ err: error }, 'shared routing state could not be read'),
+    onError: (error) => failures.failure('shared-routing-state', error, {}, 'shared routing state could not be read'),
   });
   const sharedState = shared;
   // Read on the request path: within the state's budget. Its timeouts and refusals are the breaker's news, told once.
@@ -290,7 +319,7 @@ async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Log
  * The callers' rate limits and quotas over the shared state. A quota counter the state lacks is
  * rebuilt from the request log, once the rows still queued for it are written.
  */
-function callerLimits(state: SharedState, queue: RequestLogQueue, requestLog: Stores['requestSearch'], logger: Logger, slotLeaseMs: number): CallerLimits {
+function callerLimits(state: SharedState, queue: RequestLogQueue, requestLog: Stores['requestSearch'], failures: LogThrottle, slotLeaseMs: number): CallerLimits {
   return new CallerLimits({
     state,
     slotLeaseMs,
@@ -301,7 +330,7 @@ function callerLimits(state: SharedState, queue: RequestLogQueue, requestLog: St
     onError: (error) => {
       // A timeout or a refusal of the breaker: it said so once already (guardRequestPath).
       if (error instanceof StateUnavailableError) return;
-      logger.warn({ err: error }, 'caller limits could not reach the shared state; requests are let through uncounted meanwhile, settlements retried');
+      failures.failure('caller-limits', error, {}, 'caller limits could not reach the shared state; requests are let through uncounted meanwhile, settlements retried');
     },
   });
 }
@@ -332,10 +361,10 @@ function describeRequestPath(requestPath: RequestPathState): Record<string, unkn
 }
 
 /** Responses made by conversion, kept in the shared state for `responses.retention` (docs/responses-api.md). */
-function responseStore(config: SwitchyardConfig, state: SharedState, logger: Logger): ResponseStore {
+function responseStore(config: SwitchyardConfig, state: SharedState, failures: LogThrottle): ResponseStore {
   const budget = { teamBytes: config.responses.max_bytes_per_team, totalBytes: config.responses.max_bytes };
   return new ResponseStore(state, parseDuration(config.responses.retention) as number, budget, (error) => {
     // While the state is declared down the breaker has said so; a single timeout loses this response, and is said.
-    if (!(error instanceof StateUnavailableError && error.breakerOpen)) logger.warn({ err: error }, 'a response could not be stored; continuing it by previous_response_id will be refused');
+    if (!(error instanceof StateUnavailableError && error.breakerOpen)) failures.failure('response-store', error, {}, 'a response could not be stored; continuing it by previous_response_id will be refused');
   });
 }

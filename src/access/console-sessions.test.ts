@@ -63,4 +63,15 @@ describe('ConsoleSessions', () => {
     expect(csrfTokenMatches(session, '')).toBe(false);
     expect(csrfTokenMatches(session, `${session.csrfToken.slice(0, -1)}${session.csrfToken.endsWith('A') ? 'B' : 'A'}`)).toBe(false);
   });
+
+  it('answers 503 state_unavailable, not a bug, when the shared state cannot be reached', async () => {
+    const away = new MemoryState();
+    const sessions = new ConsoleSessions(away, { idleMs: 10 * minute, maxAgeMs: 60 * minute });
+    const { secret } = await sessions.open(token);
+    // A closed state rejects every call, as Redis does while it is away.
+    await away.close();
+    await expect(sessions.find(secret)).rejects.toMatchObject({ code: 'state_unavailable', status: 503 });
+    await expect(sessions.open(token)).rejects.toMatchObject({ code: 'state_unavailable' });
+    await expect(sessions.end(secret)).rejects.toMatchObject({ code: 'state_unavailable' });
+  });
 });

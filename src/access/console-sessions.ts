@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { GatewayError } from '../errors/index.js';
 import type { SharedState } from '../state/index.js';
 import { digestsEqual, hashSecret } from './token-secret.js';
 
@@ -49,7 +50,7 @@ export class ConsoleSessions {
       createdAt,
       expiresAt: createdAt + this.times.maxAgeMs,
     };
-    await this.state.set(key(secret), JSON.stringify(session), Math.min(this.times.idleMs, this.times.maxAgeMs));
+    await reachState(this.state.set(key(secret), JSON.stringify(session), Math.min(this.times.idleMs, this.times.maxAgeMs)));
     return { secret, session };
   }
 
@@ -57,19 +58,32 @@ export class ConsoleSessions {
   async find(secret: string): Promise<ConsoleSession | null> {
     if (!SECRET_PATTERN.test(secret)) return null;
     const now = this.now();
-    const stored = await this.state.getAndTouch(key(secret), this.times.idleMs);
+    const stored = await reachState(this.state.getAndTouch(key(secret), this.times.idleMs));
     if (stored === null) return null;
     const session = parse(stored);
     if (session === null || session.expiresAt <= now) return null;
     // The slide must not outlive the hard end: cut the TTL back when the idle time would.
-    if (session.expiresAt - now < this.times.idleMs) await this.state.touch(key(secret), session.expiresAt - now);
+    if (session.expiresAt - now < this.times.idleMs) await reachState(this.state.touch(key(secret), session.expiresAt - now));
     return session;
   }
 
   /** Ends it (sign-out); true when it was live. */
   end(secret: string): Promise<boolean> {
     if (!SECRET_PATTERN.test(secret)) return Promise.resolve(false);
-    return this.state.delete(key(secret));
+    return reachState(this.state.delete(key(secret)));
+  }
+}
+
+/**
+ * The shared state's answer, or 503 `state_unavailable` when it cannot be reached (Redis down or
+ * hanging: its commands reject within their timeout). Only argument errors (`TypeError`) are bugs.
+ */
+async function reachState<T>(operation: Promise<T>): Promise<T> {
+  try {
+    return await operation;
+  } catch (error) {
+    if (error instanceof TypeError) throw error;
+    throw new GatewayError('state_unavailable', 'The gateway\'s shared state is unavailable, so console sign-ins cannot be checked; retry shortly.', { cause: error });
   }
 }
 

@@ -78,4 +78,36 @@ describe('TokenAuthenticator', () => {
     await service.revoke(record.id);
     expect(await codeOf(authenticator.authenticate(`Bearer ${secret}`))).toBe('revoked_api_key');
   });
+
+  it('while the database is away, answers from the tokens it holds and reads the change again once it is back', async () => {
+    let now = 1_000_000;
+    let changed = false;
+    const watcher: TokenChangeWatcher = {
+      takeChange: () => {
+        const was = changed;
+        changed = false;
+        return was;
+      },
+      close: async () => undefined,
+    };
+    let away = false;
+    const flakyStore = Object.assign(Object.create(stores.tokens) as TokenStore, {
+      list: () => (away ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })) : stores.tokens.list()),
+    });
+    const errors: unknown[] = [];
+    const service = new TokenService(stores.tokens, 'svc_');
+    const { secret, record } = await service.create({ team: 'kept' });
+    const authenticator = new TokenAuthenticator(flakyStore, watcher, 'svc_', () => now, undefined, (error) => errors.push(error));
+    await authenticator.load();
+    // Revoked by another process, which says so; the database goes away before it is read.
+    await service.revoke(record.id);
+    changed = true;
+    away = true;
+    expect(await codeOf(authenticator.authenticate(`Bearer ${secret}`))).toBe('accepted');
+    expect(errors).toHaveLength(1);
+    away = false;
+    now += 1_000;
+    // The watcher says nothing more: the failed reload is tried again on its own.
+    expect(await codeOf(authenticator.authenticate(`Bearer ${secret}`))).toBe('revoked_api_key');
+  });
 });

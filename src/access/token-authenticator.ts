@@ -20,6 +20,7 @@ export interface Principal {
   readonly holders: readonly LimitHolder[];
 }
 
+const RELOAD_RETRY_MS = 1_000;
 const NO_HOLDER_LIMITS: HolderLimits = { teams: new Map(), projects: new Map() };
 
 /**
@@ -35,6 +36,8 @@ export class TokenAuthenticator {
   private lookupBudget = MISS_LOOKUPS_PER_SECOND;
   private budgetRefilledAt = 0;
   private holderLimits: HolderLimits = NO_HOLDER_LIMITS;
+  /** A reload failed: when to try it again (the change it was for was taken from the watcher). */
+  private reloadAgainAt = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly store: TokenStore,
@@ -43,6 +46,8 @@ export class TokenAuthenticator {
     private readonly now: () => number = Date.now,
     /** The limits of teams and projects, carried with each token (a change to them bumps the token revision). */
     private readonly loadHolderLimits: () => Promise<HolderLimits> = async () => NO_HOLDER_LIMITS,
+    /** A reload the watcher asked for failed (the database is away): the tokens held are kept, and it is tried again. */
+    private readonly onReloadError: (error: unknown) => void = () => undefined,
   ) {}
 
   async load(): Promise<void> {
@@ -56,7 +61,7 @@ export class TokenAuthenticator {
 
   /** Synchronous unless a reload is under way, so the common path allocates no promise. */
   authenticate(authorization: string | undefined): Principal | Promise<Principal> {
-    if (this.watcher.takeChange()) this.reloading = this.reload();
+    if (this.watcher.takeChange() || this.reloadDue()) this.reloading = this.reload();
     if (this.reloading !== null) return this.reloading.then(() => this.resolve(authorization));
     return this.resolve(authorization);
   }
@@ -66,7 +71,7 @@ export class TokenAuthenticator {
    * token would be (revoked, expired), so a session ends with its token.
    */
   authenticateHash(hash: string): Principal | Promise<Principal> {
-    if (this.watcher.takeChange()) this.reloading = this.reload();
+    if (this.watcher.takeChange() || this.reloadDue()) this.reloading = this.reload();
     if (this.reloading !== null) return this.reloading.then(() => this.resolveHash(hash));
     return this.resolveHash(hash);
   }
@@ -77,9 +82,23 @@ export class TokenAuthenticator {
     return this.reloading;
   }
 
+  /** Only a failed reload reads the clock here: the common path costs one comparison. */
+  private reloadDue(): boolean {
+    return this.reloadAgainAt !== Number.POSITIVE_INFINITY && this.now() >= this.reloadAgainAt;
+  }
+
+  /**
+   * Never rejects: while the database is away, callers are answered from the tokens already held
+   * (a revocation made meanwhile cannot be read anyway) rather than refused, and the reload is
+   * tried again a second later, so the change that asked for it is not lost.
+   */
   private async reload(): Promise<void> {
+    this.reloadAgainAt = Number.POSITIVE_INFINITY;
     try {
       await this.load();
+    } catch (error) {
+      this.reloadAgainAt = this.now() + RELOAD_RETRY_MS;
+      this.onReloadError(error);
     } finally {
       this.reloading = null;
     }

@@ -14,7 +14,13 @@ export interface ConfigOption {
 export async function withStores<T>(options: ConfigOption, io: CliIo, action: (stores: Stores, config: SwitchyardConfig) => Promise<T>): Promise<T> {
   const { config, source } = loadConfig({ configPath: options.config });
   io.stderr(`database: ${redactUrl(config.database.url)} (config: ${source ?? 'built-in defaults'})`);
-  const stores = await openStores(config.database.url, { sqliteCheckpointPages: config.database.sqlite_checkpoint_pages });
+  const stores = await openStores(config.database.url, {
+    sqliteCheckpointPages: config.database.sqlite_checkpoint_pages,
+    statementTimeoutMs: config.database.statement_timeout_ms,
+    connectTimeoutMs: config.database.connect_timeout_ms,
+  }).catch((error: unknown) => {
+    throw new Error(`database.url: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  });
   try {
     return await action(stores, config);
   } finally {

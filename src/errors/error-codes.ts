@@ -86,6 +86,8 @@ export const ERROR_CODES = {
   shutting_down: { status: 503, type: 'service_unavailable', retryable: false },
   /** The shared state (`state.url`) could not be read for what the request names (a stored response). */
   state_unavailable: { status: 503, type: 'service_unavailable', retryable: false },
+  /** The database (`database.url`) could not be reached, answered nothing in time, or stayed locked by another process. */
+  database_unavailable: { status: 503, type: 'service_unavailable', retryable: false },
   /** Accounts added at run time are stored sealed; without SWITCHYARD_SECRET_KEY the gateway cannot store one. */
   secret_key_missing: { status: 503, type: 'service_unavailable', retryable: false },
   upstream_timeout: { status: 504, type: 'upstream_error', retryable: true },

@@ -1,4 +1,4 @@
-import { GatewayError, isGatewayError, type ErrorCode } from '../errors/index.js';
+import { GatewayError, isDatabaseOutage, isGatewayError, type ErrorCode } from '../errors/index.js';
 import type { RequestRecord } from '../usage/index.js';
 import { bodyErrors } from './body-errors.js';
 import { ACCEPTED_REQUEST_ENCODINGS } from './request-body-encoding.js';
@@ -36,6 +36,10 @@ export function toGatewayError(error: unknown): GatewayError {
     if (code?.startsWith('FST_') === true && statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
       return new GatewayError('invalid_body', error.message);
     }
+  }
+  // An outage, not a bug: said as such, and not logged per request (the stores log it, throttled).
+  if (isDatabaseOutage(error)) {
+    return new GatewayError('database_unavailable', 'The gateway\'s database is unavailable; retry shortly, or tell the gateway\'s operator if it lasts.', { cause: error });
   }
   return new GatewayError('internal_error', 'The gateway failed to handle this request; quote the request id when reporting it.', {
     cause: error,

@@ -15,9 +15,19 @@ describe('guardProcess', () => {
       'uncaught exception (a bug: please report it with this log line); still serving',
       'unhandled promise rejection (a bug: please report it with this log line); still serving',
     ]);
-    expect(lines[0]?.object['err']).toBe(thrown);
+    expect(lines[0]?.object['err']).toEqual({ type: 'TypeError', message: 'a bug in a close listener', stack: thrown.stack });
     remove();
     expect(target.listenerCount('uncaughtException')).toBe(0);
     expect(target.listenerCount('unhandledRejection')).toBe(0);
+  });
+
+  it('logs an error as its own words and stack, never the objects hanging off it', () => {
+    const target = new EventEmitter();
+    const lines: object[] = [];
+    guardProcess({ error: (object) => lines.push(object) }, target);
+    const error = Object.assign(new Error('Connection terminated unexpectedly'), { client: { processID: 4242, secretKey: 987654321 } });
+    target.emit('uncaughtException', error, 'uncaughtException');
+    expect(JSON.stringify(lines)).toContain('Connection terminated unexpectedly');
+    expect(JSON.stringify(lines)).not.toMatch(/secretKey|processID|987654321/);
   });
 });

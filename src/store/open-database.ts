@@ -5,7 +5,7 @@ import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseSchema } from './database-schema.js';
 import { migrationProvider } from './migrations/index.js';
-import { WriteTransactionsSqliteDialect } from './sqlite-dialect.js';
+import { SQLITE_LOCK_WAIT_MS, WriteTransactionsSqliteDialect } from './sqlite-dialect.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -25,7 +25,22 @@ export interface OpenDatabaseOptions {
   cwd?: string;
   /** SQLite: WAL pages after which a commit also checkpoints (see docs/request-log.md). */
   sqliteCheckpointPages?: number;
+  /** PostgreSQL: the server cancels a statement after this; the client gives up on an answer a second later. */
+  statementTimeoutMs?: number;
+  /** PostgreSQL: longest to open a connection, or to wait for a free one of the pool's. */
+  connectTimeoutMs?: number;
+  /**
+   * PostgreSQL: an idle pooled connection failed (the server restarted or went away). The pool
+   * drops it and opens another for the next query; this is told so the outage can be logged.
+   * Without a listener the pool's `error` event would be an uncaught exception.
+   */
+  onConnectionError?: (error: Error) => void;
 }
+
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/** The client's own wait past the server's statement timeout: for a server that answers nothing at all. */
+const ANSWER_GRACE_MS = 1_000;
 
 /**
  * SQLite checkpoints inside the commit that makes the WAL cross this many pages, on the thread
@@ -40,7 +55,7 @@ const NUMERIC_OID = 1700;
 
 /** `sqlite:PATH`, `sqlite::memory:`, or `postgres://…`. Migrations run before this returns. */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
-  const database = url.startsWith('sqlite:') ? openSqlite(url.slice('sqlite:'.length), options) : await openPostgres(url, options.schema);
+  const database = url.startsWith('sqlite:') ? openSqlite(url.slice('sqlite:'.length), options) : await openPostgres(url, options);
   await migrate(database);
   return database;
 }
@@ -50,40 +65,72 @@ function openSqlite(path: string, { cwd = process.cwd(), sqliteCheckpointPages =
   const file = inMemory ? ':memory:' : resolve(cwd, path);
   if (!inMemory) mkdirSync(dirname(file), { recursive: true });
   const sqlite = new SqliteDatabase(file);
-  // WAL lets the CLI write while the server reads; busy_timeout waits out the other process's lock.
+  // WAL lets the CLI write while the server reads. Another process's lock is never waited for on
+  // this thread (better-sqlite3 is synchronous: the wait would be the event loop's): a locked
+  // statement fails at once and the dialect retries it after a timer (sqlite-dialect.ts), the
+  // request log's batch at the queue's next flush.
+  // Only the switch to WAL, before anything is served, may wait (two processes creating the file).
+  sqlite.pragma(`busy_timeout = ${SQLITE_LOCK_WAIT_MS}`);
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('busy_timeout = 0');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma(`wal_autocheckpoint = ${Math.trunc(sqliteCheckpointPages)}`);
   const db = new Kysely<DatabaseSchema>({ dialect: new WriteTransactionsSqliteDialect({ database: sqlite }) });
   return { db, dialect: 'sqlite', sqlite, postgres: null, close: () => db.destroy() };
 }
 
-async function openPostgres(connectionString: string, schema: string | undefined): Promise<Database> {
+async function openPostgres(connectionString: string, options: OpenDatabaseOptions): Promise<Database> {
+  const { schema, statementTimeoutMs = DEFAULT_STATEMENT_TIMEOUT_MS, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS } = options;
   // Loaded only for PostgreSQL: a SQLite install does not pay its memory (measured ~15 MB RSS).
   const { default: pg } = await import('pg');
   const types = {
     getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
       oid === INT8_OID || oid === NUMERIC_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
   };
-  const poolConfig: pg.PoolConfig = { connectionString, max: 10, types };
-  if (schema !== undefined) {
-    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name "${schema}"`);
-    const setup = new pg.Client({ connectionString });
+  // Nothing may hang while PostgreSQL hangs: a statement, an answer, a connection and a wait for
+  // one are each bounded, and fail as the outage they are.
+  const timeouts = { statement_timeout: statementTimeoutMs, query_timeout: statementTimeoutMs + ANSWER_GRACE_MS, connectionTimeoutMillis: connectTimeoutMs };
+  const poolConfig: pg.PoolConfig = { connectionString, max: 10, types, ...timeouts };
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name "${schema}"`);
+  // The first connection says whether the server can be reached at all, naming it (password masked).
+  const setup = new pg.Client({ connectionString, ...timeouts });
+  setup.on('error', () => undefined);
+  try {
     await setup.connect();
-    try {
-      await setup.query(`create schema if not exists ${schema}`);
-    } finally {
-      await setup.end();
-    }
-    poolConfig.options = `-c search_path=${schema}`;
+  } catch (error) {
+    await setup.end().catch(() => undefined);
+    throw new Error(`cannot reach PostgreSQL at ${maskPassword(connectionString)}: ${describeCause(error)}`, { cause: error });
   }
+  try {
+    if (schema !== undefined) await setup.query(`create schema if not exists ${schema}`);
+  } finally {
+    await setup.end().catch(() => undefined);
+  }
+  if (schema !== undefined) poolConfig.options = `-c search_path=${schema}`;
   const pool = new pg.Pool(poolConfig);
+  const onConnectionError = options.onConnectionError ?? (() => undefined);
+  pool.on('error', (error) => onConnectionError(error));
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', sqlite: null, postgres: { driver: pg, config: poolConfig }, close: () => db.destroy() };
 }
 
-async function migrate({ db, dialect }: Database): Promise<void> {
+async function migrate(database: Database): Promise<void> {
+  // A migration may rebuild an index over millions of request-log rows: the statement timeout that
+  // keeps a hanging server from holding a request is no limit for it, so it runs on a connection
+  // of its own without one.
+  if (database.postgres === null) return migrateWith(database.db, database.dialect);
+  const { driver, config } = database.postgres;
+  const pool = new driver.Pool({ ...config, max: 1, statement_timeout: 0, query_timeout: 0 });
+  pool.on('error', () => undefined);
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    await migrateWith(db, database.dialect);
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function migrateWith(db: Kysely<DatabaseSchema>, dialect: DialectName): Promise<void> {
   // Kysely decides whether its migration tables exist by looking at every schema it can see: with
   // another schema of the same database holding them (another gateway, a parallel test run), it
   // skips creating its own and then fails to lock them ("kysely_migration_lock does not exist").
@@ -95,4 +142,17 @@ async function migrate({ db, dialect }: Database): Promise<void> {
     const failed = results?.find((result) => result.status === 'Error');
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** `postgres://user:***@host/db`: the URL as an operator wrote it, without its password. */
+export function maskPassword(url: string): string {
+  return url.replace(/^([a-z]+:\/\/[^:@/]*):[^@/]*@/i, '$1:***@');
+}
+
+/** A connection failure in words: node's `AggregateError` (every address refused) has an empty message. */
+function describeCause(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.message !== '') return error.message;
+  const inner = error instanceof AggregateError ? error.errors.find((item): item is Error => item instanceof Error) : undefined;
+  return inner?.message ?? (error as { code?: string }).code ?? error.name;
 }

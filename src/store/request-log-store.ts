@@ -153,8 +153,10 @@ function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: r
       );
     }
   });
+  // IMMEDIATE: the write lock is asked for once, at the start, and a locked database fails the
+  // batch at once (busy_timeout is 0); the queue keeps its rows for the next flush.
   return async (entries) => {
-    insertAll(entries, Date.now());
+    insertAll.immediate(entries, Date.now());
   };
 }
 

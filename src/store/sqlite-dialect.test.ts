@@ -32,4 +32,22 @@ describe('SQLite transactions', () => {
     });
     expect((await database.db.selectFrom('teams').select('id').execute()).map((row) => row.id)).toEqual(['search']);
   });
+
+  it('wait for another connection\'s lock with timers, not the thread: the write lands once the lock is released', async () => {
+    other.exec('begin exclusive');
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 1);
+    setTimeout(() => other.exec('commit'), 60);
+    try {
+      await database.db.insertInto('teams').values({ id: 'late', name: 'late', limits: null, created_at: 1, updated_at: 1 }).execute();
+      await database.db.transaction().execute(async (transaction) => {
+        await transaction.insertInto('teams').values({ id: 'later', name: 'later', limits: null, created_at: 1, updated_at: 1 }).execute();
+      });
+    } finally {
+      clearInterval(ticker);
+    }
+    // busy_timeout would have held the thread until the commit: no timer could have run.
+    expect(ticks).toBeGreaterThan(0);
+    expect((await database.db.selectFrom('teams').select('id').orderBy('id').execute()).map((row) => row.id)).toEqual(['late', 'later']);
+  });
 });

@@ -44,14 +44,20 @@ class SqliteTokenChangeWatcher implements TokenChangeWatcher {
     const now = performance.now();
     if (now - this.lastCheckedAt < 1) return false;
     this.lastCheckedAt = now;
-    const dataVersion = Number(this.dataVersion.get());
-    if (dataVersion === this.lastDataVersion) return false;
-    this.lastDataVersion = dataVersion;
-    // Another connection wrote something; only a token revision change matters (request logs do not).
-    const revision = Number(this.revision.get());
-    if (revision === this.lastRevision) return false;
-    this.lastRevision = revision;
-    return true;
+    try {
+      const dataVersion = Number(this.dataVersion.get());
+      if (dataVersion === this.lastDataVersion) return false;
+      // Another connection wrote something; only a token revision change matters (request logs do not).
+      const revision = Number(this.revision.get());
+      this.lastDataVersion = dataVersion;
+      if (revision === this.lastRevision) return false;
+      this.lastRevision = revision;
+      return true;
+    } catch {
+      // A database that cannot be read this instant (locked, busy_timeout 0) must not fail the
+      // request; the change is seen by a later check, since nothing above was taken as read.
+      return false;
+    }
   }
 
   async close(): Promise<void> {}

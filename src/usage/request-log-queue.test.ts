@@ -55,6 +55,31 @@ describe('RequestLogQueue', () => {
     expect(queue.size).toBe(0);
   });
 
+  it('while writes fail, tries again on its interval, not on each row that fills a batch', async () => {
+    const store = new FlakyStore();
+    let tries = 0;
+    const insert = store.insertBatch.bind(store);
+    store.insertBatch = (entries) => {
+      tries++;
+      return insert(entries);
+    };
+    const queue = new RequestLogQueue(store, { batchSize: 2, flushIntervalMs: 60_000, maxQueue: 1_000 });
+    store.failing = true;
+    for (let index = 0; index < 100; index++) {
+      queue.push(entry(`r${index}`));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(tries).toBe(1);
+    store.failing = false;
+    await queue.flush();
+    expect(store.batches.flat().length).toBe(100);
+    queue.push(entry('x'));
+    queue.push(entry('y'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(store.batches.at(-1)).toEqual(['x', 'y']);
+    await queue.close();
+  });
+
   it('drops the oldest rows past max_queue and counts them', async () => {
     const store = new FlakyStore();
     store.failing = true;

@@ -7,17 +7,22 @@ export interface RequestLogQueueOptions {
   maxQueue: number;
   /** A write failed; `droppedRows` is how many rows have been lost to `maxQueue` so far. */
   onError?: (error: unknown, pendingRows: number, droppedRows: number) => void;
+  /** A write succeeded after one or more had failed. */
+  onRecovered?: (droppedRows: number) => void;
 }
 
 /**
  * Request log rows wait here, off the request path, and are written in batches: when a batch is
- * full or the interval passes. A failed write keeps its rows for the next try.
+ * full or the interval passes. A failed write keeps its rows for the next try, which waits for the
+ * interval: while the database is down or locked, a write is tried once an interval, not once a row.
  */
 export class RequestLogQueue {
   private pending: RequestLogEntry[] = [];
   private writing: Promise<void> | null = null;
   private readonly timer: NodeJS.Timeout;
   private droppedRows = 0;
+  /** The last write failed: until one succeeds, only the timer tries again, not each new row. */
+  private failing = false;
 
   constructor(
     private readonly store: RequestLogStore,
@@ -41,7 +46,7 @@ export class RequestLogQueue {
       this.pending.shift();
       this.droppedRows++;
     }
-    if (this.pending.length >= this.options.batchSize && this.writing === null) void this.flush();
+    if (this.pending.length >= this.options.batchSize && this.writing === null && !this.failing) void this.flush();
   }
 
   /** Writes everything queued so far; resolves when it is written or the write failed. */
@@ -68,8 +73,13 @@ export class RequestLogQueue {
       try {
         await this.store.insertBatch(batch);
       } catch (error) {
+        this.failing = true;
         this.options.onError?.(error, this.pending.length, this.droppedRows);
         return;
+      }
+      if (this.failing) {
+        this.failing = false;
+        this.options.onRecovered?.(this.droppedRows);
       }
       this.pending.splice(0, batch.length);
       // SQLite writes synchronously: let requests run between batches so a flush of thousands of
