@@ -202,6 +202,8 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
       await shot('requests');
       await page.locator(`tr[data-request-id="${movedRequestId}"] a`).first().click();
       await page.getByRole('heading', { name: 'Request', level: 1 }).waitFor();
+      // The heading comes before the request's own data: wait for the page to stop loading.
+      await expect.poll(async () => (await page.locator('main').textContent()) ?? '', { timeout: 10_000 }).not.toContain('Loading…');
       const detail = (await page.locator('main').textContent()) ?? '';
       expect(detail).toContain(movedRequestId);
       expect(detail).toContain('openai-primary');
