@@ -248,7 +248,7 @@ async function createRouter(config: SwitchyardConfig, logger: Logger, state: Sha
     onError: (error) => logger.warn({ err: error }, 'shared routing state could not be read'),
   });
   const sharedState = shared;
-  const bindings = new SessionBindings(state, parseDuration(routing.session_ttl) as number, (error) => sharedState.noteFailure(error));
+  const bindings = new SessionBindings(state, parseDuration(routing.session_ttl) as number, (error) => sharedState.noteFailure(error), routing.max_sessions_per_team);
   const router = new Router({ health, inFlight, bindings, maxAttempts: routing.max_attempts, queueTimeoutMs: parseDuration(routing.queue_timeout) as number });
   await shared.start();
   return { router, shared };

@@ -24,3 +24,9 @@ export function requireEntry(key: string, value: string, ttlMs: number): void {
   requireString('value', value);
   requireMilliseconds('ttlMs', ttlMs);
 }
+
+export function requireCap(cap: { index: string; limit: number } | undefined): void {
+  if (cap === undefined) return;
+  requireString('cap.index', cap.index);
+  if (!Number.isSafeInteger(cap.limit) || cap.limit <= 0) throw new TypeError(`cap.limit must be a positive integer, got ${String(cap.limit)}`);
+}
