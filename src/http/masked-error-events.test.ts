@@ -28,6 +28,13 @@ describe('maskedErrorEvents', () => {
     }
   });
 
+  it('finds a key behind a JSON escape, and rewrites only that event', async () => {
+    const delta = `data: {"type":"response.output_text.delta","delta":"x"}\n\n`;
+    const error = `event: error\ndata: {"type":"error", "message":"key:\\n${KEY}\\u0020and \\u0073k-ant-api03-abcdefghijkl"}\n\n`;
+    const out = (await passed([delta + error])).join('');
+    expect(out).toBe(`${delta}event: error\ndata: {"type":"error","message":"key:\\nsk-p…[redacted] and sk-a…[redacted]"}\n\n`);
+  });
+
   it('masks an error event the upstream cut off without its end', async () => {
     expect((await passed([`event: error\ndata: {"message":"${KEY}`])).join('')).toBe('event: error\ndata: {"message":"sk-p…[redacted]');
   });

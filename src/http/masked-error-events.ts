@@ -68,10 +68,47 @@ function masked(events: Buffer): Buffer {
   for (let index = 0; index < parts.length; index += 2) {
     const event = parts[index] as string;
     if (!ERROR_EVENT.test(event)) continue;
-    const safe = maskSecrets(event);
+    const safe = maskedEvent(event);
     if (safe === event) continue;
     parts[index] = safe;
     changed = true;
   }
   return changed ? Buffer.from(parts.join('')) : events;
+}
+
+/**
+ * One error event with its secrets masked. Its JSON is read and its strings masked, so that a key
+ * behind an escape (`\\nsk-…`, `\\u0020sk-…`) is found as the upstream's client would read it;
+ * only this event is written again. An event whose data is not JSON is masked as text.
+ */
+function maskedEvent(event: string): string {
+  const lines = event.split(/\r\n|\r|\n/);
+  const data = lines.filter((line) => line.startsWith('data:')).map((line) => line.slice(line.startsWith('data: ') ? 6 : 5));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data.join('\n'));
+  } catch {
+    return maskSecrets(event);
+  }
+  const masked = maskStrings(parsed);
+  if (masked === parsed) return event;
+  const kept = lines.filter((line) => !line.startsWith('data:'));
+  return [...kept, `data: ${JSON.stringify(masked)}`].join('\n');
+}
+
+/** The value with every string in it masked; the same value when nothing changed. */
+function maskStrings(value: unknown): unknown {
+  if (typeof value === 'string') return maskSecrets(value);
+  if (Array.isArray(value)) {
+    const items = value.map(maskStrings);
+    return items.some((item, index) => item !== value[index]) ? items : value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  let changed = false;
+  const entries = Object.entries(value).map(([name, item]) => {
+    const masked = maskStrings(item);
+    if (masked !== item) changed = true;
+    return [name, masked] as const;
+  });
+  return changed ? Object.fromEntries(entries) : value;
 }
