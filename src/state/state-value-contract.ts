@@ -127,6 +127,21 @@ export function describeValueChecks(context: ContractContext): void {
     await expect(state.setIfAbsent('capped:x', 'v', TTL_MS, { index: 'team-a', limit: 0 })).rejects.toThrow(TypeError);
   });
 
+  it('a cap holds across handles: of 200 keys two handles race to set under a limit of 50, exactly 50 live', async () => {
+    const { state, clock, openSecondHandle } = context;
+    const other = openSecondHandle === undefined ? state : await openSecondHandle(clock);
+    try {
+      const cap = { index: 'team-race', limit: 50 };
+      const keys = Array.from({ length: 200 }, (_, index) => `raced:${index}`);
+      // A long TTL: what is checked is the cap, not expiry, however long 200 round trips take.
+      await Promise.all(keys.map((key, index) => (index % 2 === 0 ? state : other).setIfAbsent(key, 'credential', 100 * TTL_MS, cap)));
+      const live = (await Promise.all(keys.map((key) => state.get(key)))).filter((value) => value !== null);
+      expect(live).toHaveLength(50);
+    } finally {
+      if (other !== state) await other.close();
+    }
+  });
+
   it('compareAndSet replaces only the expected value, an expired one counting as absent', async () => {
     const { state, clock } = context;
     expect(await state.compareAndSet('key', null, 'a', TTL_MS)).toBe(true);

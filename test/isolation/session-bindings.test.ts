@@ -35,4 +35,18 @@ describe('session bindings of one team are capped (routing.max_sessions_per_team
     // Bounded by the cap, not by the sessions named: about a tenth of the uncapped figure.
     expect(capped.addedBytes).toBeLessThan(uncapped.addedBytes / 4);
   }, 60_000);
+
+  it("never unbinds another team's sessions", async () => {
+    const state = new MemoryState();
+    const bindings = new SessionBindings(state, HOUR_MS, (error) => {
+      throw error;
+    }, 100);
+    const keyOf = (team: string, index: number) => SessionBindings.key({ team, model: 'gpt-4o-mini', id: `session-${index}`, source: 'header' });
+    await bindings.bind(keyOf('quiet', 0), 'openai-b', 'quiet');
+    for (let index = 0; index < 1_000; index++) await bindings.bind(keyOf('noisy', index), 'openai-a', 'noisy');
+    expect(await bindings.lookup(keyOf('quiet', 0))).toBe('openai-b');
+    expect(await bindings.lookup(keyOf('noisy', 899))).toBeNull();
+    expect(await bindings.lookup(keyOf('noisy', 900))).toBe('openai-a');
+    await state.close();
+  });
 });
