@@ -1,5 +1,5 @@
 import type { Usage } from '../core/index.js';
-import { ERROR_CODES } from '../errors/index.js';
+import { ERROR_CODES, type ErrorCode } from '../errors/index.js';
 import type { RequestLogEntry } from '../store/index.js';
 import { costOf, type ModelPrice } from './model-prices.js';
 import type { RequestLogQueue } from './request-log-queue.js';
@@ -44,9 +44,9 @@ export class RequestRecorder {
       this.finish(record, SERVICE_UNAVAILABLE);
       return;
     }
-    const cause = record.errorCode === null ? undefined : (ERROR_CODES as Record<string, { status: number } | undefined>)[record.errorCode];
+    const code = record.errorCode;
     record.errorCode ??= 'client_closed_request';
-    this.finish(record, cause?.status ?? CLIENT_CLOSED_REQUEST);
+    this.finish(record, code !== null && Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as ErrorCode].status : CLIENT_CLOSED_REQUEST);
   }
 
   /** Called when a request starts, so that shutdown waits for its row. */
