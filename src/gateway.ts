@@ -286,9 +286,14 @@ async function createRouter(
   });
   const sharedState = shared;
   // Read on the request path: within the state's budget. Its timeouts and refusals are the breaker's news, told once.
-  const bindings = new SessionBindings(requestState, parseDuration(routing.session_ttl) as number, (error) => {
-    if (!(error instanceof StateUnavailableError)) sharedState.noteFailure(error);
-  });
+  const bindings = new SessionBindings(
+    requestState,
+    parseDuration(routing.session_ttl) as number,
+    (error) => {
+      if (!(error instanceof StateUnavailableError)) sharedState.noteFailure(error);
+    },
+    routing.max_sessions_per_team,
+  );
   const router = new Router({ health, inFlight, bindings, maxAttempts: routing.max_attempts, queueTimeoutMs: parseDuration(routing.queue_timeout) as number });
   await shared.start();
   return { router, shared };

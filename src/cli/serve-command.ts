@@ -5,7 +5,7 @@ import { banner } from './banner.js';
 import { ensureBootstrapToken } from './bootstrap-token.js';
 import { CliFailure, redactUrl, type CliIo } from './cli-io.js';
 
-/** Runs the gateway until SIGTERM or SIGINT, then shuts down gracefully and resolves with exit code 0. */
+/** Runs the gateway until SIGTERM or SIGINT (never SIGHUP), then shuts down gracefully and resolves with exit code 0. */
 export async function serveCommand(options: { config?: string }, io: CliIo): Promise<number> {
   const { config, source } = loadConfig({ configPath: options.config });
   const gateway = await startGateway(config).catch((error: unknown) => {
@@ -25,6 +25,10 @@ export async function serveCommand(options: { config?: string }, io: CliIo): Pro
     { url: gateway.url, config: source ?? 'built-in defaults', database: redactUrl(config.database.url), models: [...gateway.catalog.all()].map((model) => model.id) },
     `Switchyard listening on ${gateway.url}`,
   );
+  // SIGHUP (a terminal closing, or an operator's `kill -HUP` asking for log files to be reopened)
+  // must never end the process: Node's default for it is to exit, cutting every stream and losing
+  // the queued request-log rows. Log lines go to stdout only, so there is nothing to reopen yet.
+  process.on('SIGHUP', () => gateway.logger.info({ signal: 'SIGHUP' }, 'SIGHUP: nothing to reopen (logs go to stdout)'));
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));

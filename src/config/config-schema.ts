@@ -173,6 +173,7 @@ export const ConfigSchema = Type.Object(
         queue_timeout: Duration('5s', 'how long a request waits for a credential below its max_in_flight'),
         session_ttl: Duration('1h', 'how long a session stays bound to its credential after its last request'),
         infer_sessions: Type.Boolean({ default: true, description: 'give a chat request without a session id one inferred from its conversation' }),
+        max_sessions_per_team: PositiveInteger(10_000, "session bindings one team holds at once; past it the team's earliest bound sessions are unbound"),
       },
       { additionalProperties: false, default: {} },
     ),

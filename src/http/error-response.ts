@@ -1,3 +1,4 @@
+import { maskSecrets } from '../core/index.js';
 import { GatewayError, isDatabaseOutage, isGatewayError, type ErrorCode } from '../errors/index.js';
 import type { RequestRecord } from '../usage/index.js';
 import { bodyErrors } from './body-errors.js';
@@ -103,10 +104,25 @@ const CALLER_MESSAGES: Partial<Record<ErrorCode, (requestId: string) => string>>
   upstream_timeout: (id) => `The model's upstream provider did not answer in time. Retry, or quote request id ${id} to the gateway's operator.`,
 };
 
-/** The error as a caller may see it: an upstream failure's message replaced by CALLER_MESSAGES (the original stays its cause). */
+/**
+ * The error as a caller may see it: an upstream failure's message replaced by CALLER_MESSAGES (the
+ * original stays its cause); any other message (an upstream's refusal of the caller's request
+ * quotes it) with what looks like a key or a token masked, as it is for operators.
+ */
 export function forCaller(error: GatewayError, requestId: string): GatewayError {
   const message = CALLER_MESSAGES[error.code];
-  if (message === undefined) return error;
+  if (message === undefined) {
+    const masked = maskSecrets(error.message);
+    if (masked === error.message) return error;
+    return new GatewayError(error.code, masked, {
+      retryable: error.retryable,
+      cause: error,
+      param: error.param,
+      ...(error.detail === undefined ? {} : { detail: error.detail }),
+      ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
+      ...(error.upstream === undefined ? {} : { upstream: error.upstream }),
+    });
+  }
   return new GatewayError(error.code, message(requestId), {
     retryable: error.retryable,
     cause: error,

@@ -179,7 +179,7 @@ export class Router {
     let affinity: Affinity;
     if (bound === null) {
       affinity = 'new';
-      void this.bindings?.bind(key, answered);
+      void this.bindings?.bind(key, answered, session.team);
     } else if (bound === answered) {
       affinity = 'kept';
     } else if (!tried.has(bound) && this.health.status(bound).state === 'healthy' && model.routes.some((route) => route.credential.id === bound)) {

@@ -3,9 +3,12 @@ import type { SessionSource } from './session-id.js';
 /** The shared-state operations bindings need (`SharedState` has them). */
 export interface BindingStore {
   getAndTouch(key: string, ttlMs: number): Promise<string | null>;
-  setIfAbsent(key: string, value: string, ttlMs: number): Promise<string>;
+  setIfAbsent(key: string, value: string, ttlMs: number, cap?: { index: string; limit: number }): Promise<string>;
   compareAndSet(key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean>;
 }
+
+/** `routing.max_sessions_per_team`'s default. */
+export const DEFAULT_MAX_SESSIONS_PER_TEAM = 10_000;
 
 /** A request's session, as the router needs it: whose, for which model, which id, and where the id came from. */
 export interface RoutingSession {
@@ -20,6 +23,12 @@ export interface RoutingSession {
  * sliding time to live (`routing.session_ttl`) renewed by every request of the session. Kept in the
  * shared state, so every gateway process behind it keeps a session on one credential.
  *
+ * A team holds at most `maxSessionsPerTeam` bindings (`routing.max_sessions_per_team`): a caller
+ * that names a new session id on every request would otherwise grow the shared state without
+ * bound. Past it, the team's earliest bound sessions lose their binding, in the same atomic step
+ * as the new binding's write; such a session, when it comes back, is bound again (most often to
+ * the same credential: its rendezvous choice is the same).
+ *
  * The shared state may fail (Redis lost): a lookup then answers "no binding" and a write is
  * dropped, so the router falls back to the session's rendezvous choice, which every process makes
  * alike. `onError` is told; it never reaches the request.
@@ -29,6 +38,7 @@ export class SessionBindings {
     private readonly store: BindingStore,
     private readonly ttlMs: number,
     private readonly onError: (error: unknown) => void,
+    private readonly maxSessionsPerTeam: number = DEFAULT_MAX_SESSIONS_PER_TEAM,
   ) {}
 
   /** The shared-state key: length-prefixed parts, so no team, model or id can be mistaken for another. */
@@ -44,10 +54,10 @@ export class SessionBindings {
     });
   }
 
-  /** Binds a new session; when another request bound it first, that binding stands. */
-  async bind(key: string, credentialId: string): Promise<void> {
+  /** Binds a new session of `team`; when another request bound it first, that binding stands. */
+  async bind(key: string, credentialId: string, team: string): Promise<void> {
     try {
-      await this.store.setIfAbsent(key, credentialId, this.ttlMs);
+      await this.store.setIfAbsent(key, credentialId, this.ttlMs, { index: `sessions:${team.length}:${team}`, limit: this.maxSessionsPerTeam });
     } catch (error) {
       this.onError(error);
     }

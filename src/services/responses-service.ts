@@ -99,11 +99,10 @@ export class ResponsesService {
         return { kind: 'json', payload: Buffer.from(JSON.stringify(response)) };
       }
       case 'converted-stream': {
-        const converter = new ResponsesEventStream(turn.context);
+        const converter = new ResponsesEventStream(turn.context, input.failedMidStream);
         const events = convertedEvents(answer.first, answer.iterator, converter, {
           chat: answer.chat,
           record,
-          failedMidStream: input.failedMidStream,
           onFinal: (response) => turn.remember(response),
         });
         return { kind: 'events', events };

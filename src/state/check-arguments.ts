@@ -42,3 +42,9 @@ export function requireBudgetedEntries(pool: string, group: string, entries: rea
     if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new TypeError(`${name} must be a positive integer, got ${String(bytes)}`);
   }
 }
+
+export function requireCap(cap: { index: string; limit: number } | undefined): void {
+  if (cap === undefined) return;
+  requireString('cap.index', cap.index);
+  if (!Number.isSafeInteger(cap.limit) || cap.limit <= 0) throw new TypeError(`cap.limit must be a positive integer, got ${String(cap.limit)}`);
+}

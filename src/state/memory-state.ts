@@ -1,9 +1,9 @@
 import { callListener } from './call-listener.js';
-import { requireAmount, requireBudgetedEntries, requireEntry, requireListener, requireMilliseconds, requireString } from './check-arguments.js';
+import { requireAmount, requireBudgetedEntries, requireCap, requireEntry, requireListener, requireMilliseconds, requireString } from './check-arguments.js';
 import { requireMeters } from './check-meters.js';
 import { MemoryBudgets } from './memory-budgets.js';
 import { MemoryMeters } from './memory-meters.js';
-import type { BudgetedEntry, BudgetOutcome, BudgetUsage, ByteBudget, ChargeOutcome, Meter, SharedState, WindowCount } from './shared-state.js';
+import type { BudgetedEntry, BudgetOutcome, BudgetUsage, ByteBudget, ChargeOutcome, KeyCap, Meter, SharedState, WindowCount } from './shared-state.js';
 
 export interface MemoryStateOptions {
   /** Milliseconds since the epoch; `Date.now` unless a test fixes the time. */
@@ -56,6 +56,8 @@ export class MemoryState implements SharedState {
   private readonly counters = new Map<string, StoredCounter>();
   /** Expiring maps: key → field → value. */
   private readonly fieldMaps = new Map<string, Map<string, StoredValue>>();
+  /** setIfAbsent's capped indexes: the keys each one let in, earliest first. */
+  private readonly indexes = new Map<string, Set<string>>();
   private readonly channels = new Map<string, Set<Subscription>>();
   private meters = new MemoryMeters();
   private readonly budgets = new MemoryBudgets(this.values);
@@ -100,14 +102,32 @@ export class MemoryState implements SharedState {
     return present;
   }
 
-  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<string> {
+  async setIfAbsent(key: string, value: string, ttlMs: number, cap?: KeyCap): Promise<string> {
     this.requireOpen();
     requireEntry(key, value, ttlMs);
+    requireCap(cap);
     const now = this.now();
     const existing = live(this.values, key, now);
     if (existing !== undefined) return existing.value;
     this.values.set(key, { value, expiresAtMs: now + ttlMs });
+    if (cap !== undefined) this.addToIndex(cap, key);
     return value;
+  }
+
+  /** A Set keeps the order keys were added in: its first keys are the earliest, the ones that go. */
+  private addToIndex(cap: KeyCap, key: string): void {
+    let index = this.indexes.get(cap.index);
+    if (index === undefined) {
+      index = new Set();
+      this.indexes.set(cap.index, index);
+    }
+    index.delete(key);
+    index.add(key);
+    for (const oldest of index) {
+      if (index.size <= cap.limit) break;
+      index.delete(oldest);
+      this.values.delete(oldest);
+    }
   }
 
   async compareAndSet(key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {
@@ -263,6 +283,7 @@ export class MemoryState implements SharedState {
     this.values.clear();
     this.counters.clear();
     this.fieldMaps.clear();
+    this.indexes.clear();
     this.meters = new MemoryMeters();
     this.budgets.clear();
     for (const subscriptions of this.channels.values()) for (const subscription of subscriptions) subscription.active = false;
@@ -277,6 +298,10 @@ export class MemoryState implements SharedState {
     for (const [key, fields] of this.fieldMaps) {
       for (const [field, stored] of fields) if (stored.expiresAtMs <= now) fields.delete(field);
       if (fields.size === 0) this.fieldMaps.delete(key);
+    }
+    for (const [name, index] of this.indexes) {
+      for (const key of index) if (!this.values.has(key)) index.delete(key);
+      if (index.size === 0) this.indexes.delete(name);
     }
     this.meters.sweep(now);
     this.budgets.sweep(now);

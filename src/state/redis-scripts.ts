@@ -29,6 +29,26 @@ if existing then return existing end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return ARGV[1]`);
 
+/**
+ * KEYS[1] the value, KEYS[2] the index (a sorted set of value keys by when they were added);
+ * ARGV value, ttlMs, limit. Returns the value in effect. Past the limit, the earliest keys go
+ * with their values (deleted by name: the index only ever holds value keys of this prefix). The
+ * index lives as long as the last key added to it.
+ */
+export const SET_IF_ABSENT_CAPPED = script(`
+local existing = redis.call('GET', KEYS[1])
+if existing then return existing end${NOW}
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], now, KEYS[1])
+local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[3])
+if excess > 0 then
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, excess - 1)
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, excess - 1)
+  for _, key in ipairs(oldest) do redis.call('DEL', key) end
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return ARGV[1]`);
+
 /** KEYS[1] the value; ARGV '1' when a value is expected (else '0'), expected, value, ttlMs. Returns 1 when set. */
 export const COMPARE_AND_SET = script(`
 local current = redis.call('GET', KEYS[1])

@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import { callListener } from './call-listener.js';
-import { requireAmount, requireBudgetedEntries, requireEntry, requireListener, requireMilliseconds, requireString } from './check-arguments.js';
+import { requireAmount, requireBudgetedEntries, requireCap, requireEntry, requireListener, requireMilliseconds, requireString } from './check-arguments.js';
 import { ConnectionWatch, openConnections, redactRedisUrl, withoutPassword } from './redis-connections.js';
-import { ADD_TO_WINDOW, BUDGET_USAGE, CHARGE, COMPARE_AND_SET, READ_FIELDS, SET_FIELD, SET_IF_ABSENT, SET_WITHIN_BUDGET, runScript } from './redis-scripts.js';
+import { ADD_TO_WINDOW, BUDGET_USAGE, CHARGE, COMPARE_AND_SET, READ_FIELDS, SET_FIELD, SET_IF_ABSENT, SET_IF_ABSENT_CAPPED, SET_WITHIN_BUDGET, runScript } from './redis-scripts.js';
 import { requireMeters } from './check-meters.js';
-import type { BudgetedEntry, BudgetOutcome, BudgetUsage, ByteBudget, ChargeOutcome, Meter, SharedState, WindowCount } from './shared-state.js';
+import type { BudgetedEntry, BudgetOutcome, BudgetUsage, ByteBudget, ChargeOutcome, KeyCap, Meter, SharedState, WindowCount } from './shared-state.js';
 
 export interface RedisStateOptions {
   /** Put before every key and channel, so several deployments (or test runs) can share one Redis. */
@@ -87,10 +87,12 @@ export class RedisState implements SharedState {
     return (await this.command.del(this.valueKey(key))) > 0;
   }
 
-  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<string> {
+  async setIfAbsent(key: string, value: string, ttlMs: number, cap?: KeyCap): Promise<string> {
     this.requireOpen();
     requireEntry(key, value, ttlMs);
-    return stringReply(await runScript(this.command, SET_IF_ABSENT, [this.valueKey(key)], [value, ttlMs]));
+    requireCap(cap);
+    if (cap === undefined) return stringReply(await runScript(this.command, SET_IF_ABSENT, [this.valueKey(key)], [value, ttlMs]));
+    return stringReply(await runScript(this.command, SET_IF_ABSENT_CAPPED, [this.valueKey(key), `${this.prefix}index:${cap.index}`], [value, ttlMs, cap.limit]));
   }
 
   async compareAndSet(key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { requireMilliseconds } from './check-arguments.js';
-import type { BudgetedEntry, BudgetOutcome, BudgetUsage, ByteBudget, ChargeOutcome, Meter, SharedState, WindowCount } from './shared-state.js';
+import type { BudgetedEntry, BudgetOutcome, BudgetUsage, ByteBudget, ChargeOutcome, KeyCap, Meter, SharedState, WindowCount } from './shared-state.js';
 
 /** A request-path operation the state did not answer in time, or refused at once while the breaker is open. */
 export class StateUnavailableError extends Error {
@@ -125,8 +125,8 @@ export class RequestPathState implements SharedState {
     return this.guard(() => this.inner.delete(key));
   }
 
-  setIfAbsent(key: string, value: string, ttlMs: number): Promise<string> {
-    return this.guard(() => this.inner.setIfAbsent(key, value, ttlMs));
+  setIfAbsent(key: string, value: string, ttlMs: number, cap?: KeyCap): Promise<string> {
+    return this.guard(() => this.inner.setIfAbsent(key, value, ttlMs, cap));
   }
 
   compareAndSet(key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {

@@ -30,7 +30,7 @@ export interface SharedState {
    * was present, whose TTL is left as it was). Atomic: of two racing calls exactly one wins, and
    * both are told the winner's value.
    */
-  setIfAbsent(key: string, value: string, ttlMs: number): Promise<string>;
+  setIfAbsent(key: string, value: string, ttlMs: number, cap?: KeyCap): Promise<string>;
 
   /**
    * Replaces the value only when it currently equals `expected` (null = absent or expired); true
@@ -160,6 +160,18 @@ export interface BudgetOutcome {
 export interface BudgetUsage {
   groupBytes: number;
   totalBytes: number;
+}
+
+/**
+ * Bounds how many keys set through one index may live: with `cap`, a key `setIfAbsent` sets is
+ * added to the index (a namespace of its own), and when the index then holds more than `limit`
+ * keys, the earliest added go, with their values, in the same atomic step. Keys of one team's
+ * sessions, for one, so that no team can fill the backend.
+ */
+export interface KeyCap {
+  index: string;
+  /** A positive integer. */
+  limit: number;
 }
 
 /** One meter of a {@link SharedState.charge}. */

@@ -111,6 +111,37 @@ export function describeValueChecks(context: ContractContext): void {
     expect(await state.get('session:race')).toBe(winner);
   });
 
+  it('setIfAbsent with a cap keeps at most its limit of keys per index, the earliest added going first with their values', async () => {
+    const { state, clock } = context;
+    const cap = { index: 'team-a', limit: 3 };
+    for (const id of [1, 2, 3, 4, 5]) {
+      expect(await state.setIfAbsent(`capped:${id}`, `credential-${id}`, TTL_MS, cap)).toBe(`credential-${id}`);
+      // Distinct times, so that "earliest" is not a tie on any backend's clock.
+      await clock.advance(2);
+    }
+    expect(await Promise.all([1, 2, 3, 4, 5].map((id) => state.get(`capped:${id}`)))).toEqual([null, null, 'credential-3', 'credential-4', 'credential-5']);
+    // A key already set is not added again, and another index has its own limit.
+    expect(await state.setIfAbsent('capped:5', 'other', TTL_MS, cap)).toBe('credential-5');
+    expect(await state.setIfAbsent('capped:b1', 'credential-b', TTL_MS, { index: 'team-b', limit: 3 })).toBe('credential-b');
+    expect(await state.get('capped:3')).toBe('credential-3');
+    await expect(state.setIfAbsent('capped:x', 'v', TTL_MS, { index: 'team-a', limit: 0 })).rejects.toThrow(TypeError);
+  });
+
+  it('a cap holds across handles: of 200 keys two handles race to set under a limit of 50, exactly 50 live', async () => {
+    const { state, clock, openSecondHandle } = context;
+    const other = openSecondHandle === undefined ? state : await openSecondHandle(clock);
+    try {
+      const cap = { index: 'team-race', limit: 50 };
+      const keys = Array.from({ length: 200 }, (_, index) => `raced:${index}`);
+      // A long TTL: what is checked is the cap, not expiry, however long 200 round trips take.
+      await Promise.all(keys.map((key, index) => (index % 2 === 0 ? state : other).setIfAbsent(key, 'credential', 100 * TTL_MS, cap)));
+      const live = (await Promise.all(keys.map((key) => state.get(key)))).filter((value) => value !== null);
+      expect(live).toHaveLength(50);
+    } finally {
+      if (other !== state) await other.close();
+    }
+  });
+
   it('compareAndSet replaces only the expected value, an expired one counting as absent', async () => {
     const { state, clock } = context;
     expect(await state.compareAndSet('key', null, 'a', TTL_MS)).toBe(true);

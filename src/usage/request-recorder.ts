@@ -1,4 +1,5 @@
 import type { Usage } from '../core/index.js';
+import { ERROR_CODES, type ErrorCode } from '../errors/index.js';
 import type { RequestLogEntry } from '../store/index.js';
 import { costOf, type ModelPrice } from './model-prices.js';
 import type { RequestLogQueue } from './request-log-queue.js';
@@ -32,15 +33,20 @@ export class RequestRecorder {
     this.deadlinePassed = true;
   }
 
-  /** A response that closed before it was complete: the client left, or shutdown cut it. */
+  /**
+   * A response that closed before it was complete: the client left, shutdown cut it, or the
+   * gateway cut it for an error it noted first (an upstream silent past its idle timeout, on a
+   * stream that can only be cut): that error's status, not the client's 499.
+   */
   finishIncomplete(record: RequestRecord): void {
     if (this.deadlinePassed) {
       record.errorCode = 'shutdown_deadline';
       this.finish(record, SERVICE_UNAVAILABLE);
       return;
     }
+    const code = record.errorCode;
     record.errorCode ??= 'client_closed_request';
-    this.finish(record, CLIENT_CLOSED_REQUEST);
+    this.finish(record, code !== null && Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as ErrorCode].status : CLIENT_CLOSED_REQUEST);
   }
 
   /** Called when a request starts, so that shutdown waits for its row. */

@@ -3,6 +3,7 @@ import type { Principal } from '../../access/index.js';
 import type { NativeOutcome, NativeService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 import { writeByteStream } from '../byte-stream.js';
+import { maskedErrorEvents } from '../masked-error-events.js';
 import { nativeErrorBody } from '../error-response.js';
 import { parseJsonBody } from '../json-body.js';
 import type { PausedStreams } from '../paused-streams.js';
@@ -44,7 +45,8 @@ export function registerNativeResponsesRoute(app: FastifyInstance, native: Nativ
       const outcome = await openNative(native, request);
       reply.hijack();
       const headers = appendSessionHeaders(['x-request-id', record.publicId, 'cache-control', 'no-cache', 'x-accel-buffering', 'no', ...outcome.headers], record);
-      await writeByteStream(reply.raw, outcome.statusCode, headers, outcome.body, record, pausedStreams, (error) =>
+      // The upstream's bytes, except the quoted keys its error events may carry.
+      await writeByteStream(reply.raw, outcome.statusCode, headers, maskedErrorEvents(outcome.body), record, pausedStreams, (error) =>
         request.log.warn({ err: error, requestId: record.id }, 'native stream failed after the first byte'),
       );
       return reply;

@@ -1,4 +1,3 @@
-import type { GatewayError } from '../../errors/index.js';
 import type { ChatRequestBody, ChatStreamEvent } from '../../providers/provider-adapter.js';
 import { estimateChatUsage, type RequestRecord } from '../../usage/index.js';
 import type { ResponseObject } from './response-object.js';
@@ -8,8 +7,6 @@ export interface ConvertedEventsOptions {
   /** The chat request the upstream got, to estimate usage from when it reports none. */
   chat: ChatRequestBody;
   record: RequestRecord;
-  /** What the caller is told of an upstream failure mid-stream (the converter sends it in-band). */
-  failedMidStream: (error: unknown) => GatewayError;
   /**
    * Told of the final response before its `response.completed` (or `.incomplete`) event goes
    * out, and waited for: a client that sends the next turn as soon as it reads that event finds
@@ -21,7 +18,8 @@ export interface ConvertedEventsOptions {
 /**
  * A chat stream, its first chunk already received, as Responses API events. Usage and generated
  * text are noted on the record as the chunks pass, as chat does; an upstream failure after the
- * first chunk ends the stream in-band (`error`, `response.failed`).
+ * first chunk ends the stream in-band (`error`, `response.failed`), in the words the converter's
+ * `toCaller` gives it.
  */
 export async function* convertedEvents(
   first: IteratorResult<ChatStreamEvent>,
@@ -42,8 +40,6 @@ export async function* convertedEvents(
         yield JSON.parse(event.data) as unknown;
         next = await iterator.next();
       }
-    } catch (error) {
-      throw options.failedMidStream(error);
     } finally {
       await iterator.return?.();
     }

@@ -43,7 +43,14 @@ export class ResponsesEventStream {
   private final: ResponseObject | undefined;
   private error: unknown;
 
-  constructor(private readonly context: ResponseContext) {
+  /**
+   * `toCaller` says a failure in the words a caller may see (the edge's mapping: upstream failures
+   * name no credential, quoted keys are masked); without it a GatewayError is said as it is.
+   */
+  constructor(
+    private readonly context: ResponseContext,
+    private readonly toCaller?: (error: unknown) => GatewayError,
+  ) {
     this.items = new StreamOutputItems((event) => this.send(event), idMaker(context));
   }
 
@@ -78,7 +85,8 @@ export class ResponsesEventStream {
   /** The events that end a stream in failure: OpenAI's `error` event (see responsesErrorEvent), then `response.failed`. */
   fail(error: unknown): ResponsesServerSentEvent[] {
     this.error = error;
-    const known = isGatewayError(error) ? error : new GatewayError('internal_error', 'The gateway failed while streaming the response.', { cause: error });
+    const known =
+      this.toCaller?.(error) ?? (isGatewayError(error) ? error : new GatewayError('internal_error', 'The gateway failed while streaming the response.', { cause: error }));
     this.send(responsesErrorEvent(known));
     this.state = {
       ...this.progress(),
