@@ -1,3 +1,5 @@
+import { maskSecrets } from '../core/index.js';
+
 /** What a log line says of an error: its own words, never the objects hanging off it (a pg client with its cancel key, a socket). */
 export interface ErrorSummary {
   type: string;
@@ -7,12 +9,12 @@ export interface ErrorSummary {
 }
 
 export function errorSummary(error: unknown, withStack: boolean): ErrorSummary {
-  if (!(error instanceof Error)) return { type: typeof error, message: String(error) };
+  if (!(error instanceof Error)) return { type: typeof error, message: maskSecrets(String(error)) };
   const code = (error as { code?: unknown }).code;
   return {
     type: error.name,
-    message: error.message === '' && typeof code === 'string' ? code : error.message,
+    message: maskSecrets(error.message === '' && typeof code === 'string' ? code : error.message),
     ...(typeof code === 'string' ? { code } : {}),
-    ...(withStack && error.stack !== undefined ? { stack: error.stack } : {}),
+    ...(withStack && error.stack !== undefined ? { stack: maskSecrets(error.stack) } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import pino, { type Logger, type LoggerOptions } from 'pino';
+import { maskSecrets } from '../core/index.js';
 
 /** Everything that can carry a secret, wherever it appears in a log object. */
 export const REDACTED_PATHS = [
@@ -23,11 +24,29 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   const options: LoggerOptions = {
     level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    // An upstream's error message may quote the key it was sent (an invalid key's answer does):
+    // the paths above cannot see inside a message, so errors are masked as callers' are.
+    serializers: { err: maskedError },
     base: { service: 'switchyard' },
   };
   // Written asynchronously: with an access line per request, a synchronous write would put a
   // syscall on every request's path; lines that pile up while one write is in flight leave together.
   return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
+}
+
+/** pino's error serializer with secrets masked in every string it keeps (message, stack, causes). */
+export function maskedError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  return maskStrings(pino.stdSerializers.err(error), 0);
+}
+
+function maskStrings(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return maskSecrets(value);
+  if (value === null || typeof value !== 'object' || depth > 4) return value;
+  if (Array.isArray(value)) return value.map((item) => maskStrings(item, depth + 1));
+  const masked: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) masked[key] = maskStrings(item, depth + 1);
+  return masked;
 }
 
 export type { Logger };
