@@ -8,11 +8,9 @@ import { holdSqliteLock, startStoreGateway } from './support/store-gateway.js';
 
 // Another process holding the SQLite write lock (the CLI in a long transaction, a backup, VACUUM)
 // must not reach the event loop: requests and /health are answered as usual, and the request log's
-// rows are written once the lock is released. The lock is held 8 s rather than the 20 s:
-// longer than the 5 s busy timeout a blocked write waited before, so a write that waits on the lock
-// at all stalls the loop for seconds here too, and past that a longer lock only repeats the same
-// refused-then-retried batch.
-const HOLD_MS = 8_000;
+// rows are written once the lock is released. The lock is held 20 s, as in the probe that found
+// the stall (a blocked write waited the 5 s busy timeout on the event loop, again and again).
+const HOLD_MS = 20_000;
 
 let upstream: FaultUpstream;
 let directory: string;
@@ -60,8 +58,11 @@ describe('a SQLite database locked by another process', () => {
     })();
     await Promise.all([lock.released, traffic, probes]);
 
-    // Loopback on a shared two-core machine: 100 ms is far above a normal answer and far below the
-    // 5 s stall of a write waiting on the lock.
+    // A /health round trip bounds the event loop's lag from above (it is answered on the loop):
+    // 99 in 100 under 50 ms, and none over 100 ms on a shared two-core machine, where a write
+    // waiting on the lock stalled it for 5 s.
+    const sorted = [...healthMs].sort((left, right) => left - right);
+    expect(sorted[Math.floor(sorted.length * 0.99)]).toBeLessThan(50);
     expect(Math.max(...healthMs)).toBeLessThan(100);
     expect(Math.max(...chatMs)).toBeLessThan(250);
     expect(ids.length).toBeGreaterThan(50);
@@ -79,5 +80,5 @@ describe('a SQLite database locked by another process', () => {
     }
     expect(missing).toEqual([]);
     expect(await gateway.stop()).toBe(0);
-  }, 40_000);
+  }, 60_000);
 });
