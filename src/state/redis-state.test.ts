@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CuttableProxy } from '../../test/support/cuttable-proxy.js';
+import { FaultyProxy } from '../../test/support/faulty-proxy.js';
 import { RedisState } from './redis-state.js';
 import { describeStateContract, type StateTestClock } from './state-contract.js';
 
@@ -52,10 +52,10 @@ describe.skipIf(!REDIS_URL)('RedisState', () => {
   });
 
   describe('when Redis cannot be reached', () => {
-    let proxy: CuttableProxy;
+    let proxy: FaultyProxy;
 
     beforeEach(async () => {
-      proxy = await CuttableProxy.start(url);
+      proxy = await FaultyProxy.inFrontOf(url);
       return () => proxy.close();
     });
 

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../fake-upstreams/openai-upstream.js';
-import { CuttableProxy } from '../support/cuttable-proxy.js';
+import { FaultyProxy } from '../support/faulty-proxy.js';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
@@ -129,7 +129,7 @@ describe.skipIf(!REDIS_URL)('gateways sharing one Redis', () => {
   });
 
   it('a Redis lost while running costs no request: one warning, and the state catches up when it returns', async () => {
-    const proxy = await CuttableProxy.start(url);
+    const proxy = await FaultyProxy.inFrontOf(url);
     const logLines: Array<Record<string, unknown>> = [];
     const third = await startTestGateway({ ...document(proxy.url), database: { url: `sqlite:${first.directory}/switchyard.db` } }, { logLines });
     try {

@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import { TeamService, TokenService } from '../../src/access/index.js';
 import { openStores } from '../../src/store/index.js';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../fake-upstreams/openai-upstream.js';
-import { FaultyProxy } from './support/faulty-proxy.js';
+import { FaultyProxy } from '../support/faulty-proxy.js';
 import { admittedEverywhereWithin, chat, Replica, type Answer } from './support/limits-crash-replicas.js';
 import { PrivateRedis, redisServerBinary } from './support/private-redis.js';
 

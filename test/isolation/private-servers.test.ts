@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FaultyProxy } from './support/faulty-proxy.js';
+import { FaultyProxy } from '../support/faulty-proxy.js';
 import { PrivatePostgres, postgresBinaries } from './support/private-postgres.js';
 import { PrivateRedis, redisServerBinary } from './support/private-redis.js';
 

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeChatGpt, type FakeChatGpt } from '../fake-upstreams/chatgpt-upstream.js';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
-import { FaultyProxy } from './support/faulty-proxy.js';
+import { FaultyProxy } from '../support/faulty-proxy.js';
 import { PrivateRedis, redisServerBinary } from './support/private-redis.js';
 
 const MODEL = 'gpt-5.1-codex';

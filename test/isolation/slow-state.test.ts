@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../fake-upstreams/openai-upstream.js';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
-import { FaultyProxy } from './support/faulty-proxy.js';
+import { FaultyProxy } from '../support/faulty-proxy.js';
 import { PrivateRedis, redisServerBinary } from './support/private-redis.js';
 
 /** `state.request_timeout_ms`'s default: what a request may wait for one state operation. */
