@@ -124,7 +124,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     });
     const prices = new Map(config.models.flatMap((model) => (model.price === undefined ? [] : [[model.id, model.price] as const])));
     const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access), (model) => prices.get(model));
-    const limits = callerLimits(requestState, queue, stores.requestSearch, failures, parseDuration(config.state.slot_lease) as number);
+    const limits = callerLimits(requestState, state, queue, stores.requestSearch, failures, parseDuration(config.state.slot_lease) as number);
     const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'), limits);
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
     const catalog = new ModelCatalog([]);
@@ -324,9 +324,17 @@ async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Log
  * The callers' rate limits and quotas over the shared state. A quota counter the state lacks is
  * rebuilt from the request log, once the rows still queued for it are written.
  */
-function callerLimits(state: SharedState, queue: RequestLogQueue, requestLog: Stores['requestSearch'], failures: LogThrottle, slotLeaseMs: number): CallerLimits {
+function callerLimits(
+  requestState: SharedState,
+  state: SharedState,
+  queue: RequestLogQueue,
+  requestLog: Stores['requestSearch'],
+  failures: LogThrottle,
+  slotLeaseMs: number,
+): CallerLimits {
   return new CallerLimits({
-    state,
+    state: requestState,
+    background: state,
     slotLeaseMs,
     ledger: async (match, fromMs, toMs) => {
       await queue.flush();

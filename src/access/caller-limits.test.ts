@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MemoryState, type ChargeOutcome, type Meter } from '../state/index.js';
+import { MemoryState, StateUnavailableError, type ChargeOutcome, type LateOutcome, type Meter } from '../state/index.js';
 import type { Limits } from '../store/index.js';
 import { CallerLimits, type Admission, type AdmissionResult, type Spending } from './caller-limits.js';
 import type { LimitHolder, SpendMatch } from './limit-holders.js';
@@ -11,9 +11,17 @@ const LEASE_MS = 3_000;
 /** A memory state whose `charge` fails while `down`: a Redis the process cannot reach. */
 class FlakyState extends MemoryState {
   down = false;
+  /**
+   * Set: a charge runs, but its caller has stopped waiting (a RequestPathState's budget passed) and
+   * learns later what became of it: answered, or its reply lost.
+   */
+  late: 'answered' | 'lost' | null = null;
   override async charge(meters: readonly Meter[]): Promise<ChargeOutcome> {
     if (this.down) throw new Error('state unreachable');
-    return super.charge(meters);
+    if (this.late === null) return super.charge(meters);
+    const lost = this.late === 'lost';
+    const outcome = super.charge(meters).then((value): LateOutcome => (lost ? { answered: false } : { answered: true, value }));
+    throw new StateUnavailableError('the shared state did not answer within 150 ms', false, outcome);
   }
 }
 
@@ -180,6 +188,27 @@ describe('CallerLimits', () => {
     expect(await admit([team])).toMatchObject({ refusal: null });
     // One report, not one per request.
     expect(errors).toHaveLength(1);
+  });
+
+  it('an admission answered after the request stopped waiting is given back: its counts and its slot', async () => {
+    const team = holder('team', 'search', { rpm: 5, maxConcurrent: 1 });
+    state.late = 'answered';
+    expect(await admit([team])).toMatchObject({ refusal: null, admission: { planned: [] } });
+    state.late = null;
+    // Once the late reply is in and the give-back settled, nothing of it is held or counted.
+    await new Promise((resolve) => setImmediate(resolve));
+    await limits.drain();
+    expect(await limits.read([team])).toEqual({ [team.key]: { rpm: 0, maxConcurrent: 0 } });
+  });
+
+  it('an admission whose late reply was lost gives back only its slot (it may have run or not)', async () => {
+    const team = holder('team', 'search', { rpm: 5, maxConcurrent: 1 });
+    state.late = 'lost';
+    await admit([team]);
+    state.late = null;
+    await new Promise((resolve) => setImmediate(resolve));
+    await limits.drain();
+    expect(await limits.read([team])).toEqual({ [team.key]: { rpm: 1, maxConcurrent: 0 } });
   });
 
   it('a slot is a short lease that the heartbeat renews while its request lives', async () => {

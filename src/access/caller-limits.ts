@@ -1,5 +1,5 @@
 import type { GatewayError } from '../errors/index.js';
-import type { ChargeOutcome, Meter, SharedState } from '../state/index.js';
+import { StateUnavailableError, type ChargeOutcome, type LateOutcome, type Meter, type SharedState } from '../state/index.js';
 import type { LimitHolder, SpendMatch } from './limit-holders.js';
 import { admissionMeters, MeterPlans, planMinute, settlementMeters, type PlannedMeter } from './limit-plan.js';
 import { refusal } from './limit-refusal.js';
@@ -27,7 +27,10 @@ export type AdmissionResult =
   | { readonly admission: null; readonly refusal: GatewayError; readonly headers: string[] };
 
 export interface CallerLimitsOptions {
+  /** What admissions ask, on the request's path: within its latency budget (RequestPathState) where there is one. */
   state: SharedState;
+  /** What settlements, slot renewals and reads ask, off the request's path (default: `state`). */
+  background?: SharedState;
   ledger: SpendLedger;
   /** Told when the state could not be reached (requests are then let through) or a settlement was lost. */
   onError: (error: unknown) => void;
@@ -61,6 +64,7 @@ const ADMITTED_WITHOUT_STATE: AdmissionResult = { admission: { planned: [], requ
  */
 export class CallerLimits {
   private readonly state: SharedState;
+  private readonly background: SharedState;
   private readonly ledger: SpendLedger;
   private readonly onError: (error: unknown) => void;
   private readonly slotLeaseMs: number;
@@ -79,9 +83,11 @@ export class CallerLimits {
   private retryTimer: NodeJS.Timeout | null = null;
   private retryDelayMs = RETRY_FIRST_MS;
   private closed = false;
+  private readonly stopWatching: () => void;
 
   constructor(options: CallerLimitsOptions) {
     this.state = options.state;
+    this.background = options.background ?? options.state;
     this.ledger = options.ledger;
     this.onError = options.onError;
     this.slotLeaseMs = options.slotLeaseMs ?? DEFAULT_SLOT_LEASE_MS;
@@ -91,6 +97,15 @@ export class CallerLimits {
     // up by the next two before any lease ends.
     this.heartbeat = setInterval(() => void this.renew(), Math.max(1, Math.floor(this.slotLeaseMs / 3)));
     this.heartbeat.unref();
+    // A state that answers again takes the settlements waiting for it at once, not at the next
+    // step of the backoff: a slot given back late frees its holder's next request sooner.
+    this.stopWatching = this.background.onAvailability((available) => {
+      if (!available || this.closed || this.unsettled === 0) return;
+      if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+      this.retryTimer = null;
+      this.retryDelayMs = RETRY_FIRST_MS;
+      this.scheduleFlush();
+    });
   }
 
   /**
@@ -104,12 +119,17 @@ export class CallerLimits {
     const planned = plan.entries;
     if (planned.length === 0) return ADMITTED_WITHOUT_STATE;
     let outcome: ChargeOutcome;
+    let meters = admissionMeters(planned, requestId, estimatedTokens);
     try {
-      const meters = admissionMeters(planned, requestId, estimatedTokens);
       outcome = await this.state.charge(meters);
-      if (outcome.missing.length > 0) outcome = await this.state.charge(await this.seeded(planned, meters, outcome.missing));
+      if (outcome.missing.length > 0) outcome = await this.state.charge((meters = await this.seeded(planned, meters, outcome.missing)));
     } catch (error) {
       // Availability over strictness: a state that cannot be reached does not stop the traffic.
+      // An admission answered after the request stopped waiting is given back once its fate is known.
+      if (error instanceof StateUnavailableError && error.late !== null) {
+        const charged = meters;
+        void error.late.then((late) => this.giveBack(charged, late));
+      }
       this.reportError(error);
       return ADMITTED_WITHOUT_STATE;
     }
@@ -137,7 +157,7 @@ export class CallerLimits {
   /** What each limit of these holders has counted so far, as `holder key → limit → value` (0 for a counter the state does not have). */
   async read(holders: readonly LimitHolder[]): Promise<Record<string, Partial<Record<PlannedMeter['name'], number>>>> {
     const planned = planMinute(holders, this.now(), this.slotLeaseMs).entries;
-    const outcome = await this.state.charge(planned.map((entry) => ({ key: entry.key, amount: 0, limit: null, ttlMs: entry.ttlMs, slot: entry.quantity === 'slots' ? 'read' : undefined })));
+    const outcome = await this.background.charge(planned.map((entry) => ({ key: entry.key, amount: 0, limit: null, ttlMs: entry.ttlMs, slot: entry.quantity === 'slots' ? 'read' : undefined })));
     const counted: Record<string, Partial<Record<PlannedMeter['name'], number>>> = {};
     planned.forEach((entry, index) => {
       (counted[entry.holder.key] ??= {})[entry.name] = outcome.values[index] ?? 0;
@@ -161,6 +181,7 @@ export class CallerLimits {
    */
   async close(): Promise<void> {
     this.closed = true;
+    this.stopWatching();
     clearInterval(this.heartbeat);
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.retryTimer = null;
@@ -175,7 +196,7 @@ export class CallerLimits {
     const retried = this.takeUnsettled(now);
     const meters = retried.length === 0 ? fresh : [...fresh, ...retried.map((entry) => entry.meter)];
     try {
-      if (meters.length > 0) await this.state.charge(meters);
+      if (meters.length > 0) await this.background.charge(meters);
       this.retryDelayMs = RETRY_FIRST_MS;
     } catch (error) {
       this.reportError(error);
@@ -189,6 +210,28 @@ export class CallerLimits {
       // Settled while this charge was on its way: they go in the next one.
       if (this.pending.length > 0) this.scheduleFlush();
     }
+  }
+
+  /**
+   * An admission its request stopped waiting for (the state's budget passed): the request went on
+   * uncounted, so what the charge took goes back, through the settlements (retried until they
+   * land). Answered, it is known to have run: counters by their amount, and the slot. Failed late
+   * (the connection dropped under it), it may have run or not: only the slot goes back, harmless if
+   * it was never taken, where a counter given back could count less than was ever counted.
+   */
+  private giveBack(meters: readonly Meter[], late: LateOutcome): void {
+    if (late.answered) {
+      const outcome = late.value as ChargeOutcome;
+      if (outcome.refused !== -1 || outcome.missing.length > 0) return;
+    }
+    for (const meter of meters) {
+      if (meter.slot !== undefined) {
+        if (meter.amount > 0) this.pending.push({ key: meter.key, amount: -1, limit: null, ttlMs: meter.ttlMs, slot: meter.slot });
+      } else if (late.answered && meter.amount !== 0) {
+        this.pending.push({ key: meter.key, amount: -meter.amount, limit: null, ttlMs: meter.ttlMs });
+      }
+    }
+    this.scheduleFlush();
   }
 
   private keepUnsettled(meter: Meter, until: number): void {
@@ -238,12 +281,12 @@ export class CallerLimits {
         for (const entry of slots) {
           batch.push({ key: entry.key, amount: 1, limit: null, ttlMs: this.slotLeaseMs, slot: requestId });
           if (batch.length === RENEWALS_PER_CHARGE) {
-            charges.push(this.state.charge(batch));
+            charges.push(this.background.charge(batch));
             batch = [];
           }
         }
       }
-      if (batch.length > 0) charges.push(this.state.charge(batch));
+      if (batch.length > 0) charges.push(this.background.charge(batch));
       await Promise.all(charges);
     } catch (error) {
       this.reportError(error);

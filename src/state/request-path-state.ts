@@ -1,12 +1,21 @@
 import { requireMilliseconds } from './check-arguments.js';
 import type { BudgetedEntry, BudgetOutcome, BudgetUsage, ByteBudget, ChargeOutcome, KeyCap, Meter, SharedState, WindowCount } from './shared-state.js';
 
+/** What became of an operation after its caller stopped waiting: answered (with its value) or failed. */
+export type LateOutcome = { readonly answered: true; readonly value: unknown } | { readonly answered: false };
+
 /** A request-path operation the state did not answer in time, or refused at once while the breaker is open. */
 export class StateUnavailableError extends Error {
   constructor(
     message: string,
     /** True when refused without asking the state (the breaker is open). */
     readonly breakerOpen: boolean,
+    /**
+     * Past the budget, what became of the operation once known: the caller went on without it,
+     * and only the caller knows what undoing it means (an admission gives back what it took).
+     * Null when the state was not asked.
+     */
+    readonly late: Promise<LateOutcome> | null = null,
   ) {
     super(message);
     this.name = 'StateUnavailableError';
@@ -44,8 +53,6 @@ export interface RequestPathStateStatus {
 
 export const DEFAULT_FAILURES_TO_OPEN = 5;
 export const DEFAULT_PROBE_INTERVAL_MS = 1_000;
-/** Give-backs kept for when the state answers again, at most: past it, the slots' leases end them. */
-const MAX_OWED_METERS = 1_000;
 /** Read by the probe: a key nobody writes, so the answer is one GET of nothing. */
 const PROBE_KEY = 'request-path-probe';
 
@@ -53,10 +60,9 @@ interface Waiting {
   readonly deadline: number;
   readonly fail: (error: StateUnavailableError) => void;
   done: boolean;
+  /** Set once its caller stopped waiting: told what became of the operation. */
+  late: ((outcome: LateOutcome) => void) | null;
 }
-
-/** What became of an operation after its caller stopped waiting. */
-type LateOutcome<T> = { readonly answered: true; readonly value: T } | { readonly answered: false };
 
 /**
  * The shared state as the request path sees it: every operation has a latency budget, after which
@@ -66,10 +72,10 @@ type LateOutcome<T> = { readonly answered: true; readonly value: T } | { readonl
  * asking it, and a probe asks it every `probeIntervalMs` until it answers within the budget again
  * (`onUp`, once); a connection that is back (`onAvailability`) is probed at once.
  *
- * An admission (`charge` with a limit) its caller stopped waiting for is given back when its fate
- * is known: its caller went on as if it had not happened, so it holds nothing (no slot leaks for
- * the lease). A `charge` without a limit (a settlement, a read) is off the
- * request path and goes to the state as is, as do messages; so do `close` and `onAvailability`.
+ * An operation its caller stopped waiting for is not cancelled (the state may still run it): the
+ * error its caller got carries a promise of what became of it (`late`), so that the caller can
+ * undo it (caller limits give back an admission). Messages, `close` and `onAvailability` go to the
+ * state as they are. Work off the request path (settlements, renewals) uses the state itself.
  *
  * The budget is kept with one timer for every waiting operation (their deadlines come in the order
  * they were asked), which fires its check after the event loop has read the sockets, so a reply
@@ -86,8 +92,6 @@ export class RequestPathState implements SharedState {
   private probe: NodeJS.Timeout | null = null;
   private probing = false;
   private counts = { outages: 0, timeouts: 0, failures: 0, refused: 0 };
-  /** Give-backs that could not be sent yet (the state failed): sent when it answers again. */
-  private owed: Meter[] = [];
   private readonly stopWatching: () => void;
   private readonly expire = (): void => this.expireWaiting();
 
@@ -105,7 +109,6 @@ export class RequestPathState implements SharedState {
     this.stopWatching = inner.onAvailability((available) => {
       if (!available) return;
       if (this.downSince !== null) void this.runProbe();
-      else this.payOwed();
     });
   }
 
@@ -146,11 +149,7 @@ export class RequestPathState implements SharedState {
   }
 
   charge(meters: readonly Meter[]): Promise<ChargeOutcome> {
-    if (!Array.isArray(meters) || !meters.some((meter) => meter !== null && typeof meter === 'object' && meter.limit !== null)) return this.inner.charge(meters);
-    return this.guard(
-      () => this.inner.charge(meters),
-      (late) => this.giveBack(meters, late),
-    );
+    return this.guard(() => this.inner.charge(meters));
   }
 
   setWithinBudget(pool: string, group: string, entries: readonly BudgetedEntry[], ttlMs: number, budget: ByteBudget): Promise<BudgetOutcome> {
@@ -189,20 +188,20 @@ export class RequestPathState implements SharedState {
     await this.inner.close();
   }
 
-  /** The operation within the budget; `late` is told what became of one its caller stopped waiting for. */
-  private guard<T>(operation: () => Promise<T>, late?: (outcome: LateOutcome<T>) => void): Promise<T> {
+  /** The operation within the budget. */
+  private guard<T>(operation: () => Promise<T>): Promise<T> {
     if (this.downSince !== null) {
       this.counts.refused++;
       return Promise.reject(new StateUnavailableError('the shared state is declared down; not asked', true));
     }
     return new Promise<T>((resolve, reject) => {
-      const waiting: Waiting = { deadline: performance.now() + this.budgetMs, fail: reject, done: false };
+      const waiting: Waiting = { deadline: performance.now() + this.budgetMs, fail: reject, done: false, late: null };
       this.waiting.add(waiting);
       this.timer ??= this.armTimer(this.budgetMs);
       operation().then(
         (value) => {
           if (waiting.done) {
-            late?.({ answered: true, value });
+            waiting.late?.({ answered: true, value });
             return;
           }
           waiting.done = true;
@@ -212,7 +211,7 @@ export class RequestPathState implements SharedState {
         },
         (error: unknown) => {
           if (waiting.done) {
-            late?.({ answered: false });
+            waiting.late?.({ answered: false });
             return;
           }
           waiting.done = true;
@@ -240,7 +239,10 @@ export class RequestPathState implements SharedState {
       waiting.done = true;
       this.waiting.delete(waiting);
       this.counts.timeouts++;
-      const error = new StateUnavailableError(`the shared state did not answer within ${this.budgetMs} ms`, false);
+      const late = new Promise<LateOutcome>((resolve) => {
+        waiting.late = resolve;
+      });
+      const error = new StateUnavailableError(`the shared state did not answer within ${this.budgetMs} ms`, false, late);
       this.noteFailure(error);
       waiting.fail(error);
     }
@@ -291,46 +293,10 @@ export class RequestPathState implements SharedState {
     this.failuresInARow = 0;
     this.stopProbing();
     this.options.onUp?.(downForMs);
-    this.payOwed();
   }
 
   private stopProbing(): void {
     if (this.probe !== null) clearInterval(this.probe);
     this.probe = null;
-  }
-
-  /**
-   * An admission its caller stopped waiting for: the request went on uncounted, so what the charge
-   * took is given back. Answered, it is known to have run: counters by their amount and the slot it
-   * took. Failed late (the connection dropped under it), it may have run or not: only the slot is
-   * given back, which is harmless if it was never taken, while a counter given back would count
-   * less than was ever counted. A give-back that cannot be sent now is sent when the state
-   * answers again; otherwise the slot's lease ends it.
-   */
-  private giveBack(meters: readonly Meter[], late: LateOutcome<ChargeOutcome>): void {
-    if (late.answered && (late.value.refused !== -1 || late.value.missing.length > 0)) return;
-    const reverse: Meter[] = [];
-    for (const meter of meters) {
-      if (meter.limit === null) continue;
-      if (meter.slot !== undefined) {
-        if (meter.amount > 0) reverse.push({ key: meter.key, amount: -1, limit: null, ttlMs: meter.ttlMs, slot: meter.slot });
-      } else if (late.answered && meter.amount !== 0) {
-        reverse.push({ key: meter.key, amount: -meter.amount, limit: null, ttlMs: meter.ttlMs });
-      }
-    }
-    if (reverse.length > 0) this.send(reverse);
-  }
-
-  private send(giveBacks: Meter[]): void {
-    void this.inner.charge(giveBacks).catch(() => {
-      if (this.owed.length + giveBacks.length <= MAX_OWED_METERS) this.owed.push(...giveBacks);
-    });
-  }
-
-  private payOwed(): void {
-    if (this.owed.length === 0) return;
-    const owed = this.owed;
-    this.owed = [];
-    this.send(owed);
   }
 }
