@@ -160,7 +160,11 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       recorder,
       catalog,
       chat: new ChatCompletionService(catalog, router, { inferSessions: config.routing.infer_sessions }),
-      responses: new ResponsesService(catalog, router, responseStore(config, requestState, failures), { inferSessions: config.routing.infer_sessions }),
+      responses: new ResponsesService(catalog, router, responseStore(config, requestState, failures), {
+        inferSessions: config.routing.infer_sessions,
+        onDroppedTool: ({ type, param, model }) =>
+          logger.warn({ tool_type: type, param, model }, `a tool of type ${type} was left out of a request converted to chat completions: the upstream cannot run it (said once per type)`),
+      }),
       native: new NativeService(catalog, router),
       embeddings: new EmbeddingService(catalog, router),
       reranker: new RerankService(catalog, router),

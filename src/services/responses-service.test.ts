@@ -5,7 +5,7 @@ import { GatewayError } from '../errors/index.js';
 import type { Attempt, ChatCall, ChatCompletionResult, ChatProvider, ChatStreamEvent, ResponsesCall, ResponsesProvider, ResponsesResult } from '../providers/provider-adapter.js';
 import { ModelCatalog, Router, type CatalogModel, type Route } from '../routing/index.js';
 import { RequestRecord } from '../usage/index.js';
-import { ResponsesService, type ResponsesInput, type ResponsesOutcome } from './responses-service.js';
+import { ResponsesService, type ResponsesInput, type ResponsesOutcome, type ResponsesServiceOptions } from './responses-service.js';
 import { ResponseStore, type ResponseStateStore } from './responses/response-store.js';
 import { streamEventSchemaErrors } from './responses/openai-responses-schema-contract.js';
 
@@ -85,8 +85,11 @@ function mapState(): ResponseStateStore {
   };
 }
 
-function setup(models: CatalogModel<'chat'>[]): { service: ResponsesService; call: (body: Record<string, unknown>, extra?: Partial<ResponsesInput>) => Promise<{ outcome: ResponsesOutcome; record: RequestRecord }> } {
-  const service = new ResponsesService(new ModelCatalog(models), new Router(), new ResponseStore(mapState(), 60_000, { teamBytes: 1_000_000, totalBytes: 1_000_000 }, () => undefined));
+function setup(
+  models: CatalogModel<'chat'>[],
+  options: ResponsesServiceOptions = {},
+): { service: ResponsesService; call: (body: Record<string, unknown>, extra?: Partial<ResponsesInput>) => Promise<{ outcome: ResponsesOutcome; record: RequestRecord }> } {
+  const service = new ResponsesService(new ModelCatalog(models), new Router(), new ResponseStore(mapState(), 60_000, { teamBytes: 1_000_000, totalBytes: 1_000_000 }, () => undefined), options);
   return {
     service,
     async call(body, extra = {}) {
@@ -132,10 +135,36 @@ describe('ResponsesService: which path each route takes', () => {
     const claude = new FakeChat('x');
     const openai = new FakeResponses();
     const { call } = setup([model('claude', [route('claude', claude, null)]), model('openai', [route('openai', new FakeChat('unused'), openai)])]);
-    await expect(call({ model: 'claude', input: 'Hi', tools: [{ type: 'web_search' }] })).rejects.toMatchObject({ code: 'invalid_body', param: 'tools[0].type' });
+    await expect(call({ model: 'claude', input: 'Hi', tools: [{ type: 'web_search' }], tool_choice: 'required' })).rejects.toMatchObject({ code: 'invalid_body', param: 'tool_choice' });
+    await expect(call({ model: 'claude', input: 'Hi', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search_preview' } })).rejects.toMatchObject({ code: 'invalid_body', param: 'tool_choice' });
+    await expect(call({ model: 'claude', input: 'Hi', tools: [{ type: 'made_up_tool' }] })).rejects.toMatchObject({ code: 'invalid_body', param: 'tools[0].type' });
     expect(claude.bodies).toHaveLength(0);
     await call({ model: 'openai', input: 'Hi', tools: [{ type: 'web_search' }] });
     expect(openai.bodies[0]).toMatchObject({ tools: [{ type: 'web_search' }] });
+  });
+
+  it('leaves out a tool the chat upstream cannot run when nothing forces it, saying so once per type', async () => {
+    const claude = new FakeChat('x');
+    const told: Array<Record<string, unknown>> = [];
+    const { call } = setup([model('claude', [route('claude', claude, null)])], { onDroppedTool: (dropped) => told.push({ ...dropped }) });
+    const tools = [
+      { type: 'function', name: 'exec_command', parameters: { type: 'object', properties: {} } },
+      { type: 'namespace', name: 'multi_agent_v1', description: 'Agents.', tools: [{ type: 'function', name: 'spawn_agent', parameters: { type: 'object', properties: {} } }] },
+      { type: 'web_search', external_web_access: false },
+    ];
+    const { outcome } = await call({ model: 'claude', input: 'Hi', tools, tool_choice: 'auto' });
+    await call({ model: 'claude', input: 'Again', tools, tool_choice: 'auto', stream: true });
+    await call({ model: 'claude', input: 'Hi', tools: [{ type: 'image_generation' }, { type: 'web_search' }] });
+    expect(claude.bodies[0]?.['tools']).toEqual([
+      { type: 'function', function: { name: 'exec_command', parameters: { type: 'object', properties: {} } } },
+      { type: 'function', function: { name: 'multi_agent_v1__spawn_agent', description: 'multi_agent_v1: Agents.', parameters: { type: 'object', properties: {} } } },
+    ]);
+    expect(told).toEqual([
+      { type: 'web_search', param: 'tools[2]', model: 'claude' },
+      { type: 'image_generation', param: 'tools[0]', model: 'claude' },
+    ]);
+    // The response echoes the tools as the client sent them, as OpenAI does.
+    expect(json(outcome)['tools']).toHaveLength(3);
   });
 
   it('sends what only the Responses API can do to the routes that pass it through, never to a converting one', async () => {

@@ -5,9 +5,11 @@ import type { CatalogModel, ModelCatalog, Route, Router, RoutingSession } from '
 import { estimateChatUsage } from '../usage/index.js';
 import { resolveModel } from './resolve-model.js';
 import { routeRequest, type RoutedRequest } from './routed-request.js';
+import { ChatToolNames } from './responses/chat-tool-names.js';
 import { chatCompletionToResponse, responseOutputItems, turnItems } from './responses/convert-chat-to-response.js';
 import { responsesToChat } from './responses/convert-responses-to-chat.js';
 import { convertedEvents } from './responses/converted-events.js';
+import type { DroppedTool } from './responses/convert-responses-tools.js';
 import { passedThroughBytes } from './responses/passed-through-bytes.js';
 import { passthroughBody } from './responses/passthrough-body.js';
 import { passesThrough, passthroughModelOf } from './responses/passthrough-model.js';
@@ -37,6 +39,12 @@ export type ResponsesOutcome =
 export interface ResponsesServiceOptions {
   /** `routing.infer_sessions`, as chat. */
   inferSessions?: boolean;
+  /**
+   * Told the first time (in this process) a tool of a type the chat upstream cannot run (web_search,
+   * custom…) is left out of a converted request, with the model and where it was: once per type, so
+   * that a client sending it on every turn (Codex sends web_search) writes one line, not one a turn.
+   */
+  onDroppedTool?: (dropped: DroppedTool & { model: string }) => void;
 }
 
 /** What one attempt got, before it is turned into the answer. */
@@ -55,6 +63,7 @@ type Answer =
  */
 export class ResponsesService {
   private readonly inferSessions: boolean;
+  private readonly reportDropped: (dropped: readonly DroppedTool[], model: string) => void;
 
   constructor(
     private readonly catalog: ModelCatalog,
@@ -63,6 +72,15 @@ export class ResponsesService {
     options: ResponsesServiceOptions = {},
   ) {
     this.inferSessions = options.inferSessions ?? true;
+    const told = new Set<string>();
+    const onDroppedTool = options.onDroppedTool;
+    this.reportDropped = (dropped, model) => {
+      for (const tool of dropped) {
+        if (told.has(tool.type)) continue;
+        told.add(tool.type);
+        onDroppedTool?.({ ...tool, model });
+      }
+    };
   }
 
   async create(input: ResponsesInput): Promise<ResponsesOutcome> {
@@ -77,7 +95,7 @@ export class ResponsesService {
     const team = input.principal.team;
     const conversation = await resolveConversation(this.store, team, request);
     const session = responsesSession(input, model, request, conversation.previous, this.inferSessions);
-    const turn = new Turn(request, conversation, model, this.store, team, session);
+    const turn = new Turn(request, conversation, model, this.store, team, session, this.reportDropped);
     const routed = routesFor(model, turn);
     const stream = request.stream === true;
     const { value: answer } = await routeRequest(this.router, routed, input, session, (route, attempt) =>
@@ -112,27 +130,32 @@ export class ResponsesService {
 }
 
 /**
- * The routes that can serve the request. What conversion cannot do (a built-in tool, a
- * `previous_response_id` only the upstream knows…) is refused, naming it, before any upstream is
- * called, unless some routes pass the Responses API through: then the request goes to those only.
+ * The routes that can serve the request. What conversion cannot do (a `previous_response_id` only
+ * the upstream knows…) is refused, naming it, before any upstream is called, and what it would
+ * leave out (a built-in tool) is left out, unless some routes pass the Responses API through:
+ * then the request goes to those only, which can do it all.
  */
 function routesFor(model: CatalogModel<'chat'>, turn: Turn): CatalogModel<'chat'> {
   if (model.routes.every(passesThrough)) return model;
+  let dropsTools: boolean;
   try {
-    turn.chatBody();
-    return model;
+    dropsTools = turn.chatBody().dropped.length > 0;
   } catch (error) {
     const passthrough = passthroughModelOf(model);
     if (passthrough === null) throw error;
     return passthrough;
   }
+  return dropsTools ? (passthroughModelOf(model) ?? model) : model;
 }
 
 /** One request's turn of a conversation: how each route is called, and what is stored after. */
 class Turn {
   /** The converted response's id and echo; also the key it is stored under. */
   readonly context: ResponseContext;
-  private converted: ChatRequestBody | undefined;
+  /** The chat names of the request's namespaced functions, both ways. */
+  private readonly names: ChatToolNames;
+  private converted: { body: ChatRequestBody; dropped: DroppedTool[] } | undefined;
+  private droppedReported = false;
 
   constructor(
     private readonly request: ResponsesRequest & Record<string, unknown>,
@@ -141,8 +164,10 @@ class Turn {
     private readonly store: ResponseStore,
     private readonly team: string,
     private readonly session: RoutingSession | null,
+    private readonly reportDropped: (dropped: readonly DroppedTool[], model: string) => void,
   ) {
-    this.context = { id: randomItemId('resp'), createdAt: nowSeconds(), model: model.id, request };
+    this.names = ChatToolNames.of(request.tools);
+    this.context = { id: randomItemId('resp'), createdAt: nowSeconds(), model: model.id, request, toolName: (name) => this.names.qualified(name) };
   }
 
   /**
@@ -150,7 +175,7 @@ class Turn {
    * naming it, what conversion cannot do, and a reference the gateway could not resolve: a chat
    * upstream keeps no conversation of its own.
    */
-  chatBody(): ChatRequestBody {
+  chatBody(): { body: ChatRequestBody; dropped: DroppedTool[] } {
     if (this.converted !== undefined) return this.converted;
     const { previous_response_id: previousId } = this.request;
     const history = this.conversation.previous?.items ?? null;
@@ -167,7 +192,7 @@ class Turn {
         `Previous response with id ${echo(previousId)} is kept by the upstream that made it, not by this gateway, and cannot be continued by an upstream that speaks chat completions; send the conversation as input instead.`,
       );
     }
-    this.converted = responsesToChat({ ...this.request, input: this.conversation.input }, history ?? []).body;
+    this.converted = responsesToChat({ ...this.request, input: this.conversation.input }, history ?? [], this.names);
     return this.converted;
   }
 
@@ -194,7 +219,12 @@ class Turn {
   }
 
   async convert(route: Route<'chat'>, attempt: Attempt, stream: boolean, cancellation: AbortSignal): Promise<Answer> {
-    const chat: ChatRequestBody = { ...this.chatBody(), model: route.upstreamModel };
+    const { body, dropped } = this.chatBody();
+    if (!this.droppedReported) {
+      this.droppedReported = true;
+      this.reportDropped(dropped, this.context.model);
+    }
+    const chat: ChatRequestBody = { ...body, model: route.upstreamModel };
     if (!stream) {
       const result = await route.provider.chatCompletion(attempt, { body: chat, cancellation });
       return { kind: 'converted-json', result, response: chatCompletionToResponse(parseCompletion(result.payload, attempt.credential.id), this.context), chat };

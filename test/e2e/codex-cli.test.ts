@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeChatGpt, type FakeChatGpt } from '../fake-upstreams/chatgpt-upstream.js';
+import { runCodex, writeCodexConfig, type CodexRun } from '../support/codex-cli.js';
 import { startRecordingProxy, type RecordingProxy } from '../support/recording-proxy.js';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 
@@ -14,7 +14,6 @@ import { startTestGateway, type TestGateway } from '../support/start-test-gatewa
  * limited. A recording relay between Codex and the gateway shows that the backend received the
  * bytes Codex sent and Codex received the bytes the backend sent.
  */
-const CODEX = join(process.cwd(), 'node_modules', '.bin', 'codex');
 const MODEL = 'gpt-5.1-codex';
 
 let backend: FakeChatGpt;
@@ -24,28 +23,8 @@ let home: string;
 let workdir: string;
 let token: string;
 
-interface CodexRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function codex(args: string[]): Promise<CodexRun> {
-  return new Promise((resolve, reject) => {
-    // stdin closed: `codex exec` otherwise waits for more prompt on it.
-    const child = spawn(CODEX, args, {
-      cwd: workdir,
-      env: { PATH: process.env['PATH'] ?? '', HOME: home, CODEX_HOME: join(home, '.codex'), SWITCHYARD_TOKEN: token, RUST_LOG: 'error' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 60_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCodex(args, { home, workdir, token });
 }
 
 beforeAll(async () => {
@@ -73,25 +52,8 @@ beforeAll(async () => {
   relay = await startRecordingProxy(running.gateway.url);
   home = join(directory, 'home');
   workdir = join(directory, 'work');
-  mkdirSync(join(home, '.codex'), { recursive: true });
   mkdirSync(workdir);
-  // A custom provider, as the README shows; retries off so that failures are quick and visible.
-  writeFileSync(
-    join(home, '.codex', 'config.toml'),
-    [
-      `model = "${MODEL}"`,
-      'model_provider = "switchyard"',
-      '',
-      '[model_providers.switchyard]',
-      'name = "Switchyard"',
-      `base_url = "${relay.url}/v1/native"`,
-      'wire_api = "responses"',
-      'env_key = "SWITCHYARD_TOKEN"',
-      'request_max_retries = 0',
-      'stream_max_retries = 0',
-      '',
-    ].join('\n'),
-  );
+  writeCodexConfig(home, MODEL, `${relay.url}/v1/native`);
 });
 
 afterAll(async () => {

@@ -416,10 +416,16 @@ describe('what is refused', () => {
     expect(anthropicUpstream.requests).toHaveLength(0);
   });
 
-  it('what conversion cannot do is 400 naming the field; the passthrough leaves it to the upstream', async () => {
-    const response = await post({ model: 'claude-sonnet', input: 'Hi', tools: [{ type: 'web_search' }] });
-    expect(response.status).toBe(400);
-    expect(((await response.json()) as { error: Record<string, unknown> }).error).toMatchObject({ code: 'invalid_body', param: 'tools[0].type' });
+  it('what conversion cannot do is 400 naming the field; a hosted tool nothing forces is left out; the passthrough leaves both to the upstream', async () => {
+    const forced = await post({ model: 'claude-sonnet', input: 'Hi', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search_preview' } });
+    expect(forced.status).toBe(400);
+    expect(((await forced.json()) as { error: Record<string, unknown> }).error).toMatchObject({ code: 'invalid_body', param: 'tool_choice' });
+    const unknown = await post({ model: 'claude-sonnet', input: 'Hi', tools: [{ type: 'made_up_tool' }] });
+    expect(((await unknown.json()) as { error: Record<string, unknown> }).error).toMatchObject({ code: 'invalid_body', param: 'tools[0].type' });
+    expect(anthropicUpstream.requests).toHaveLength(0);
+    const answered = await post({ model: 'claude-sonnet', input: 'Hi', tools: [{ type: 'web_search' }] });
+    expect(answered.status).toBe(200);
+    expect(lastAnthropicBody()).not.toHaveProperty('tools');
   });
 
   it('validates like chat: 422 naming the field, 400 for a body that is not JSON, 404 for an unknown model', async () => {

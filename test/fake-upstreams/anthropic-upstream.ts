@@ -13,11 +13,16 @@
 //   (and does not say `tool_choice: {type: "none"}`) gets the recorded
 //   tool_use message or stream, every other request the recorded text one.
 //   `streamFixture` / `messageFixture` pick another recording;
+// - with `toolUse`, the recorded tool_use answer calls that tool with that input
+//   instead (its input JSON re-cut into the recorded number of pieces), and a
+//   request whose last message carries a `tool_result` (the turn after the tool
+//   ran) gets the recorded text answer: an agent's loop ends;
 // - anything else is a 404 in Anthropic's error envelope.
 //
 // Only node:http is used so that nothing between the socket and the test
 // reshapes the bytes.
 
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -46,6 +51,8 @@ export interface FakeAnthropicOptions {
   streamFixture?: string;
   /** A file under test/fixtures/anthropic/ to answer non-streamed requests with. */
   messageFixture?: string;
+  /** The tool the recorded tool_use answer calls, and its input; see the header. */
+  toolUse?: { name: string; input: Record<string, unknown> };
 }
 
 export interface FakeAnthropicUpstream {
@@ -78,6 +85,53 @@ function wantsTools(body: unknown): boolean {
   return Array.isArray(tools) && tools.length > 0 && toolChoice?.type !== 'none';
 }
 
+function endsWithToolResult(body: unknown): boolean {
+  const messages = (body as { messages?: unknown }).messages;
+  const last: unknown = Array.isArray(messages) ? messages.at(-1) : undefined;
+  const content = (last as { content?: unknown } | undefined)?.content;
+  return Array.isArray(content) && content.some((block: unknown) => (block as { type?: unknown }).type === 'tool_result');
+}
+
+/** `text` cut into `count` pieces (the last ones empty when it is short). */
+function cut(text: string, count: number): string[] {
+  const size = Math.ceil(text.length / Math.max(count, 1));
+  return Array.from({ length: Math.max(count, 1) }, (_, index) => text.slice(index * size, (index + 1) * size));
+}
+
+/** A recorded tool_use stream calling another tool: the tool_use block's name and id, and its input's pieces. */
+function retargetToolUseStream(bytes: Buffer, toolUse: NonNullable<FakeAnthropicOptions['toolUse']>): Buffer {
+  const blocks = bytes.toString('utf8').split('\n\n');
+  const parse = (block: string): Record<string, unknown> | null => {
+    const line = block.split('\n').find((candidate) => candidate.startsWith('data: '));
+    return line === undefined ? null : (JSON.parse(line.slice('data: '.length)) as Record<string, unknown>);
+  };
+  let toolIndex: unknown;
+  const inputDeltas = blocks.filter((block) => {
+    const event = parse(block);
+    const delta = event?.['delta'] as { type?: unknown } | undefined;
+    return delta?.type === 'input_json_delta';
+  }).length;
+  const pieces = cut(JSON.stringify(toolUse.input), inputDeltas);
+  return Buffer.from(
+    blocks
+      .map((block) => {
+        const event = parse(block);
+        if (event === null) return block;
+        const contentBlock = event['content_block'] as Record<string, unknown> | undefined;
+        if (event['type'] === 'content_block_start' && contentBlock?.['type'] === 'tool_use') {
+          toolIndex = event['index'];
+          event['content_block'] = { ...contentBlock, id: `toolu_${randomBytes(12).toString('hex')}`, name: toolUse.name };
+        } else if (event['type'] === 'content_block_delta' && event['index'] === toolIndex) {
+          event['delta'] = { type: 'input_json_delta', partial_json: pieces.shift() ?? '' };
+        } else {
+          return block;
+        }
+        return block.replace(/^data: .*$/m, `data: ${JSON.stringify(event)}`);
+      })
+      .join('\n\n'),
+  );
+}
+
 export async function startFakeAnthropicUpstream(options: { apiKey: string } & FakeAnthropicOptions): Promise<FakeAnthropicUpstream> {
   const { apiKey, ...initialOptions } = options;
   const requests: RecordedAnthropicRequest[] = [];
@@ -103,6 +157,8 @@ export async function startFakeAnthropicUpstream(options: { apiKey: string } & F
 
   const stream = async (response: ServerResponse, fixture: string): Promise<void> => {
     let bytes = await readFixture(fixture);
+    const { toolUse } = upstream.options;
+    if (toolUse !== undefined && fixture === 'stream-tool-use.sse') bytes = retargetToolUseStream(bytes, toolUse);
     if (upstream.options.lineEnding === 'crlf') bytes = Buffer.from(bytes.toString('utf8').replace(/\r?\n/g, '\r\n'));
     response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': 'req_fake_anthropic' });
     if (upstream.options.splitBytes === false) {
@@ -143,11 +199,16 @@ export async function startFakeAnthropicUpstream(options: { apiKey: string } & F
       // Composed in Anthropic's error envelope; not a recording.
       return sendJson(response, 400, JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'The request body is not valid JSON.' } }));
     }
-    const tools = wantsTools(body);
+    const tools = wantsTools(body) && !(upstream.options.toolUse !== undefined && endsWithToolResult(body));
     if ((body as { stream?: unknown }).stream === true) {
       return stream(response, upstream.options.streamFixture ?? (tools ? 'stream-tool-use.sse' : 'stream-text.sse'));
     }
-    return sendJson(response, 200, await readFixture(upstream.options.messageFixture ?? (tools ? 'message-tool-use.json' : 'message.json')));
+    const message = await readFixture(upstream.options.messageFixture ?? (tools ? 'message-tool-use.json' : 'message.json'));
+    const { toolUse } = upstream.options;
+    if (toolUse === undefined || !tools) return sendJson(response, 200, message);
+    const recorded = JSON.parse(message.toString('utf8')) as { content: Array<Record<string, unknown>> };
+    recorded.content = recorded.content.map((block) => (block['type'] === 'tool_use' ? { ...block, name: toolUse.name, input: toolUse.input } : block));
+    return sendJson(response, 200, JSON.stringify(recorded));
   };
 
   const server: Server = createServer((request, response) => {

@@ -12,6 +12,9 @@
 // - a request without `x-goog-api-key` gets Google's recorded 403;
 // - queued `failNext` answers win over everything; a failure without a body gets the recorded
 //   error body for its status.
+// - with `functionCall`, the recorded function call answer calls that function with those args
+//   instead, and a request whose last content carries a `functionResponse` (the turn after the
+//   function ran) gets the recorded text answer: an agent's loop ends.
 // Every request is recorded first. Only node:http is used, so nothing reshapes the bytes.
 
 import { readdir, readFile } from 'node:fs/promises';
@@ -42,6 +45,8 @@ export interface FakeGeminiOptions {
   midStreamError?: { afterEvents: number; error: unknown };
   /** Send the embeddings' `usageMetadata` (only newer embedding models do); default false. */
   embeddingUsage?: boolean;
+  /** The function the recorded function call answer calls, and its args; see the header. */
+  functionCall?: { name: string; args: Record<string, unknown> };
 }
 
 export interface FakeGeminiUpstream {
@@ -120,6 +125,23 @@ function wantsFunctionCall(body: JsonObject): boolean {
   return declared && mode !== 'NONE';
 }
 
+function endsWithFunctionResponse(body: JsonObject): boolean {
+  const contents = Array.isArray(body['contents']) ? (body['contents'] as JsonObject[]) : [];
+  const parts = contents.at(-1)?.['parts'];
+  return Array.isArray(parts) && parts.some((part: unknown) => isObject(part) && part['functionResponse'] !== undefined);
+}
+
+/** A recorded answer (one event or the whole body) with its functionCall parts calling another function. */
+function retargetFunctionCall(answer: JsonObject, call: NonNullable<FakeGeminiOptions['functionCall']>): JsonObject {
+  const copy = structuredClone(answer);
+  for (const candidate of (copy['candidates'] ?? []) as JsonObject[]) {
+    for (const part of ((candidate['content'] as JsonObject | undefined)?.['parts'] ?? []) as JsonObject[]) {
+      if (isObject(part['functionCall'])) part['functionCall'] = { name: call.name, args: call.args };
+    }
+  }
+  return copy;
+}
+
 async function streamEvents(res: ServerResponse, events: string[], options: FakeGeminiOptions): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'x-content-type-options': 'nosniff' });
   res.flushHeaders();
@@ -189,9 +211,11 @@ async function handle(req: IncomingMessage, res: ServerResponse, fixtures: Fixtu
   if (!isObject(body)) return send(res, 400, googleError(400, 'Invalid JSON payload received.', 'INVALID_ARGUMENT'));
   if (method === 'batchEmbedContents') return answerEmbeddings(res, model, body, fixtures, state.options());
   if (!Array.isArray(body['contents'])) return send(res, 400, googleError(400, '* GenerateContentRequest.contents: contents is not specified\n', 'INVALID_ARGUMENT'));
-  const toolCall = wantsFunctionCall(body);
-  if (method === 'generateContent') return send(res, 200, JSON.stringify(toolCall ? fixtures.toolCall : fixtures.text, null, 2));
-  const events = toolCall ? fixtures.toolCallStream : fixtures.textStream;
+  const call = state.options().functionCall;
+  const toolCall = wantsFunctionCall(body) && !(call !== undefined && endsWithFunctionResponse(body));
+  const retarget = (answer: JsonObject): JsonObject => (call === undefined ? answer : retargetFunctionCall(answer, call));
+  if (method === 'generateContent') return send(res, 200, JSON.stringify(toolCall ? retarget(fixtures.toolCall) : fixtures.text, null, 2));
+  const events = toolCall ? fixtures.toolCallStream.map((event) => (call === undefined ? event : JSON.stringify(retarget(JSON.parse(event) as JsonObject)))) : fixtures.textStream;
   if (url.searchParams.get('alt') !== 'sse') return send(res, 200, `[${events.join(',\n')}]`);
   await streamEvents(res, events, state.options());
 }

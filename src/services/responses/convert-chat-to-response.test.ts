@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { chatCompletionToResponse, responseOutputItems, turnItems } from './convert-chat-to-response.js';
+import { ChatToolNames } from './chat-tool-names.js';
 import { convertChatUsage } from './convert-chat-usage.js';
 import { responsesToChat } from './convert-responses-to-chat.js';
 import { responsesSchemaErrors } from './openai-responses-schema-contract.js';
@@ -86,6 +87,31 @@ describe('chatCompletionToResponse', () => {
     expect(responsesSchemaErrors('Response', response)).toEqual([]);
     expect(response.output).toEqual([{ type: 'function_call', id: 'fc_1', call_id: 'call_KjzAbhiZC6nk81tQzL7pwlpc', name: 'read_file', arguments: '{"path":"README.md"}', status: 'completed' }]);
     expect(response.service_tier).toBe('default');
+  });
+
+  it("answers a call of a namespace's function with its name and namespace, as OpenAI does, and stores it so", () => {
+    const tools = [
+      { type: 'function' as const, name: 'exec_command', parameters: { type: 'object' } },
+      { type: 'namespace', name: 'multi_agent_v1', description: 'Agents.', tools: [{ type: 'function', name: 'spawn_agent', parameters: { type: 'object' } }] },
+    ];
+    const names = ChatToolNames.of(tools);
+    const chatName = (responsesToChat({ model: 'm', input: 'x', tools }, [], names).body['tools'] as Array<{ function: { name: string } }>)[1]?.function.name ?? '';
+    const response = chatCompletionToResponse(
+      completion({
+        content: null,
+        tool_calls: [
+          { id: 'call_a', type: 'function', function: { name: chatName, arguments: '{"message":"hi"}' } },
+          { id: 'call_b', type: 'function', function: { name: 'exec_command', arguments: '{"cmd":"ls"}' } },
+        ],
+      }, 'tool_calls'),
+      { ...context({ tools }), toolName: (name) => names.qualified(name) },
+    );
+    expect(responsesSchemaErrors('Response', response)).toEqual([]);
+    expect(response.output).toEqual([
+      { type: 'function_call', id: 'fc_1', call_id: 'call_a', namespace: 'multi_agent_v1', name: 'spawn_agent', arguments: '{"message":"hi"}', status: 'completed' },
+      { type: 'function_call', id: 'fc_2', call_id: 'call_b', name: 'exec_command', arguments: '{"cmd":"ls"}', status: 'completed' },
+    ]);
+    expect(responseOutputItems(response)[0]).toEqual({ type: 'function_call', id: 'fc_1', call_id: 'call_a', namespace: 'multi_agent_v1', name: 'spawn_agent', arguments: '{"message":"hi"}', status: 'completed' });
   });
 
   it('puts the text first, then one function_call per tool call, naming calls the upstream left unnamed', () => {

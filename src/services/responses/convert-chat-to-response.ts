@@ -7,6 +7,7 @@ import {
   type ResponseObject,
   type ResponseOutputContent,
   type ResponseOutputItem,
+  toolNameFields,
 } from './response-object.js';
 import type { ResponseInputItem, ResponsesRequest } from './responses-request.js';
 
@@ -33,7 +34,7 @@ export function chatCompletionToResponse(completion: unknown, context: ResponseC
       type: 'function_call',
       id: newId('fc'),
       call_id: typeof call['id'] === 'string' && call['id'] !== '' ? call['id'] : newId('call'),
-      name: typeof fn['name'] === 'string' ? fn['name'] : '',
+      ...toolNameFields(context, typeof fn['name'] === 'string' ? fn['name'] : ''),
       arguments: typeof fn['arguments'] === 'string' ? fn['arguments'] : '',
       status: 'completed',
     });
@@ -79,7 +80,8 @@ function messageText(content: unknown): string {
 export function responseOutputItems(response: Pick<ResponseObject, 'output'>): ResponseInputItem[] {
   return response.output.map((item): ResponseInputItem => {
     if (item.type === 'function_call') {
-      return { type: 'function_call', id: item.id, call_id: item.call_id, name: item.name, arguments: item.arguments, status: item.status };
+      const namespace = item.namespace === undefined ? {} : { namespace: item.namespace };
+      return { type: 'function_call', id: item.id, call_id: item.call_id, ...namespace, name: item.name, arguments: item.arguments, status: item.status };
     }
     return { type: 'message', id: item.id, role: 'assistant', status: item.status, content: item.content.map((part) => ({ ...part })) };
   });

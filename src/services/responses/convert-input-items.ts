@@ -1,4 +1,5 @@
 import { GatewayError } from '../../errors/index.js';
+import type { ChatToolNames } from './chat-tool-names.js';
 import { isRecord } from './convert-chat-usage.js';
 import { refuseField } from './refuse-field.js';
 
@@ -22,13 +23,14 @@ export type ItemLocation = (index: number) => string;
 /**
  * Appends Responses input items to a chat conversation. Chat has one assistant message per turn,
  * holding its text and its tool calls, so consecutive assistant items (text, function calls) are
- * gathered into one; each function_call_output becomes a `tool` message.
+ * gathered into one; each function_call_output becomes a `tool` message. A call of a namespace's
+ * function (`namespace` beside its `name`) is named as the request's tools name it in chat.
  */
-export function appendInputItems(messages: ChatMessage[], items: readonly unknown[], where: ItemLocation): void {
-  items.forEach((item, index) => appendItem(messages, item, where(index)));
+export function appendInputItems(messages: ChatMessage[], items: readonly unknown[], where: ItemLocation, names: ChatToolNames): void {
+  items.forEach((item, index) => appendItem(messages, item, where(index), names));
 }
 
-function appendItem(messages: ChatMessage[], item: unknown, param: string): void {
+function appendItem(messages: ChatMessage[], item: unknown, param: string, names: ChatToolNames): void {
   if (!isRecord(item)) throw refuseField(param, 'Each input item must be an object.');
   const type = item['type'] ?? (item['role'] === undefined ? 'item_reference' : 'message');
   switch (type) {
@@ -36,7 +38,7 @@ function appendItem(messages: ChatMessage[], item: unknown, param: string): void
       appendMessage(messages, item, param);
       return;
     case 'function_call':
-      appendToolCall(messages, toolCall(item, param));
+      appendToolCall(messages, toolCall(item, param, names));
       return;
     case 'function_call_output':
       messages.push({ role: 'tool', tool_call_id: requiredString(item, 'call_id', param), content: toolOutput(item['output'], `${param}.output`) });
@@ -86,12 +88,10 @@ function appendToolCall(messages: ChatMessage[], call: ChatToolCall): void {
   messages.push({ role: 'assistant', content: null, tool_calls: [call] });
 }
 
-function toolCall(item: Record<string, unknown>, param: string): ChatToolCall {
-  return {
-    id: requiredString(item, 'call_id', param),
-    type: 'function',
-    function: { name: requiredString(item, 'name', param), arguments: requiredString(item, 'arguments', param) },
-  };
+function toolCall(item: Record<string, unknown>, param: string, names: ChatToolNames): ChatToolCall {
+  const namespace = item['namespace'];
+  const name = names.chatName(requiredString(item, 'name', param), typeof namespace === 'string' ? namespace : null);
+  return { id: requiredString(item, 'call_id', param), type: 'function', function: { name, arguments: requiredString(item, 'arguments', param) } };
 }
 
 function userParts(content: unknown, param: string): ChatUserPart[] {

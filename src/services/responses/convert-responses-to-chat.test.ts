@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/index.js';
+import { ChatToolNames } from './chat-tool-names.js';
 import { responsesToChat } from './convert-responses-to-chat.js';
 import { responsesSchemaErrors } from './openai-responses-schema-contract.js';
 import type { ResponseInputItem, ResponsesRequest } from './responses-request.js';
@@ -211,13 +213,15 @@ describe('responsesToChat', () => {
   it.each([
     [{ background: true }, 'background'],
     [{ conversation: 'conv_123' }, 'conversation'],
-    [{ tools: [WEATHER_TOOL, { type: 'web_search' }] }, 'tools[1].type'],
-    [{ tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }, 'tools[0].type'],
-    [{ tools: [{ type: 'mcp', server_label: 'x', server_url: 'https://example.com' }] }, 'tools[0].type'],
-    [{ tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] }, 'tools[0].type'],
-    [{ tools: [{ type: 'computer_use_preview', display_width: 1, display_height: 1, environment: 'linux' }] }, 'tools[0].type'],
+    [{ tools: [WEATHER_TOOL, { type: 'made_up_tool' }] }, 'tools[1].type'],
+    [{ tools: [{ type: 'namespace', name: 'crm', description: 'CRM', tools: [{ type: 'file_search' }, { type: 'made_up_tool' }] }] }, 'tools[0].tools[1].type'],
+    [{ tools: [{ type: 'namespace', description: 'CRM', tools: [WEATHER_TOOL] }] }, 'tools[0].name'],
+    [{ tools: [{ type: 'namespace', name: 'crm', description: 'CRM', tools: [{ ...WEATHER_TOOL, defer_loading: true }] }] }, 'tools[0].tools[0].defer_loading'],
     [{ tools: [{ ...WEATHER_TOOL, defer_loading: true }] }, 'tools[0].defer_loading'],
     [{ tools: [WEATHER_TOOL], tool_choice: { type: 'web_search_preview' } }, 'tool_choice'],
+    [{ tools: [WEATHER_TOOL, { type: 'image_generation' }], tool_choice: { type: 'image_generation' } }, 'tool_choice'],
+    [{ tools: [{ type: 'web_search' }], tool_choice: 'required' }, 'tool_choice'],
+    [{ tools: [WEATHER_TOOL, { type: 'web_search' }], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'web_search' }] } }, 'tool_choice'],
     [{ input: [{ role: 'user', content: [{ type: 'input_text', text: 'Summarise' }, { type: 'input_file', file_id: 'file-1' }] }] }, 'input[0].content[1]'],
     [{ input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1', detail: 'auto' }] }] }, 'input[0].content[0]'],
     [{ input: [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_image', image_url: 'https://example.com/a.png' }] }] }, 'input[0].output[0]'],
@@ -238,5 +242,97 @@ describe('responsesToChat', () => {
     expect(refusal({ input: [{ type: 'item_reference', id: 'msg_1' }] }).param).toBe('input[0]');
     expect(refusal({ input: [{ id: 'msg_1' }] }).param).toBe('input[0]');
     expect(refusal({}, [{ type: 'item_reference', id: 'fc_9' }]).param).toBe('previous_response_id');
+  });
+
+  it("converts the request Codex CLI 0.171 sends: its namespace's functions become chat functions, web_search is left out and said", () => {
+    const recorded = JSON.parse(readFileSync(new URL('../../../test/fixtures/codex-cli/responses-request-0.171.0.json', import.meta.url), 'utf8')) as ResponsesRequest;
+    const { body, dropped } = responsesToChat(recorded, []);
+    expect(responsesSchemaErrors('CreateChatCompletionRequest', body)).toEqual([]);
+    const names = (body['tools'] as Array<{ function: { name: string; description?: string } }>).map((tool) => tool.function.name);
+    expect(names).toEqual([
+      'exec_command',
+      'write_stdin',
+      'request_user_input',
+      'view_image',
+      'multi_agent_v1__close_agent',
+      'multi_agent_v1__resume_agent',
+      'multi_agent_v1__send_input',
+      'multi_agent_v1__spawn_agent',
+      'multi_agent_v1__wait_agent',
+      'get_goal',
+      'create_goal',
+      'update_goal',
+    ]);
+    for (const name of names) expect(name).toMatch(/^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/);
+    const spawn = (body['tools'] as Array<{ function: { name: string; description?: string } }>)[7];
+    expect(spawn?.function.description).toMatch(/^multi_agent_v1: Tools for spawning and managing sub-agents\.\n\n/);
+    expect(dropped).toEqual([{ type: 'web_search', param: 'tools[8]' }]);
+    expect(body['tool_choice']).toBe('auto');
+  });
+
+  it('leaves out the tools a chat upstream cannot run when nothing forces them, and lists them', () => {
+    const hosted = [
+      { type: 'web_search' },
+      { type: 'file_search', vector_store_ids: ['vs_1'] },
+      { type: 'mcp', server_label: 'x', server_url: 'https://example.com' },
+      { type: 'code_interpreter', container: { type: 'auto' } },
+      { type: 'image_generation' },
+      { type: 'computer_use_preview', display_width: 1, display_height: 1, environment: 'linux' },
+      { type: 'local_shell' },
+      { type: 'custom', name: 'apply_patch', format: { type: 'grammar', syntax: 'lark', definition: 'start: "x"' } },
+      { type: 'tool_search', execution: 'client' },
+    ];
+    const { body, dropped } = responsesToChat(request({ tools: [...hosted, WEATHER_TOOL], tool_choice: 'auto' }), []);
+    expect((body['tools'] as Array<{ function: { name: string } }>).map((tool) => tool.function.name)).toEqual(['get_weather']);
+    expect(dropped.map((tool) => tool.type)).toEqual(hosted.map((tool) => tool.type));
+    expect(dropped[1]).toEqual({ type: 'file_search', param: 'tools[1]' });
+    // With nothing left to offer, the request goes out without tools (and without tool_choice, which OpenAI chat refuses then).
+    const none = responsesToChat(request({ tools: [{ type: 'web_search' }], tool_choice: 'auto' }), []);
+    expect(none.body).not.toHaveProperty('tools');
+    expect(none.body).not.toHaveProperty('tool_choice');
+    // An allowed_tools choice may name a left-out tool beside functions.
+    const allowed = convert({ tools: [WEATHER_TOOL, { type: 'web_search' }], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'web_search' }, { type: 'function', name: 'get_weather' }] } });
+    expect(allowed['tool_choice']).toBe('required');
+  });
+
+  it("names a namespace's functions within every upstream's limits, never as a plain function is named, and back", () => {
+    const fn = (name: string) => ({ type: 'function', name, parameters: { type: 'object', properties: {} } });
+    const tools = [
+      fn('crm__find'),
+      { type: 'namespace', name: 'crm', description: 'Customer records.', tools: [fn('find'), fn('update')] },
+      { type: 'namespace', name: 'mcp.my server', description: 'Odd characters.', tools: [fn('lookup')] },
+      { type: 'namespace', name: 'n'.repeat(60), description: 'Long.', tools: [fn('first_function'), fn('second_function')] },
+      { type: 'namespace', name: '9lives', description: 'Starts with a digit.', tools: [fn('x')] },
+    ];
+    const body = convert({ tools: tools as ResponsesRequest['tools'] });
+    const names = (body['tools'] as Array<{ function: { name: string } }>).map((tool) => tool.function.name);
+    expect(names[0]).toBe('crm__find');
+    expect(names[2]).toBe('crm__update');
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of names) expect(name).toMatch(/^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/);
+    const table = ChatToolNames.of(tools);
+    expect(names.slice(1).map((name) => table.qualified(name))).toEqual([
+      { namespace: 'crm', name: 'find' },
+      { namespace: 'crm', name: 'update' },
+      { namespace: 'mcp.my server', name: 'lookup' },
+      { namespace: 'n'.repeat(60), name: 'first_function' },
+      { namespace: 'n'.repeat(60), name: 'second_function' },
+      { namespace: '9lives', name: 'x' },
+    ]);
+    expect(table.qualified('crm__find')).toEqual({ name: 'crm__find' });
+    expect(table.qualified('unknown')).toEqual({ name: 'unknown' });
+  });
+
+  it('sends an earlier call of a namespace function under its chat name', () => {
+    const tools = [{ type: 'namespace', name: 'multi_agent_v1', description: 'Agents.', tools: [{ type: 'function', name: 'spawn_agent', parameters: { type: 'object', properties: {} } }] }];
+    const body = convert({
+      tools: tools as ResponsesRequest['tools'],
+      input: [
+        { role: 'user', content: 'Start a helper' },
+        { type: 'function_call', call_id: 'call_1', namespace: 'multi_agent_v1', name: 'spawn_agent', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'call_1', output: 'agent 7' },
+      ],
+    });
+    expect((body['messages'] as unknown[])[1]).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'multi_agent_v1__spawn_agent', arguments: '{}' } }] });
   });
 });

@@ -1,11 +1,14 @@
+import { ChatToolNames } from './chat-tool-names.js';
 import { appendInputItems, type ChatMessage } from './convert-input-items.js';
-import { convertTextConfig, convertTools } from './convert-responses-tools.js';
+import { convertTextConfig, convertTools, type DroppedTool } from './convert-responses-tools.js';
 import { refuseField } from './refuse-field.js';
 import type { ResponseInputItem, ResponsesRequest } from './responses-request.js';
 
 export interface ChatConversion {
   /** A chat completions request body; `model` is still the client's, for the service to replace. */
   body: Record<string, unknown> & { model: string; messages: ChatMessage[] };
+  /** The request's tools the upstream is not offered (hosted ones, custom…): none of them was forced. */
+  dropped: DroppedTool[];
 }
 
 /** Request fields with the same name and meaning in chat completions. */
@@ -27,20 +30,21 @@ const HARMLESS_INCLUDES = new Set([
  * `history` is the earlier conversation the service resolved (a `previous_response_id` chain);
  * item references in the input must be resolved too. Instructions are not part of the history:
  * the API applies only the current request's.
+ * `names` gives namespaced functions their chat names (the answer's calls are named back with it).
  * Throws a 400 naming the field for what a chat upstream cannot do.
  */
-export function responsesToChat(request: ResponsesRequest, history: readonly ResponseInputItem[]): ChatConversion {
+export function responsesToChat(request: ResponsesRequest, history: readonly ResponseInputItem[], names: ChatToolNames = ChatToolNames.of(request.tools)): ChatConversion {
   refuseUnsupportedFields(request);
   const messages: ChatMessage[] = [];
   if (typeof request.instructions === 'string' && request.instructions !== '') {
     messages.push({ role: 'system', content: request.instructions });
   }
-  appendInputItems(messages, history, () => 'previous_response_id');
+  appendInputItems(messages, history, () => 'previous_response_id', names);
   const input = request.input;
   if (typeof input === 'string') {
     messages.push({ role: 'user', content: input });
   } else if (Array.isArray(input)) {
-    appendInputItems(messages, input, (index) => `input[${index}]`);
+    appendInputItems(messages, input, (index) => `input[${index}]`, names);
   } else if (input !== undefined && input !== null) {
     throw refuseField('input', 'input must be a string or a list of items.');
   }
@@ -56,12 +60,13 @@ export function responsesToChat(request: ResponsesRequest, history: readonly Res
   // are served the Responses API natively rather than through this conversion.
   if (typeof request.max_output_tokens === 'number') body['max_tokens'] = request.max_output_tokens;
   if (typeof request.reasoning?.effort === 'string') body['reasoning_effort'] = request.reasoning.effort;
-  Object.assign(body, convertTools(request), convertTextConfig(request.text));
+  const tools = convertTools(request, names);
+  Object.assign(body, tools.fields, convertTextConfig(request.text));
   if (request.stream === true) {
     body['stream'] = true;
     body['stream_options'] = { include_usage: true };
   }
-  return { body };
+  return { body, dropped: tools.dropped };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { QualifiedToolName } from './chat-tool-names.js';
 import type { ResponseRefusalPart, ResponsesRequest, ResponseToolChoice } from './responses-request.js';
 
 /** The request fields a Response echoes back, as OpenAI's does. A whole `ResponsesRequest` fits. */
@@ -36,6 +37,8 @@ export interface ResponseContext {
   newId?: (prefix: 'msg' | 'fc' | 'call') => string;
   /** Unix seconds, for `completed_at`. */
   now?: () => number;
+  /** The Responses name of a function the upstream called by its chat name (ChatToolNames); as it came without it. */
+  toolName?: (chatName: string) => QualifiedToolName;
 }
 
 export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'cancelled' | 'queued' | 'incomplete';
@@ -64,6 +67,8 @@ export interface ResponseOutputFunctionCall {
   type: 'function_call';
   id: string;
   call_id: string;
+  /** Set for a namespace's function, as OpenAI's answer sets it; clients (Codex) route the call by it. */
+  namespace?: string;
   name: string;
   arguments: string;
   status: ItemStatus;
@@ -189,6 +194,12 @@ export function nowSeconds(): number {
 /** OpenAI's item ids are a prefix and 48 hex digits (`msg_67ccd3acc8d4…`); these look the same. */
 export function randomItemId(prefix: string): string {
   return `${prefix}_${randomBytes(24).toString('hex')}`;
+}
+
+/** A function call's `name` and, for a namespace's function, its `namespace`. */
+export function toolNameFields(context: ResponseContext, chatName: string): QualifiedToolName {
+  const qualified = context.toolName?.(chatName) ?? { name: chatName };
+  return qualified.namespace === undefined ? { name: qualified.name } : { namespace: qualified.namespace, name: qualified.name };
 }
 
 export function idMaker(context: ResponseContext): (prefix: 'msg' | 'fc' | 'call') => string {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/index.js';
+import { ChatToolNames } from './chat-tool-names.js';
 import { streamEventSchemaErrors } from './openai-responses-schema-contract.js';
 import type { ResponseContext } from './response-object.js';
 import { ResponsesEventStream, type ResponsesServerSentEvent } from './responses-event-stream.js';
@@ -102,6 +103,19 @@ describe('ResponsesEventStream', () => {
     expect(events[2]).toMatchObject({ item: { type: 'function_call', id: 'fc_1', call_id: 'call_HjeqP7YeRkoNj0de9e3U4X4B', name: 'read_file', arguments: '', status: 'in_progress' } });
     expect(events.find((event) => event.type === 'response.function_call_arguments.done')).toMatchObject({ item_id: 'fc_1', name: 'read_file', arguments: '{"path":"README.md"}' });
     expect(events.at(-1)).toMatchObject({ response: { status: 'completed', service_tier: 'default', usage: { input_tokens: 60, output_tokens: 15 } } });
+  });
+
+  it("streams a call of a namespace's function with its name and namespace in every item, as OpenAI does", async () => {
+    const names = ChatToolNames.of([{ type: 'namespace', name: 'multi_agent_v1', description: 'Agents.', tools: [{ type: 'function', name: 'wait_agent' }] }]);
+    const chunks = [chunk(call(0, { id: 'call_w', name: names.chatName('wait_agent', 'multi_agent_v1'), arguments: '{"targets":' })), chunk(call(0, { arguments: '["a"]}' })), chunk({}, 'tool_calls'), USAGE];
+    const events = await collect(new ResponsesEventStream({ ...streamContext(), toolName: (name) => names.qualified(name) }), source(chunks));
+    expectNumbered(events);
+    for (const event of events) expect(streamEventSchemaErrors(event)).toEqual([]);
+    const item = { type: 'function_call', id: 'fc_1', call_id: 'call_w', namespace: 'multi_agent_v1', name: 'wait_agent' };
+    expect(events.find((event) => event.type === 'response.output_item.added')).toMatchObject({ item: { ...item, arguments: '', status: 'in_progress' } });
+    expect(events.find((event) => event.type === 'response.function_call_arguments.done')).toMatchObject({ name: 'wait_agent', arguments: '{"targets":["a"]}' });
+    expect(events.find((event) => event.type === 'response.output_item.done')).toMatchObject({ item: { ...item, arguments: '{"targets":["a"]}', status: 'completed' } });
+    expect(events.at(-1)).toMatchObject({ response: { output: [{ ...item, arguments: '{"targets":["a"]}' }] } });
   });
 
   it('ends the text before the tool calls, and sends each call whole, in order, even when the upstream interleaves them', async () => {

@@ -2,7 +2,7 @@ import type { Usage } from '../../core/index.js';
 import { GatewayError, isGatewayError } from '../../errors/index.js';
 import { incompleteReasonOf } from './convert-chat-to-response.js';
 import { convertChatUsage, isRecord, type ConvertedUsage } from './convert-chat-usage.js';
-import { createResponseObject, idMaker, type ResponseContext, type ResponseObject, type ResponseState } from './response-object.js';
+import { createResponseObject, idMaker, toolNameFields, type ResponseContext, type ResponseObject, type ResponseState } from './response-object.js';
 import { responsesErrorEvent } from './responses-error-event.js';
 import { StreamOutputItems, type OutputEvent } from './stream-output-items.js';
 
@@ -51,7 +51,7 @@ export class ResponsesEventStream {
     private readonly context: ResponseContext,
     private readonly toCaller?: (error: unknown) => GatewayError,
   ) {
-    this.items = new StreamOutputItems((event) => this.send(event), idMaker(context));
+    this.items = new StreamOutputItems((event) => this.send(event), idMaker(context), (name) => toolNameFields(context, name));
   }
 
   async *events(chunks: AsyncIterable<unknown>): AsyncGenerator<ResponsesServerSentEvent> {

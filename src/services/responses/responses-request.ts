@@ -104,6 +104,8 @@ export interface ResponseFunctionCallItem {
   type: 'function_call';
   id?: string;
   call_id: string;
+  /** The namespace of the function called, when it is one of a `namespace` tool's. */
+  namespace?: string;
   name: string;
   arguments: string;
   status?: 'in_progress' | 'completed' | 'incomplete';
@@ -132,7 +134,7 @@ export interface ResponseItemReference {
   id: string;
 }
 
-/** Only function tools can be converted; the others are typed by `type` so they can be named when refused. */
+/** Function tools (alone or in a `namespace`) are converted; the others are typed by `type` so they can be named when left out or refused. */
 export type ResponseTool = ResponseFunctionTool | { type: string; [field: string]: unknown };
 
 export interface ResponseFunctionTool {

@@ -1,3 +1,4 @@
+import type { QualifiedToolName } from './chat-tool-names.js';
 import type { IncompleteReason, ItemStatus, ResponseOutputContent, ResponseOutputItem } from './response-object.js';
 
 /** An event without its `sequence_number`, which the stream adds as it sends it. */
@@ -55,6 +56,8 @@ export class StreamOutputItems {
   constructor(
     private readonly emit: (event: OutputEvent) => void,
     private readonly newId: (prefix: 'msg' | 'fc' | 'call') => string,
+    /** A call's Responses name (and namespace) from the name the upstream called it by. */
+    private readonly toolName: (chatName: string) => QualifiedToolName = (name) => ({ name }),
   ) {}
 
   text(delta: string, partType: PartType): void {
@@ -138,7 +141,7 @@ export class StreamOutputItems {
   private close(item: StreamItem): void {
     const done = this.snapshot(item, item.status);
     if (item.kind === 'function_call') {
-      this.emit({ type: 'response.function_call_arguments.done', item_id: item.id, output_index: item.outputIndex, name: item.name, arguments: item.arguments });
+      this.emit({ type: 'response.function_call_arguments.done', item_id: item.id, output_index: item.outputIndex, name: this.toolName(item.name).name, arguments: item.arguments });
     } else {
       const part = messagePart(item);
       if (part.type === 'refusal') this.emit({ type: 'response.refusal.done', ...this.partPosition(item), refusal: part.refusal });
@@ -154,7 +157,7 @@ export class StreamOutputItems {
 
   private snapshot(item: StreamItem, status: ItemStatus): ResponseOutputItem {
     if (item.kind === 'function_call') {
-      return { type: 'function_call', id: item.id, call_id: item.callId, name: item.name, arguments: item.arguments, status };
+      return { type: 'function_call', id: item.id, call_id: item.callId, ...this.toolName(item.name), arguments: item.arguments, status };
     }
     return { type: 'message', id: item.id, status, role: 'assistant', content: [messagePart(item)] };
   }
