@@ -171,11 +171,22 @@ describe.skipIf(nginxBinary === undefined || opensslMissing() !== null)('behind 
   });
 
   it('logs the X-Forwarded-For client behind the trusted proxy, and ignores the header from anyone else', async () => {
+    const logged = async (requestId: string): Promise<unknown> => {
+      for (let attempt = 0; attempt < 200; attempt++) {
+        const row = await call(`${trusting.gateway.url}/admin/v1/requests/${requestId}`, 'GET', { authorization: `Bearer ${adminToken}` });
+        if (row.status === 200) return row.json['client_address'];
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error(`no request log row for ${requestId}`);
+    };
     const chat = (base: string, headers: Record<string, string>, token = trusting.token) =>
       call(`${base}/v1/chat/completions`, 'POST', { authorization: `Bearer ${token}`, ...headers }, { model: 'gpt-4o-mini', messages: MESSAGES });
     const clientOf = async (answer: Answer): Promise<unknown> => {
       expect(answer.status, answer.text).toBe(200);
-      const line = await accessLine(logLines, String(answer.headers['x-request-id']));
+      const requestId = String(answer.headers['x-request-id']);
+      const line = await accessLine(logLines, requestId);
+      // The access log and the request log agree.
+      expect(await logged(requestId)).toBe(line['client']);
       return line['client'];
     };
     // Through nginx: the client, not nginx.
