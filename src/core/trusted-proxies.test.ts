@@ -35,6 +35,16 @@ describe('TrustedProxies', () => {
     expect(proxies.clientOf('::ffff:127.0.0.1', '::ffff:203.0.113.7')).toBe('203.0.113.7');
   });
 
+  it('answers the same for an address asked again, also after many others', () => {
+    const proxies = TrustedProxies.parse(['10.0.0.0/16']);
+    for (let round = 0; round < 2; round++) {
+      for (let index = 0; index < 3_000; index++) {
+        const address = `10.${index % 2}.${(index >> 8) & 255}.${index & 255}`;
+        expect(proxies.trusts(address)).toBe(index % 2 === 0);
+      }
+    }
+  });
+
   it('knows the shortcuts loopback and private', () => {
     const loopback = TrustedProxies.parse(['loopback']);
     expect(loopback.trusts('127.0.0.1')).toBe(true);
