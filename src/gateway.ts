@@ -17,7 +17,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { buildCatalog, CredentialHealth, InFlight, ModelCatalog, Router, SessionBindings, SharedRoutingState, withPublishedModels, type SharedRoutingStateOptions } from './routing/index.js';
-import { parseDuration, SecretBox } from './core/index.js';
+import { parseDuration, SecretBox, TrustedProxies } from './core/index.js';
 import { openState, RequestPathState, StateUnavailableError, type SharedState } from './state/index.js';
 import { ChatCompletionService, EmbeddingService, NativeService, RerankService, ResponsesService, ResponseStore, SpeechService, TranscriptionService } from './services/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
@@ -125,7 +125,8 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     const prices = new Map(config.models.flatMap((model) => (model.price === undefined ? [] : [[model.id, model.price] as const])));
     const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access), (model) => prices.get(model));
     const limits = callerLimits(requestState, state, queue, stores.requestSearch, failures, parseDuration(config.state.slot_lease) as number);
-    const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'), limits);
+    const proxies = TrustedProxies.parse(config.server.trusted_proxies);
+    const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'), limits, proxies);
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
     const catalog = new ModelCatalog([]);
     const rebuildCatalog = (): void => catalog.replaceWith(buildCatalog(withPublishedModels(config.models, credentials), credentials));
@@ -172,7 +173,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       transcriptions: new TranscriptionService(catalog, router, config.defaults.transcription_model),
       adminRoutes,
       gate,
-      console: consoleServices(config, requestState, authenticator, tokens),
+      console: consoleServices(config, requestState, authenticator, tokens, proxies),
       pausedStreams,
       limits: {
         bodyLimitBytes: config.server.body_limit_bytes,
@@ -181,6 +182,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         maxConnectionsPerClient: config.server.max_connections_per_client,
         headerTimeoutMs: config.server.header_timeout_ms,
         corsOrigins: config.server.cors.allowed_origins,
+        trustedProxies: proxies,
       },
       ...(requestPath === null ? {} : { healthDetail: () => ({ shared_state: describeRequestPath(requestPath) }) }),
     });
@@ -244,11 +246,11 @@ const CONSOLE_ROOT = ((): string | null => {
 })();
 
 /** The web console's sign-ins (in the shared state) and files; null when `console.enabled` is false. */
-function consoleServices(config: SwitchyardConfig, state: SharedState, authenticator: TokenAuthenticator, tokens: TokenService): ConsoleServices | null {
+function consoleServices(config: SwitchyardConfig, state: SharedState, authenticator: TokenAuthenticator, tokens: TokenService, proxies: TrustedProxies): ConsoleServices | null {
   if (!config.console.enabled) return null;
   const sessions = new ConsoleSessions(state, { idleMs: parseDuration(config.console.idle_timeout) as number, maxAgeMs: parseDuration(config.console.max_age) as number });
   return {
-    gate: new ConsoleGate(sessions, authenticator, new Set(config.console.origins)),
+    gate: new ConsoleGate(sessions, authenticator, new Set(config.console.origins), proxies),
     sessions,
     describeToken: async (tokenId) => {
       const record = await tokens.get(tokenId);

@@ -120,6 +120,7 @@ export function requestView(row: StoredRequestLogEntry): RequestView {
     token_id: row.tokenId,
     team: row.team,
     project: row.project,
+    client_address: row.clientAddress,
     session_id: row.sessionId,
     session_source: row.sessionSource,
     affinity: row.affinity,

@@ -76,6 +76,7 @@ export const RequestViewSchema = Type.Object({
   token_id: nullable(Type.String()),
   team: nullable(Type.String()),
   project: nullable(Type.String()),
+  client_address: nullable(Type.String({ description: "The client's address: the connection's, or behind a trusted proxy the X-Forwarded-For client's (docs/reverse-proxy.md); null in rows older than the column." })),
   session_id: nullable(Type.String()),
   session_source: nullable(Type.String({ description: '`header`, `metadata.session_id`, `metadata.sticky_key`, `native` or `inferred`.' })),
   affinity: nullable(Type.String({ description: "What became of the session's binding: `new`, `kept`, `moved`, `overflow`." })),

@@ -1,4 +1,4 @@
-import { parseDuration } from '../core/index.js';
+import { parseDuration, TrustedProxies, TrustedProxyEntryError } from '../core/index.js';
 import { ConfigError } from './config-error.js';
 import type { SwitchyardConfig } from './config-schema.js';
 
@@ -17,6 +17,12 @@ const MIN_SLOT_LEASE_MS = 3_000;
 /** What the schema cannot say: ids are unique, every route names an upstream that exists, and a duration's floor. */
 export function checkReferences(config: SwitchyardConfig): void {
   if ((parseDuration(config.state.slot_lease) ?? 0) < MIN_SLOT_LEASE_MS) throw new ConfigError('state.slot_lease', `must be at least 3s, got "${config.state.slot_lease}"`);
+  try {
+    TrustedProxies.parse(config.server.trusted_proxies);
+  } catch (error) {
+    if (error instanceof TrustedProxyEntryError) throw new ConfigError(`server.trusted_proxies[${error.index}]`, error.message);
+    throw error;
+  }
   const upstreamIds = new Set<string>();
   config.upstreams.forEach((upstream, index) => {
     if (upstreamIds.has(upstream.id)) throw new ConfigError(`upstreams[${index}].id`, `duplicate upstream id "${upstream.id}"`);

@@ -122,7 +122,11 @@ export const ConfigSchema = Type.Object(
         max_connections_per_client: Type.Integer({
           minimum: 0,
           default: 2_000,
-          description: 'client connections one address may hold at once; past it new ones are closed as they arrive. 0: no share (behind a reverse proxy every client has its address)',
+          description: 'client connections one address may hold at once; past it new ones are closed as they arrive. 0: no share. Trusted proxies have none',
+        }),
+        trusted_proxies: Type.Array(Type.String({ minLength: 1 }), {
+          default: [],
+          description: 'reverse proxies whose X-Forwarded-For/-Host/-Proto are believed: addresses, CIDR ranges, loopback, private (docs/reverse-proxy.md)',
         }),
         header_timeout_ms: PositiveInteger(10_000, 'longest a connection may take to send a whole request head; then 408 and the connection is closed'),
         paused_stream_timeout_ms: PositiveInteger(60_000, 'longest a streamed response may wait for a client that stopped reading; then it is ended'),

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenAuthenticator, TokenService } from '../access/index.js';
+import { TrustedProxies } from '../core/index.js';
 import { createLogger } from '../observability/logger.js';
 import type { ChatProvider } from '../providers/provider-adapter.js';
 import { ModelCatalog, Router } from '../routing/index.js';
@@ -79,7 +80,7 @@ beforeAll(async () => {
     gate: new RequestGate(authenticator, recorder),
     console: null,
     pausedStreams: new PausedStreams(60_000, () => ({ name: 'test', size: 8 }), logger),
-    limits: { bodyLimitBytes: 1024, bodyTimeoutMs: 30_000, maxConnections: 100, maxConnectionsPerClient: 0, headerTimeoutMs: 10_000, corsOrigins: [] },
+    limits: { bodyLimitBytes: 1024, bodyTimeoutMs: 30_000, maxConnections: 100, maxConnectionsPerClient: 0, headerTimeoutMs: 10_000, corsOrigins: [], trustedProxies: TrustedProxies.none },
   });
   url = await app.listen({ host: '127.0.0.1', port: 0 });
 });

@@ -1,6 +1,7 @@
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TokenAuthenticator } from '../access/index.js';
+import type { TrustedProxies } from '../core/index.js';
 import type { AdminRoute } from '../admin/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { ModelCatalog } from '../routing/index.js';
@@ -75,6 +76,8 @@ export interface EdgeLimits {
   maxConnectionsPerClient: number;
   headerTimeoutMs: number;
   corsOrigins: readonly string[];
+  /** `server.trusted_proxies`: exempt from the per-client connection share. */
+  trustedProxies: TrustedProxies;
 }
 
 /** The HTTP edge: parse, authenticate, call a service, map the result. No business logic lives here. */
@@ -121,7 +124,7 @@ export function buildApp(services: AppServices): FastifyInstance {
   registerModelsRoutes(app, services.catalog);
   registerAdminRoutes(app, services.adminRoutes);
   if (services.console !== null) {
-    registerConsoleSessionRoutes(app, services.console.sessions, services.console.describeToken);
+    registerConsoleSessionRoutes(app, services.console.sessions, services.console.describeToken, services.console.gate);
     registerConsoleRoute(app, services.console.root);
   }
   registerChatCompletionsRoute(app, services.chat, services.pausedStreams);

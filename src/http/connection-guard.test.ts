@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TrustedProxies } from '../core/index.js';
 import { createLogger } from '../observability/logger.js';
 import { clientAddress, guardConnections } from './connection-guard.js';
 
@@ -45,6 +46,27 @@ describe('guardConnections', () => {
     expect(held.destroyed).toBe(false);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 40, refusedOverShare: 1, refusedAtCap: 0, reclaimed: 0, lastClient: '127.0.0.1', maxConnectionsPerClient: 1 });
+  });
+
+  it('gives a trusted proxy no share: it carries many clients, and the total cap still holds', async () => {
+    server = createServer((_request, response) => response.end('ok'));
+    guardConnections(server, { maxConnections: 3, maxConnectionsPerClient: 1, unshared: TrustedProxies.parse(['127.0.0.1']) }, createLogger('silent'));
+    const port = await new Promise<number>((resolve) => server?.listen(0, '127.0.0.1', () => resolve((server?.address() as { port: number }).port)));
+    const held = await Promise.all([open(port), open(port), open(port)]);
+    sockets.push(...held);
+    // Past the share and alive: each one answers.
+    for (const socket of held) {
+      const answer = await new Promise<string>((resolve) => {
+        socket.once('data', (data: Buffer) => resolve(data.toString('latin1')));
+        socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 200/);
+    }
+    // At the total, with every connection serving none: the oldest idle one makes room.
+    const fourth = await open(port);
+    sockets.push(fourth);
+    await new Promise((resolve) => (held[0]?.destroyed === true ? resolve(undefined) : held[0]?.once('close', resolve)));
+    expect(fourth.destroyed).toBe(false);
   });
 });
 

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import type { TrustedProxies } from '../core/index.js';
 import type { Logger } from '../observability/logger.js';
 
 export interface ConnectionLimits {
@@ -7,6 +8,8 @@ export interface ConnectionLimits {
   maxConnections: number;
   /** Connections one client address may hold at once (`server.max_connections_per_client`); 0: no share. */
   maxConnectionsPerClient: number;
+  /** Addresses without a share (trusted reverse proxies, which carry many clients); asked only of an address at its share. */
+  unshared?: Pick<TrustedProxies, 'trusts'>;
 }
 
 /** Kept-alive connections looked at, each time one arrives at the cap, for one with no request in flight. */
@@ -63,7 +66,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
   server.prependListener('connection', (socket: ServedSocket) => {
     const client = clientAddress(socket.remoteAddress);
     const held = perClient.get(client) ?? 0;
-    if (limits.maxConnectionsPerClient > 0 && held >= limits.maxConnectionsPerClient) {
+    if (limits.maxConnectionsPerClient > 0 && held >= limits.maxConnectionsPerClient && limits.unshared?.trusts(client) !== true) {
       socket.destroy();
       report.note('refusedOverShare', client);
       return;
@@ -105,7 +108,7 @@ function reporter(logger: Logger, limits: ConnectionLimits, open: () => number):
     pending = null;
     reportedAt = Date.now();
     logger.warn(
-      { ...counts, lastClient, open: open(), ...limits },
+      { ...counts, lastClient, open: open(), maxConnections: limits.maxConnections, maxConnectionsPerClient: limits.maxConnectionsPerClient },
       'client connections refused or reclaimed at the connection caps (server.max_connections, server.max_connections_per_client)',
     );
     counts.refusedOverShare = counts.refusedAtCap = counts.reclaimed = 0;

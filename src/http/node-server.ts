@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { TrustedProxies } from '../core/index.js';
 import { GatewayError } from '../errors/index.js';
 import type { Logger } from '../observability/logger.js';
 import { announcesBody, watchRequestBody } from './body-timeout.js';
@@ -21,6 +22,8 @@ export interface NodeServerOptions {
   headerTimeoutMs: number;
   /** Browser origins allowed to call the API (`server.cors.allowed_origins`). */
   corsOrigins: readonly string[];
+  /** Reverse proxies (`server.trusted_proxies`): they carry many clients, so they have no per-client share. */
+  trustedProxies: TrustedProxies;
 }
 
 /** Fastify's defaults, which its own server would have had. */
@@ -52,7 +55,7 @@ export function nodeServer(options: NodeServerOptions, logger: Logger): (fastify
     // Bodies are timed by silence (watchRequestBody), not by how long the whole upload takes.
     server.requestTimeout = 0;
     server.setTimeout(0);
-    guardConnections(server, { maxConnections: options.maxConnections, maxConnectionsPerClient: options.maxConnectionsPerClient }, logger);
+    guardConnections(server, { maxConnections: options.maxConnections, maxConnectionsPerClient: options.maxConnectionsPerClient, unshared: options.trustedProxies }, logger);
     server.on('timeout', closeIfIdle);
     return server;
   };

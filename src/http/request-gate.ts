@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requireScope, type CallerLimits, type Principal, type Scope, type TokenAuthenticator } from '../access/index.js';
+import { TrustedProxies } from '../core/index.js';
 import { GatewayError } from '../errors/index.js';
 import { RequestRecord, type RequestRecorder } from '../usage/index.js';
 import { sendError } from './send-response.js';
@@ -32,6 +33,8 @@ export class RequestGate {
     private readonly onListenerError: (error: unknown) => void = () => undefined,
     /** The callers' rate limits and quotas; null: none are enforced. */
     private readonly limits: CallerLimits | null = null,
+    /** Whose `X-Forwarded-For` names the client in the logs (`server.trusted_proxies`). */
+    private readonly proxies: TrustedProxies = TrustedProxies.none,
   ) {}
 
   /** From now on requests are refused with 503 `shutting_down` (the connection is closed after the answer). */
@@ -49,6 +52,7 @@ export class RequestGate {
     const record = new RequestRecord(id, endpoint, clientRequestId);
     record.method = request.method ?? '';
     record.path = request.url ?? '';
+    record.clientAddress = this.proxies.clientOf(request.socket.remoteAddress, request.headers['x-forwarded-for']);
     const controller = new AbortController();
     const { recorder, open } = this;
     recorder.begin();

@@ -28,6 +28,7 @@ export function accessLog(logger: AccessLogger, accessLines: boolean): (entry: R
       {
         requestId: entry.id,
         ...(entry.clientRequestId === null ? {} : { clientRequestId: entry.clientRequestId }),
+        client: record.clientAddress,
         method: record.method,
         path: query === -1 ? record.path : record.path.slice(0, query),
         status: entry.status,

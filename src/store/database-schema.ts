@@ -46,6 +46,8 @@ export interface RequestLogsTable {
   reasoning_tokens: number | null;
   /** What the request cost by the model's `price`; null when the model has none or nothing was used. */
   cost_usd: number | null;
+  /** The client's address (behind a trusted proxy, the X-Forwarded-For client's); null in rows older than the column. */
+  client_address: string | null;
 }
 
 export interface RevisionsTable {

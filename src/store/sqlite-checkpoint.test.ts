@@ -38,6 +38,7 @@ function rows(count: number): RequestLogEntry[] {
     cachedTokens: 4,
     reasoningTokens: 8,
     costUsd: null,
+    clientAddress: '127.0.0.1',
     usageSource: 'upstream',
     errorCode: null,
     sessionSource: 'inferred',

@@ -40,6 +40,7 @@ function logEntry(id: string, createdAt: number, overrides: Partial<RequestLogEn
     cachedTokens: 4,
     reasoningTokens: 8,
     costUsd: 0.00125,
+    clientAddress: '203.0.113.7',
     usageSource: 'upstream',
     errorCode: null,
     sessionSource: 'header',

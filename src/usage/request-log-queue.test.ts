@@ -6,7 +6,7 @@ function entry(id: string): RequestLogEntry {
   return {
     id, clientRequestId: null, createdAt: 1, tokenId: null, team: null, project: null, endpoint: 'chat.completions', model: null, upstream: null,
     sessionId: null, status: 200, latencyMs: 1, ttfbMs: null, promptTokens: null, completionTokens: null, cachedTokens: null, reasoningTokens: null, costUsd: null, usageSource: null, errorCode: null,
-    sessionSource: null, affinity: null, attempts: null,
+    sessionSource: null, affinity: null, attempts: null, clientAddress: null,
   };
 }
 

@@ -48,6 +48,8 @@ export class RequestRecord {
   /** The request line, for the access log: method, and path without the query. */
   method = '';
   path = '';
+  /** The client's address: the connection's, or from a trusted proxy the X-Forwarded-For client's (docs/reverse-proxy.md). */
+  clientAddress = '';
   /** Attempts that failed, for this request's log lines: which credential, and why. Null while there are none. */
   upstreamFailures: FailedAttempt[] | null = null;
 

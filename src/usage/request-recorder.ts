@@ -153,6 +153,7 @@ function toEntry(record: RequestRecord, status: number, latencyMs: number, usage
     sessionSource: record.sessionSource,
     affinity: record.affinity,
     attempts: record.attempts,
+    clientAddress: record.clientAddress === '' ? null : record.clientAddress,
   };
 }
 

@@ -36,6 +36,8 @@ describe('speech through the SDK', () => {
   it('returns MP3 by default, as audio/mpeg, byte for byte', async () => {
     const response = await client.audio.speech.create({ model: 'tts-1', input: 'Hello there.', voice: 'alloy' });
     expect(response.headers.get('content-type')).toBe('audio/mpeg');
+    // Played as it arrives: a reverse proxy in front must not buffer it (docs/reverse-proxy.md).
+    expect(response.headers.get('x-accel-buffering')).toBe('no');
     const audio = Buffer.from(await response.arrayBuffer());
     expect(detectAudioFormat(audio)).toBe('mp3');
     expect(audio.equals(fakeMp3())).toBe(true);

@@ -29,6 +29,7 @@ export function requestLogEntry(startedAt: number, overrides: Partial<RequestLog
     cachedTokens: 2,
     reasoningTokens: null,
     costUsd: 0.001,
+    clientAddress: '127.0.0.1',
     usageSource: 'upstream',
     errorCode: null,
     sessionSource: null,

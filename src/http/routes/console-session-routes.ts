@@ -2,7 +2,7 @@ import fastifyCookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ConsoleSession, ConsoleSessions } from '../../access/index.js';
 import { GatewayError } from '../../errors/index.js';
-import { CONSOLE_COOKIE, CONSOLE_COOKIE_PATH, type ConsoleCaller } from '../console-gate.js';
+import { CONSOLE_COOKIE, CONSOLE_COOKIE_PATH, type ConsoleCaller, type ConsoleGate } from '../console-gate.js';
 
 const SESSION_PATH = '/admin/v1/console/session';
 
@@ -18,7 +18,7 @@ export type DescribeToken = (tokenId: string) => Promise<{ id: string; name: str
  * - `DELETE` ends the session on the server: the cookie is refused from then on, wherever it is kept.
  * The cookie plugin is registered in this scope alone: its `onSend` hook is not paid by /v1.
  */
-export function registerConsoleSessionRoutes(app: FastifyInstance, sessions: ConsoleSessions, describeToken: DescribeToken): void {
+export function registerConsoleSessionRoutes(app: FastifyInstance, sessions: ConsoleSessions, describeToken: DescribeToken, gate: ConsoleGate): void {
   void app.register(async (scope) => {
     await scope.register(fastifyCookie, { hook: false });
     scope.post(SESSION_PATH, { config: { scope: 'admin' } }, async (request, reply) => {
@@ -31,7 +31,7 @@ export function registerConsoleSessionRoutes(app: FastifyInstance, sessions: Con
         path: CONSOLE_COOKIE_PATH,
         httpOnly: true,
         sameSite: 'strict',
-        secure: reachedOverHttps(request),
+        secure: gate.reachedOverHttps(request),
         maxAge: Math.floor((session.expiresAt - session.createdAt) / 1_000),
       });
       return reply.code(201).send(await sessionBody(session, describeToken));
@@ -39,7 +39,7 @@ export function registerConsoleSessionRoutes(app: FastifyInstance, sessions: Con
     scope.get(SESSION_PATH, { config: { scope: 'admin' } }, async (request) => sessionBody(consoleCaller(request).session, describeToken));
     scope.delete(SESSION_PATH, { config: { scope: 'admin' } }, async (request, reply) => {
       await sessions.end(consoleCaller(request).secret);
-      reply.clearCookie(CONSOLE_COOKIE, { path: CONSOLE_COOKIE_PATH, httpOnly: true, sameSite: 'strict', secure: reachedOverHttps(request) });
+      reply.clearCookie(CONSOLE_COOKIE, { path: CONSOLE_COOKIE_PATH, httpOnly: true, sameSite: 'strict', secure: gate.reachedOverHttps(request) });
       return reply.send({ object: 'console_session', ended: true });
     });
   });
@@ -58,9 +58,4 @@ async function sessionBody(session: ConsoleSession, describeToken: DescribeToken
     expires_at: new Date(session.expiresAt).toISOString(),
     token: await describeToken(session.tokenId),
   };
-}
-
-/** Behind a TLS-terminating proxy the gateway sees http; the browser's `Origin` says how it was reached. */
-function reachedOverHttps(request: FastifyRequest): boolean {
-  return request.protocol === 'https' || request.headers.origin?.startsWith('https://') === true;
 }

@@ -22,7 +22,8 @@ export function registerSpeechRoute(app: FastifyInstance, speech: SpeechService,
     // Written here rather than piped by Fastify, so that a client that stops reading is bounded
     // like a chat stream's (PausedStreams) instead of holding the upstream for ever.
     reply.hijack();
-    const headers = appendSessionHeaders(['x-request-id', record.publicId, 'content-type', outcome.contentType], record);
+    // Audio is played as it arrives: an nginx in front must not buffer it (docs/reverse-proxy.md).
+    const headers = appendSessionHeaders(['x-request-id', record.publicId, 'content-type', outcome.contentType, 'x-accel-buffering', 'no'], record);
     await writeByteStream(reply.raw, 200, headers, outcome.audio, record, pausedStreams, (error) =>
       request.log.warn({ err: error, requestId: record.id }, 'speech stream failed after the first byte'),
     );

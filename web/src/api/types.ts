@@ -91,6 +91,7 @@ export interface RequestView {
   object: 'request';
   id: string;
   client_request_id: string | null;
+  client_address: string | null;
   created_at: string;
   logged_at: string | null;
   endpoint: string;

@@ -146,6 +146,7 @@ function RequestDetails({ request }: { request: RequestView }) {
           ['Team', request.team ?? DASH],
           ['Project', request.project ?? DASH],
           ['Client request id', request.client_request_id ?? DASH],
+          ['Client address', request.client_address ?? DASH],
           ['Endpoint', request.endpoint],
           ['Model', request.model ?? DASH],
         ]}
