@@ -46,6 +46,8 @@ export interface RequestLogsTable {
   reasoning_tokens: number | null;
   /** What the request cost by the model's `price`; null when the model has none or nothing was used. */
   cost_usd: number | null;
+  /** The model's name at the upstream (a deployment, a snapshot); `model` is the public id. Null for rows before it was kept. */
+  upstream_model: string | null;
 }
 
 export interface RevisionsTable {

@@ -8,6 +8,7 @@ import * as upstreamAccounts from './0006-upstream-accounts.js';
 import * as teamsAndProjects from './0007-teams-and-projects.js';
 import * as limitsAndCosts from './0008-limits-and-costs.js';
 import * as requestLogIndexes from './0009-request-log-indexes.js';
+import * as requestLogUpstreamModel from './0010-request-log-upstream-model.js';
 
 /** Migrations are compiled into the build, not discovered on disk, so a bundled install still has them. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0007-teams-and-projects': teamsAndProjects,
   '0008-limits-and-costs': limitsAndCosts,
   '0009-request-log-indexes': requestLogIndexes,
+  '0010-request-log-upstream-model': requestLogUpstreamModel,
 };
 
 export const migrationProvider: MigrationProvider = {
