@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { topLevelStringValue, withPublicModel } from './public-model-name.js';
+import { topLevelStringValue, withNestedPublicModel, withPublicModel } from './public-model-name.js';
 
 describe('withPublicModel', () => {
   it('sets the top-level model, leaving every other byte as it was', () => {
@@ -22,5 +22,13 @@ describe('withPublicModel', () => {
   it('writes the public id as JSON', () => {
     expect(JSON.parse(withPublicModel('{"model":"a"}', 'team/"quoted"'))).toEqual({ model: 'team/"quoted"' });
     expect(topLevelStringValue('{"a":"\\\\","model":"b"}', 'model')).toEqual({ start: 18, end: 21 });
+  });
+});
+
+describe('withNestedPublicModel', () => {
+  it("sets the model of a stream event's response, not a model elsewhere", () => {
+    const event = '{"type":"response.created","item":{"model":"x"},"response":{"id":"r","metadata":{"model":"m"},"model":"snapshot-1","output":[]}}';
+    expect(JSON.parse(withNestedPublicModel(event, 'response', 'public'))).toEqual({ type: 'response.created', item: { model: 'x' }, response: { id: 'r', metadata: { model: 'm' }, model: 'public', output: [] } });
+    expect(withNestedPublicModel('{"type":"response.output_text.delta","delta":"\\"response\\":{"}', 'response', 'public')).toBe('{"type":"response.output_text.delta","delta":"\\"response\\":{"}');
   });
 });

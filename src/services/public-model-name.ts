@@ -31,27 +31,42 @@ export function payloadWithPublicModel(payload: Uint8Array, publicId: string): U
 }
 
 /**
- * Where the value of `key` in the outermost object starts and ends (quotes included), when it is
- * a string; null otherwise. Strings are skipped whole, so a key inside a string or a nested
- * object is never taken for it.
+ * `json` with the `model` string of the object under its top-level `key` set to `publicId`: a
+ * Responses stream event's `response` (`{"type":"response.created","response":{…,"model":…}}`).
  */
-export function topLevelStringValue(json: string, key: string): { start: number; end: number } | null {
+export function withNestedPublicModel(json: string, key: string, publicId: string): string {
+  const objectStart = topLevelValueStart(json, key, 0);
+  if (objectStart === -1 || json.charCodeAt(objectStart) !== OPEN_BRACE) return json;
+  const span = topLevelStringValue(json, 'model', objectStart);
+  if (span === null) return json;
+  return json.slice(0, span.start) + JSON.stringify(publicId) + json.slice(span.end);
+}
+
+/**
+ * Where the value of `key` in the object opening at `from` starts and ends (quotes included),
+ * when it is a string; null otherwise. Strings are skipped whole, so a key inside a string or a
+ * nested object is never taken for it.
+ */
+export function topLevelStringValue(json: string, key: string, from = 0): { start: number; end: number } | null {
+  const start = topLevelValueStart(json, key, from);
+  if (start === -1 || json.charCodeAt(start) !== QUOTE) return null;
+  const end = stringEnd(json, start);
+  return end === -1 ? null : { start, end: end + 1 };
+}
+
+/** The index where the value of `key` in the object opening at `from` starts; -1 when it has none. */
+function topLevelValueStart(json: string, key: string, from: number): number {
   let depth = 0;
   // At depth 1, whether the next string is a key (after `{` or `,`) or a value (after `:`).
   let expectKey = false;
-  for (let index = 0; index < json.length; index++) {
+  for (let index = from; index < json.length; index++) {
     const code = json.charCodeAt(index);
     if (code === QUOTE) {
       const end = stringEnd(json, index);
-      if (end === -1) return null;
+      if (end === -1) return -1;
       if (depth === 1 && expectKey) {
         expectKey = false;
-        if (end - index - 1 === key.length && json.startsWith(key, index + 1)) {
-          const valueStart = afterColon(json, end + 1);
-          if (valueStart === -1 || json.charCodeAt(valueStart) !== QUOTE) return null;
-          const valueEnd = stringEnd(json, valueStart);
-          return valueEnd === -1 ? null : { start: valueStart, end: valueEnd + 1 };
-        }
+        if (end - index - 1 === key.length && json.startsWith(key, index + 1)) return afterColon(json, end + 1);
       }
       index = end;
     } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
@@ -59,14 +74,14 @@ export function topLevelStringValue(json: string, key: string): { start: number;
       expectKey = depth === 1 && code === OPEN_BRACE;
     } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
       depth--;
-      if (depth === 0) return null;
+      if (depth <= 0) return -1;
     } else if (code === COMMA && depth === 1) {
       expectKey = true;
     } else if (code === COLON && depth === 1) {
       expectKey = false;
     }
   }
-  return null;
+  return -1;
 }
 
 /** The index of the quote that closes the string opening at `start`; -1 when it never closes. */
