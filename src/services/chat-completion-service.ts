@@ -4,7 +4,7 @@ import type { ChatRequestBody, ChatStreamEvent } from '../providers/provider-ada
 import { estimateChatUsage, type RequestRecord } from '../usage/index.js';
 import { inferSessionId, type CatalogModel, type ModelCatalog, type Route, type Router, type RoutingSession } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
-import { payloadWithPublicModel, withPublicModel } from './public-model-name.js';
+import { payloadWithPublicModel, publicModelWriter } from './public-model-name.js';
 import { namedSession, routeRequest, type RoutedRequest } from './routed-request.js';
 
 export interface ChatInput extends RoutedRequest {
@@ -99,6 +99,7 @@ async function* accountedEvents(
 ): AsyncGenerator<ChatStreamEvent> {
   let text = '';
   record.estimateUsage = () => estimateChatUsage(request, text);
+  const withPublicModel = publicModelWriter(publicModel);
   try {
     let next = first;
     while (next.done !== true) {
@@ -106,7 +107,7 @@ async function* accountedEvents(
       if (event.usage !== null) record.usage = event.usage;
       text += event.text;
       if (clientWantsUsage || !event.usageOnly) {
-        event.data = withPublicModel(event.data, publicModel);
+        event.data = withPublicModel(event.data);
         yield event;
       }
       next = await iterator.next();

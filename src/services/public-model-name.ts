@@ -16,11 +16,18 @@ const COMMA = 0x2c;
  * put among the first fields of each chunk, so a stream pays a few dozen characters a chunk.
  */
 export function withPublicModel(json: string, publicId: string): string {
-  const span = topLevelStringValue(json, 'model');
-  if (span === null) return json;
+  return publicModelWriter(publicId)(json);
+}
+
+/** `withPublicModel` for one model, made once for a stream's many chunks. */
+export function publicModelWriter(publicId: string): (json: string) => string {
   const replacement = JSON.stringify(publicId);
-  if (span.end - span.start === replacement.length && json.startsWith(replacement, span.start)) return json;
-  return json.slice(0, span.start) + replacement + json.slice(span.end);
+  return (json) => {
+    const span = topLevelStringValue(json, 'model');
+    if (span === null) return json;
+    if (span.end - span.start === replacement.length && json.startsWith(replacement, span.start)) return json;
+    return json.slice(0, span.start) + replacement + json.slice(span.end);
+  };
 }
 
 /** The same for bytes: a chat completion or Response object as the upstream sent it. */
