@@ -1,8 +1,7 @@
-import { canUseModel } from '../access/index.js';
 import { echo, GatewayError } from '../errors/index.js';
 import type { TranscriptionCall, TranscriptionProvider, TranscriptionResult } from '../providers/provider-adapter.js';
 import type { CatalogModel, ModelCatalog, Router } from '../routing/index.js';
-import { resolveModel } from './resolve-model.js';
+import { resolveModel, usableModels } from './resolve-model.js';
 import { namedSession, routeRequest, type RoutedRequest } from './routed-request.js';
 import { continuedEvents, transcriptEvents } from './transcript-events.js';
 
@@ -82,11 +81,7 @@ export class TranscriptionService {
   }
 
   private translatingModels(input: TranscriptionInput): string {
-    const usable: string[] = [];
-    for (const model of this.catalog.all()) {
-      if (model.type !== 'transcription' || !canUseModel(input.principal, model.id)) continue;
-      if ((model as CatalogModel<'transcription'>).routes.some((route) => route.provider.translate !== undefined)) usable.push(model.id);
-    }
+    const usable = usableModels(this.catalog, input.principal, 'transcription', (model) => model.routes.some((route) => route.provider.translate !== undefined));
     return usable.length > 0
       ? `Models this API key may translate with: ${usable.join(', ')}.`
       : 'No configured model serves translations: they need a transcription model on an OpenAI, Azure or OpenAI-compatible upstream.';
