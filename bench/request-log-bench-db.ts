@@ -19,6 +19,7 @@ export interface SeedRow {
   endpoint: string;
   model: string | null;
   upstream: string | null;
+  upstreamModel: string | null;
   sessionId: string | null;
   status: number;
   latencyMs: number;

@@ -131,6 +131,7 @@ class TrafficModel {
       endpoint,
       model: outcome.status === 404 ? null : model,
       upstream: outcome.upstream ? `cred-${credential}` : null,
+      upstreamModel: outcome.upstream ? model : null,
       sessionId: outcome.status === 401 ? null : (session?.id ?? null),
       status: outcome.status,
       latencyMs: latency,

@@ -117,6 +117,7 @@ export function requestView(row: StoredRequestLogEntry): RequestView {
     logged_at: row.loggedAt === null ? null : iso(row.loggedAt),
     endpoint: row.endpoint,
     model: row.model,
+    upstream_model: row.upstreamModel,
     token_id: row.tokenId,
     team: row.team,
     project: row.project,

@@ -1,4 +1,4 @@
-import type { ValidationIssue } from '../errors/index.js';
+import { GatewayError, type ValidationIssue } from '../errors/index.js';
 import type { AudioFormat } from './audio-format.js';
 import { validationError } from './validation-issues.js';
 
@@ -6,6 +6,8 @@ import { validationError } from './validation-issues.js';
 export const MAX_TRANSCRIPTION_BYTES = 25 * 1024 * 1024;
 
 const RESPONSE_FORMATS = new Set(['json', 'text', 'verbose_json', 'srt', 'vtt']);
+/** A streamed transcript is text in events: formats made of segments and times (verbose_json, srt, vtt) have no such form. */
+const STREAMABLE_FORMATS = new Set(['json', 'text']);
 
 /** ISO 639-1: every two-letter language code. */
 const ISO_639_1 = new Set(
@@ -23,14 +25,21 @@ export const AUDIO_CONTENT_TYPES: Record<AudioFormat, { contentType: string; ext
 
 export interface TranscriptionFields {
   model: string | undefined;
+  /** `stream=true`: the transcript as `transcript.text.delta` and `transcript.text.done` events. */
+  stream: boolean;
   /** Every field but `model` and `file`, as sent, for the upstream. */
   passthrough: Array<[string, string]>;
 }
 
-/** Checks the form's fields; the file is checked as it is read. */
-export function parseTranscriptionFields(fields: ReadonlyArray<readonly [string, string]>): TranscriptionFields {
+/**
+ * Checks the form's fields; the file is checked as it is read. `task` is the endpoint's:
+ * translations never stream (OpenAI's have no `stream`).
+ */
+export function parseTranscriptionFields(fields: ReadonlyArray<readonly [string, string]>, task: 'transcribe' | 'translate' = 'transcribe'): TranscriptionFields {
   const issues: ValidationIssue[] = [];
   let model: string | undefined;
+  let stream = false;
+  let responseFormat = 'json';
   const passthrough: Array<[string, string]> = [];
   for (const [name, value] of fields) {
     if (name === 'model') {
@@ -41,8 +50,13 @@ export function parseTranscriptionFields(fields: ReadonlyArray<readonly [string,
     if (name === 'language' && !ISO_639_1.has(value)) {
       issues.push({ loc: ['body', 'language'], msg: 'Input should be an ISO-639-1 language code such as "en"', type: 'value_error' });
     }
-    if (name === 'response_format' && !RESPONSE_FORMATS.has(value)) {
-      issues.push({ loc: ['body', 'response_format'], msg: "Input should be 'json', 'text', 'verbose_json', 'srt' or 'vtt'", type: 'enum' });
+    if (name === 'response_format') {
+      if (RESPONSE_FORMATS.has(value)) responseFormat = value;
+      else issues.push({ loc: ['body', 'response_format'], msg: "Input should be 'json', 'text', 'verbose_json', 'srt' or 'vtt'", type: 'enum' });
+    }
+    if (name === 'stream') {
+      if (value === 'true' || value === 'false') stream = value === 'true';
+      else issues.push({ loc: ['body', 'stream'], msg: 'Input should be a valid boolean', type: 'bool_parsing' });
     }
     if (name === 'temperature') {
       const temperature = value.trim() === '' ? Number.NaN : Number(value);
@@ -53,5 +67,15 @@ export function parseTranscriptionFields(fields: ReadonlyArray<readonly [string,
     passthrough.push([name, value]);
   }
   if (issues.length > 0) throw validationError(issues);
-  return { model, passthrough };
+  if (stream && task === 'translate') {
+    throw new GatewayError('invalid_body', 'Translations do not stream: send the request without stream.', { param: 'stream' });
+  }
+  if (stream && !STREAMABLE_FORMATS.has(responseFormat)) {
+    throw new GatewayError(
+      'invalid_body',
+      `A streamed transcript comes as text events, which response_format '${responseFormat}' has no form of: send stream=false, or response_format json or text.`,
+      { param: 'stream' },
+    );
+  }
+  return { model, stream, passthrough };
 }

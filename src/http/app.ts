@@ -138,7 +138,7 @@ export function buildApp(services: AppServices): FastifyInstance {
   // of its own: the JSON routes, chat above all, do not pay for them.
   void app.register(async (uploads) => {
     await uploads.register(fastifyMultipart, { throwFileSizeLimit: false });
-    registerTranscriptionsRoute(uploads, services.transcriptions);
+    registerTranscriptionsRoute(uploads, services.transcriptions, services.pausedStreams);
   });
 
   app.setNotFoundHandler((request, reply) => {

@@ -39,6 +39,7 @@ export function accessLog(logger: AccessLogger, accessLines: boolean): (entry: R
         project: entry.project,
         sessionId: entry.sessionId,
         credential: entry.upstream,
+        upstreamModel: entry.upstreamModel,
         latencyMs: entry.latencyMs,
         firstByteMs: entry.ttfbMs,
         promptTokens: entry.promptTokens,

@@ -178,14 +178,26 @@ export interface TranscriptionCall {
   model: string;
   /** The upload, spooled to disk by the gateway; `filename` already carries the right extension. */
   file: { path: string; size: number; filename: string; contentType: string };
-  /** The form's other fields, as sent (language, prompt, response_format, temperature, …). */
+  /** The form's other fields, as sent (language, prompt, response_format, temperature, stream, …). */
   fields: ReadonlyArray<readonly [string, string]>;
+  /**
+   * The caller asked for `stream=true`: an upstream that streams answers its own event stream
+   * (`TranscriptEvents`); one that does not answers the whole transcript, as always.
+   */
+  stream: boolean;
   cancellation: AbortSignal;
 }
 
+/** A whole transcript (or translation), in the asked response_format. */
 export interface TranscriptionResult {
   contentType: string;
   body: Buffer;
+}
+
+/** An upstream's own transcript event stream (`transcript.text.delta`, `transcript.text.done`), as bytes. */
+export interface TranscriptEvents {
+  /** The upstream's bytes as they arrive. Iterating may throw a GatewayError if the upstream fails mid-stream. */
+  events: AsyncIterableIterator<Buffer>;
 }
 
 /** A model an upstream offers by itself, without being listed in the config's `models`. */
@@ -304,7 +316,12 @@ export interface ResponsesProvider {
 }
 
 export interface TranscriptionProvider {
-  transcribe(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult>;
+  transcribe(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult | TranscriptEvents>;
+  /**
+   * Speech in any language to English text (`POST /v1/audio/translations`), where the upstream
+   * has it (OpenAI's, Azure's and OpenAI-compatible APIs); absent where it has not. Never streams.
+   */
+  translate?(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult>;
 }
 
 /** What a route of a model of each type calls. */

@@ -4,6 +4,7 @@ import type { ChatRequestBody, ChatStreamEvent } from '../providers/provider-ada
 import { estimateChatUsage, type RequestRecord } from '../usage/index.js';
 import { inferSessionId, type CatalogModel, type ModelCatalog, type Route, type Router, type RoutingSession } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
+import { payloadWithPublicModel, publicModelWriter } from './public-model-name.js';
 import { namedSession, routeRequest, type RoutedRequest } from './routed-request.js';
 
 export interface ChatInput extends RoutedRequest {
@@ -48,7 +49,7 @@ export class ChatCompletionService {
     );
     record.usage = result.usage;
     if (result.usage === null) record.estimateUsage = () => estimateChatUsage(input.request, result.completionText());
-    return { payload: result.payload };
+    return { payload: payloadWithPublicModel(result.payload, model.id) };
   }
 
   async stream(input: ChatInput): Promise<StreamOutcome> {
@@ -69,7 +70,7 @@ export class ChatCompletionService {
       },
     );
     const clientWantsUsage = input.request.stream_options?.include_usage === true;
-    return { events: accountedEvents(opened.first, opened.iterator, clientWantsUsage, input.request, record) };
+    return { events: accountedEvents(opened.first, opened.iterator, clientWantsUsage, input.request, record, model.id) };
   }
 
   private prepare(input: ChatInput): { model: CatalogModel<'chat'>; session: RoutingSession | null } {
@@ -85,7 +86,8 @@ export class ChatCompletionService {
 /**
  * Records usage and generated text as chunks pass, and holds back the usage-only chunk the
  * gateway asked for on its own behalf. If the stream ends without usage (old servers, or a
- * client that left early), usage is estimated from the text seen.
+ * client that left early), usage is estimated from the text seen. Each chunk sent names the
+ * public model id, not the upstream's name for it.
  */
 async function* accountedEvents(
   first: IteratorResult<ChatStreamEvent>,
@@ -93,16 +95,21 @@ async function* accountedEvents(
   clientWantsUsage: boolean,
   request: ChatCompletionRequest,
   record: RequestRecord,
+  publicModel: string,
 ): AsyncGenerator<ChatStreamEvent> {
   let text = '';
   record.estimateUsage = () => estimateChatUsage(request, text);
+  const withPublicModel = publicModelWriter(publicModel);
   try {
     let next = first;
     while (next.done !== true) {
       const event = next.value;
       if (event.usage !== null) record.usage = event.usage;
       text += event.text;
-      if (clientWantsUsage || !event.usageOnly) yield event;
+      if (clientWantsUsage || !event.usageOnly) {
+        event.data = withPublicModel(event.data);
+        yield event;
+      }
       next = await iterator.next();
     }
   } finally {

@@ -51,7 +51,11 @@ export class NativeService {
     const identity = resolveNativeSession(input.headers, request.prompt_cache_key);
     const session = identity === null ? null : sessionFor(input.principal, native, identity);
     const call = { body: input.body, headers: forwardedRequestHeaders(input.headers), cancellation: input.cancellation };
-    const { value: response } = await routeRequest(this.router, native, input, session, (route, attempt) => (route.native as NativeProvider).openNative(attempt, call));
+    const { value: response } = await routeRequest(this.router, native, input, session, (route, attempt) => {
+      // The body goes up unchanged: the upstream is asked for the model by the caller's own name.
+      input.record.upstreamModel = request.model;
+      return (route.native as NativeProvider).openNative(attempt, call);
+    });
     return { statusCode: response.statusCode, headers: forwardedResponseHeaders(response.headers), body: accounted(response, input.record) };
   }
 }

@@ -31,6 +31,16 @@ export function resolveModel<Type extends ModelType>(catalog: ModelCatalog, prin
   return model as CatalogModel<Type>;
 }
 
+/** The ids of the models of `type` the caller may use that `serves` says yes to, in the catalog's order. */
+export function usableModels<Type extends ModelType>(catalog: ModelCatalog, principal: Principal, type: Type, serves: (model: CatalogModel<Type>) => boolean): string[] {
+  const usable: string[] = [];
+  for (const model of catalog.all()) {
+    // Its type was just checked: its routes carry that type's capability.
+    if (model.type === type && canUseModel(principal, model.id) && serves(model as CatalogModel<Type>)) usable.push(model.id);
+  }
+  return usable;
+}
+
 /** "an embedding model", "a chat model". */
 function article(word: string): string {
   return /^[aeiou]/.test(word) ? 'an' : 'a';

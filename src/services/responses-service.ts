@@ -13,6 +13,8 @@ import type { DroppedTool } from './responses/convert-responses-tools.js';
 import { passedThroughBytes } from './responses/passed-through-bytes.js';
 import { passthroughBody } from './responses/passthrough-body.js';
 import { passesThrough, passthroughModelOf } from './responses/passthrough-model.js';
+import { withPublicModelEvents } from './responses/public-model-events.js';
+import { payloadWithPublicModel } from './public-model-name.js';
 import { refuseField } from './responses/refuse-field.js';
 import { resolveConversation, type ResolvedConversation } from './responses/resolve-conversation.js';
 import { nowSeconds, randomItemId, type ResponseContext, type ResponseObject } from './responses/response-object.js';
@@ -106,9 +108,15 @@ export class ResponsesService {
       case 'passthrough-json':
         record.usage = answer.result.usage;
         if (answer.result.responseId !== null) await turn.rememberUpstreamResponse(answer.result.responseId);
-        return { kind: 'json', payload: answer.result.payload };
+        return { kind: 'json', payload: payloadWithPublicModel(answer.result.payload, model.id) };
       case 'passthrough-stream':
-        return { kind: 'bytes', body: passedThroughBytes(answer.first, answer.result, record, (id) => void turn.rememberUpstreamResponse(id)) };
+        return {
+          kind: 'bytes',
+          body: withPublicModelEvents(
+            passedThroughBytes(answer.first, answer.result, record, (id) => void turn.rememberUpstreamResponse(id)),
+            model.id,
+          ),
+        };
       case 'converted-json': {
         const { result, response, chat } = answer;
         record.usage = result.usage;

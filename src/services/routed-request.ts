@@ -33,7 +33,12 @@ export async function routeRequest<T, Type extends ModelType>(
   const { record } = request;
   record.sessionId = session?.id ?? null;
   record.sessionSource = session?.source ?? null;
-  const routed = await router.route(model, { cancellation: request.cancellation, observer: record, session, caller: request.principal.team }, operation);
+  // Each attempt notes its route's name for the model: the last one is the one that answered (or failed last).
+  const noted: RoutedOperation<T, Type> = (route, attempt) => {
+    record.upstreamModel = route.upstreamModel;
+    return operation(route, attempt);
+  };
+  const routed = await router.route(model, { cancellation: request.cancellation, observer: record, session, caller: request.principal.team }, noted);
   record.affinity = routed.session?.affinity ?? null;
   return routed;
 }

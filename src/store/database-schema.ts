@@ -48,6 +48,8 @@ export interface RequestLogsTable {
   cost_usd: number | null;
   /** The client's address (behind a trusted proxy, the X-Forwarded-For client's); null in rows older than the column. */
   client_address: string | null;
+  /** The model's name at the upstream (a deployment, a snapshot); `model` is the public id. Null for rows before it was kept. */
+  upstream_model: string | null;
 }
 
 export interface RevisionsTable {

@@ -16,6 +16,8 @@ export interface RequestLogEntry {
   endpoint: string;
   model: string | null;
   upstream: string | null;
+  /** The model's name at the upstream that answered (or was tried last): what the gateway sent it, never shown to callers. */
+  upstreamModel: string | null;
   sessionId: string | null;
   status: number;
   latencyMs: number;
@@ -78,7 +80,7 @@ export interface RequestLogStore {
 const COLUMNS = [
   'id', 'created_at', 'token_id', 'team', 'project', 'endpoint', 'model', 'upstream', 'session_id',
   'status', 'latency_ms', 'ttfb_ms', 'prompt_tokens', 'completion_tokens', 'usage_source', 'error_code', 'client_request_id',
-  'logged_at', 'session_source', 'affinity', 'attempts', 'cached_tokens', 'reasoning_tokens', 'cost_usd', 'client_address',
+  'logged_at', 'session_source', 'affinity', 'attempts', 'cached_tokens', 'reasoning_tokens', 'cost_usd', 'client_address', 'upstream_model',
 ] as const satisfies ReadonlyArray<keyof RequestLogsTable>;
 
 const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
@@ -86,7 +88,7 @@ const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
   model: 'varchar', upstream: 'varchar', session_id: 'varchar', status: 'integer', latency_ms: 'double precision',
   ttfb_ms: 'double precision', prompt_tokens: 'integer', completion_tokens: 'integer', usage_source: 'varchar', error_code: 'varchar',
   client_request_id: 'varchar', logged_at: 'bigint', session_source: 'varchar', affinity: 'varchar', attempts: 'text',
-  cached_tokens: 'integer', reasoning_tokens: 'integer', cost_usd: 'double precision', client_address: 'varchar',
+  cached_tokens: 'integer', reasoning_tokens: 'integer', cost_usd: 'double precision', client_address: 'varchar', upstream_model: 'varchar',
 };
 
 /**
@@ -151,7 +153,7 @@ function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: r
         entry.id, entry.createdAt, entry.tokenId, entry.team, entry.project, entry.endpoint, entry.model, entry.upstream,
         entry.sessionId, entry.status, entry.latencyMs, entry.ttfbMs, entry.promptTokens, entry.completionTokens,
         entry.usageSource, entry.errorCode, entry.clientRequestId, loggedAt, entry.sessionSource, entry.affinity,
-        attemptsJson(entry.attempts), entry.cachedTokens, entry.reasoningTokens, entry.costUsd, entry.clientAddress ?? null,
+        attemptsJson(entry.attempts), entry.cachedTokens, entry.reasoningTokens, entry.costUsd, entry.clientAddress ?? null, entry.upstreamModel,
       );
     }
   });
@@ -196,6 +198,7 @@ function toRow(entry: RequestLogEntry, loggedAt: number): RequestLogsTable {
     reasoning_tokens: entry.reasoningTokens,
     cost_usd: entry.costUsd,
     client_address: entry.clientAddress ?? null,
+    upstream_model: entry.upstreamModel,
   };
 }
 
@@ -215,6 +218,7 @@ export function fromRow(row: Selectable<RequestLogsTable>): StoredRequestLogEntr
     endpoint: row.endpoint,
     model: row.model,
     upstream: row.upstream,
+    upstreamModel: row.upstream_model,
     sessionId: row.session_id,
     status: row.status,
     latencyMs: Number(row.latency_ms),

@@ -29,6 +29,7 @@ function rows(count: number): RequestLogEntry[] {
     endpoint: 'chat.completions',
     model: 'gpt-4o-mini',
     upstream: 'openai-a',
+    upstreamModel: 'gpt-4o-mini-2024-07-18',
     sessionId: `session-${sequence}`,
     status: 200,
     latencyMs: 1.5,

@@ -31,6 +31,7 @@ function logEntry(id: string, createdAt: number, overrides: Partial<RequestLogEn
     endpoint: '/v1/chat/completions',
     model: 'gpt-4o-mini',
     upstream: 'openai-a',
+    upstreamModel: 'gpt-4o-mini-2024-07-18',
     sessionId: 'session-1',
     status: 200,
     latencyMs: 12.5,

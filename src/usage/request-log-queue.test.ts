@@ -4,7 +4,7 @@ import { RequestLogQueue } from './request-log-queue.js';
 
 function entry(id: string): RequestLogEntry {
   return {
-    id, clientRequestId: null, createdAt: 1, tokenId: null, team: null, project: null, endpoint: 'chat.completions', model: null, upstream: null,
+    id, clientRequestId: null, createdAt: 1, tokenId: null, team: null, project: null, endpoint: 'chat.completions', model: null, upstream: null, upstreamModel: null,
     sessionId: null, status: 200, latencyMs: 1, ttfbMs: null, promptTokens: null, completionTokens: null, cachedTokens: null, reasoningTokens: null, costUsd: null, usageSource: null, errorCode: null,
     sessionSource: null, affinity: null, attempts: null, clientAddress: null,
   };

@@ -25,6 +25,8 @@ export class RequestRecord {
   project: string | null = null;
   model: string | null = null;
   upstream: string | null = null;
+  /** The model's name at `upstream` (what the gateway sent it); callers are only ever shown `model`. */
+  upstreamModel: string | null = null;
   sessionId: string | null = null;
   sessionSource: string | null = null;
   affinity: string | null = null;

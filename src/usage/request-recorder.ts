@@ -139,6 +139,7 @@ function toEntry(record: RequestRecord, status: number, latencyMs: number, usage
     endpoint: record.endpoint,
     model: record.model,
     upstream: record.upstream,
+    upstreamModel: record.upstreamModel,
     sessionId: record.sessionId,
     status,
     latencyMs,

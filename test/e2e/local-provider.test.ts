@@ -193,6 +193,32 @@ describe('the local provider through the gateway', () => {
       expect(String(vtt)).toMatch(/^WEBVTT\n/);
       await expect(test.client.audio.transcriptions.create({ model: 'local-transcribe', file: await toFile(bytes, 'a.wav'), language: 'fr' })).rejects.toMatchObject({ status: 400 });
     }, 60_000);
+
+    it('streams a whole transcript as one delta and a done event, and refuses stream with srt naming stream', async () => {
+      const audio = await test.client.audio.speech.create({ model: 'local-speech', input: SENTENCES[0] as string, voice: 'echo', response_format: 'wav' });
+      const bytes = new Uint8Array(await audio.arrayBuffer());
+      const whole = await test.client.audio.transcriptions.create({ model: 'local-transcribe', file: await toFile(bytes, 'a.wav') });
+      const stream = await test.client.audio.transcriptions.create({ model: 'local-transcribe', file: await toFile(bytes, 'a.wav'), stream: true });
+      const events: OpenAI.Audio.TranscriptionStreamEvent[] = [];
+      for await (const event of stream) events.push(event);
+      expect(events.map((event) => event.type)).toEqual(['transcript.text.delta', 'transcript.text.done']);
+      expect(events[0]).toMatchObject({ delta: whole.text });
+      expect(events[1]).toMatchObject({ text: whole.text });
+      await expect(
+        test.client.audio.transcriptions.create({ model: 'local-transcribe', file: await toFile(bytes, 'a.wav'), response_format: 'srt', stream: true }),
+      ).rejects.toMatchObject({ status: 400, param: 'stream' });
+    }, 60_000);
+
+    it('refuses a translation: the local engine has none, and the message says which models can', async () => {
+      const audio = await test.client.audio.speech.create({ model: 'local-speech', input: SENTENCES[0] as string, voice: 'echo', response_format: 'wav' });
+      const file = await toFile(new Uint8Array(await audio.arrayBuffer()), 'a.wav');
+      const refused = await test.client.audio.translations.create({ model: 'local-transcribe', file }).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(refused).toMatchObject({ status: 400, code: 'model_not_supported', param: 'model' });
+      expect((refused as Error).message).toContain('No configured model serves translations');
+    }, 60_000);
   });
 });
 

@@ -65,7 +65,7 @@ describe('chat completions through the Anthropic Messages API, not streamed', ()
       stop: ['THE END'],
       user: 'user-7',
     });
-    expect(completion).toMatchObject({ id: 'msg_01Pvyf26bY17RcjmWfJsXGBn', object: 'chat.completion', model: UPSTREAM_MODEL });
+    expect(completion).toMatchObject({ id: 'msg_01Pvyf26bY17RcjmWfJsXGBn', object: 'chat.completion', model: 'claude-sonnet' });
     expect(completion.choices).toEqual([{ index: 0, message: { role: 'assistant', content: RECORDED_TEXT, refusal: null }, logprobs: null, finish_reason: 'stop' }]);
     expect(completion.usage).toEqual({ prompt_tokens: 18, completion_tokens: 254, total_tokens: 272, prompt_tokens_details: { cached_tokens: 0 } });
     expect(Math.abs(completion.created - Date.now() / 1000)).toBeLessThan(60);
@@ -162,6 +162,7 @@ describe('chat completions through the Anthropic Messages API, streamed', () => 
     expect(last?.choices).toEqual([]);
     expect(last?.usage).toEqual({ prompt_tokens: 11, completion_tokens: 6, total_tokens: 17, prompt_tokens_details: { cached_tokens: 0 } });
     expect(new Set(chunks.map((chunk) => chunk.id))).toEqual(new Set(['msg_4QpJur2dWWDjF6C758FbBw5vm12BaVipnK']));
+    expect(new Set(chunks.map((chunk) => chunk.model))).toEqual(new Set(['claude-sonnet']));
 
     expect(lastRequest().body).toEqual({
       model: UPSTREAM_MODEL,

@@ -74,7 +74,7 @@ describe('azure provider', () => {
     expect(usage?.total_tokens).toBe(17);
   });
 
-  it('serves embeddings, speech and transcriptions through their deployments', async () => {
+  it('serves embeddings, speech, transcriptions and translations through their deployments', async () => {
     const embedded = await client.embeddings.create({ model: 'embed', input: ['one', 'three'], encoding_format: 'float' });
     expect(embedded.data.map((item) => item.embedding)).toEqual([fakeEmbedding('one'), fakeEmbedding('three')]);
     expect(azure.requests.at(-1)).toMatchObject({ deployment: 'embed-deploy', operation: 'embeddings' });
@@ -87,6 +87,10 @@ describe('azure provider', () => {
     const transcript = await client.audio.transcriptions.create({ model: 'whisper', file: await toFile(wav, 'a.wav') });
     expect(transcript.text).toBe(`received ${wav.length} bytes as a.wav`);
     expect(azure.requests.at(-1)).toMatchObject({ deployment: 'whisper-deploy', operation: 'audio/transcriptions' });
+
+    const translation = await client.audio.translations.create({ model: 'whisper', file: await toFile(wav, 'a.wav') });
+    expect(translation.text).toBe(`translated ${wav.length} bytes as a.wav`);
+    expect(azure.requests.at(-1)).toMatchObject({ deployment: 'whisper-deploy', operation: 'audio/translations', apiVersion: '2024-10-21' });
   });
 
   it('refuses at start a rerank model on azure, and an azure upstream without base_url', () => {

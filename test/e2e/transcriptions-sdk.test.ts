@@ -13,7 +13,17 @@ let token: string;
 let client: OpenAI;
 
 beforeAll(async () => {
-  harness = await startHarness();
+  harness = await startHarness({
+    config: {
+      models: [
+        { id: 'gpt-4o-mini', type: 'chat', routes: [{ upstream: 'primary', model: 'gpt-4o-mini-2024-07-18' }] },
+        // Streams by itself (as OpenAI's gpt-4o-transcribe does).
+        { id: 'whisper-1', type: 'transcription', routes: [{ upstream: 'primary', model: 'gpt-4o-transcribe' }] },
+        // Answers a whole transcript even when asked to stream (as OpenAI's whisper-1 does).
+        { id: 'whisper-classic', type: 'transcription', routes: [{ upstream: 'primary', model: 'whisper-1' }] },
+      ],
+    },
+  });
   token = await harness.createToken({ team: 'voice' });
   client = harness.client(token);
 });
@@ -104,6 +114,82 @@ describe('transcriptions through the SDK', () => {
     const answer = await form({}, { data: fakeWav(), name: 'a.wav' });
     expect(answer.status).toBe(200);
     expect(uploaded().find((part) => part.name === 'model')?.data.toString()).toBe('gpt-4o-transcribe');
+  });
+});
+
+describe('streamed transcripts: transcript.text.delta, then transcript.text.done', () => {
+  async function events(model: string, extra: Partial<OpenAI.Audio.TranscriptionCreateParamsStreaming> = {}): Promise<OpenAI.Audio.TranscriptionStreamEvent[]> {
+    const wav = fakeWav(100);
+    const stream = await client.audio.transcriptions.create({ model, file: await toFile(wav, 'a.wav'), stream: true, ...extra });
+    const seen: OpenAI.Audio.TranscriptionStreamEvent[] = [];
+    for await (const event of stream) seen.push(event);
+    return seen;
+  }
+
+  it("passes an upstream's own stream through, event by event", async () => {
+    const seen = await events('whisper-1');
+    const text = `received ${fakeWav(100).length} bytes as a.wav`;
+    expect(seen.filter((event) => event.type === 'transcript.text.delta')).toHaveLength(text.split(' ').length);
+    expect(seen.at(-1)).toEqual({ type: 'transcript.text.done', text, usage: { type: 'tokens', input_tokens: 14, output_tokens: 5, total_tokens: 19 } });
+    expect(uploaded().find((part) => part.name === 'stream')?.data.toString()).toBe('true');
+  });
+
+  it('turns a whole transcript (an upstream that does not stream) into one delta and done', async () => {
+    const seen = await events('whisper-classic');
+    const text = `received ${fakeWav(100).length} bytes as a.wav`;
+    expect(seen).toEqual([
+      { type: 'transcript.text.delta', delta: text },
+      { type: 'transcript.text.done', text },
+    ]);
+    // The same with response_format text, whose answer is the text itself.
+    expect(await events('whisper-classic', { response_format: 'text' })).toEqual([
+      { type: 'transcript.text.delta', delta: text },
+      { type: 'transcript.text.done', text },
+    ]);
+  });
+
+  it('refuses stream with a response_format that cannot stream, with 400 naming stream, before any upstream is called', async () => {
+    for (const format of ['verbose_json', 'srt', 'vtt']) {
+      const answer = await form({ model: 'whisper-1', stream: 'true', response_format: format }, { data: fakeWav(), name: 'a.wav' });
+      expect(answer.status).toBe(400);
+      expect(answer.body.error).toMatchObject({ code: 'invalid_body', param: 'stream' });
+    }
+    const notBoolean = await form({ model: 'whisper-1', stream: 'yes' }, { data: fakeWav(), name: 'a.wav' });
+    expect(notBoolean.status).toBe(422);
+    expect(notBoolean.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'stream'] })]);
+    expect(harness.upstream.requests).toHaveLength(0);
+  });
+});
+
+describe('translations through the SDK', () => {
+  it('passes the upload through to the upstream, with its name for the model, and logs it', async () => {
+    const wav = fakeWav(300);
+    const { data, response } = await client.audio.translations.create({ model: 'whisper-classic', file: await toFile(wav, 'rede.wav'), prompt: 'greeting' }).withResponse();
+    expect(data.text).toBe(`translated ${wav.length} bytes as rede.wav`);
+    const recorded = harness.upstream.requests.at(-1);
+    expect(recorded?.path).toBe('/v1/audio/translations');
+    const parts = uploaded();
+    expect(sha(parts.find((part) => part.name === 'file')?.data ?? Buffer.alloc(0))).toBe(sha(wav));
+    expect(Object.fromEntries(parts.filter((part) => part.name !== 'file').map((part) => [part.name, part.data.toString()]))).toMatchObject({ model: 'whisper-1', prompt: 'greeting' });
+    expect(await harness.logRow(response.headers.get('x-request-id'))).toMatchObject({ endpoint: 'audio.translations', model: 'whisper-classic', upstreamModel: 'whisper-1', status: 200 });
+
+    const text = await client.audio.translations.create({ model: 'whisper-classic', file: await toFile(wav, 'rede.wav'), response_format: 'text' });
+    expect(String(text)).toContain('translated');
+  });
+
+  it('uses the default transcription model, and checks the upload and fields as transcriptions do', async () => {
+    const data = new FormData();
+    data.append('file', new Blob([fakeWav()]), 'a.wav');
+    const answer = await fetch(`${harness.gateway.url}/v1/audio/translations`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: data });
+    expect(answer.status).toBe(200);
+    expect(harness.upstream.requests.at(-1)?.path).toBe('/v1/audio/translations');
+    harness.upstream.requests.length = 0;
+    const notAudio = new FormData();
+    notAudio.append('file', new Blob([Buffer.from('%PDF-1.7')]), 'a.wav');
+    notAudio.append('model', 'whisper-1');
+    const refused = await fetch(`${harness.gateway.url}/v1/audio/translations`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: notAudio });
+    expect(refused.status).toBe(422);
+    expect(harness.upstream.requests).toHaveLength(0);
   });
 });
 

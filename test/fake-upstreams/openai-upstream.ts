@@ -375,7 +375,7 @@ function sendFailure(res: ServerResponse, failure: FailureResponse, fixtures: Fi
 }
 
 /** Resolves once the piece reached the socket, or the response died trying. */
-function writeAndWait(res: ServerResponse, piece: Buffer): Promise<void> {
+function writeAndWait(res: ServerResponse, piece: Buffer | string): Promise<void> {
   return new Promise((resolve) => {
     if (res.destroyed) {
       resolve();
@@ -597,8 +597,13 @@ export function parseMultipart(body: Buffer, contentType: string | undefined): M
   return parts;
 }
 
-/** Answers in the asked response_format with what arrived, so tests can check the upload came through whole. */
-function answerTranscription(res: ServerResponse, recorded: RecordedRequest): void {
+/**
+ * Answers in the asked response_format with what arrived, so tests can check the upload came
+ * through whole. With `stream=true`, a model other than whisper-1 streams the text as OpenAI's
+ * gpt-4o-transcribe does (a delta per word, then done with usage); whisper-1 ignores it, as
+ * OpenAI's does. Translations answer the same way, saying so (`translated …`), and never stream.
+ */
+async function answerTranscription(res: ServerResponse, recorded: RecordedRequest, task: 'transcribe' | 'translate'): Promise<void> {
   const parts = parseMultipart(recorded.rawBody, String(recorded.headers['content-type'] ?? ''));
   const file = parts.find((part) => part.name === 'file');
   const field = (name: string) => parts.find((part) => part.name === name)?.data.toString('utf8');
@@ -606,14 +611,24 @@ function answerTranscription(res: ServerResponse, recorded: RecordedRequest): vo
     sendJson(res, 400, openAIError("'file' and 'model' are required", 'invalid_request_error'));
     return;
   }
-  const text = `received ${file.data.length} bytes as ${file.filename ?? '?'}`;
+  const text = `${task === 'translate' ? 'translated' : 'received'} ${file.data.length} bytes as ${file.filename ?? '?'}`;
   const format = field('response_format') ?? 'json';
+  if (task === 'transcribe' && field('stream') === 'true' && field('model') !== 'whisper-1') {
+    res.writeHead(200, responseHeaders({ 'content-type': 'text/event-stream; charset=utf-8' }));
+    const words = text.split(' ');
+    for (const [index, word] of words.entries()) {
+      await writeAndWait(res, `data: ${JSON.stringify({ type: 'transcript.text.delta', delta: index === 0 ? word : ` ${word}` })}\n\n`);
+    }
+    const usage = { type: 'tokens', input_tokens: 14, output_tokens: words.length, total_tokens: 14 + words.length };
+    res.end(`data: ${JSON.stringify({ type: 'transcript.text.done', text, usage })}\n\n`);
+    return;
+  }
   if (format === 'text' || format === 'srt' || format === 'vtt') {
     res.writeHead(200, responseHeaders({ 'content-type': 'text/plain; charset=utf-8' }));
     res.end(format === 'text' ? `${text}\n` : `1\n00:00:00,000 --> 00:00:01,000\n${text}\n`);
     return;
   }
-  sendJson(res, 200, format === 'verbose_json' ? { task: 'transcribe', language: field('language') ?? 'english', duration: 1, text, segments: [] } : { text });
+  sendJson(res, 200, format === 'verbose_json' ? { task, language: field('language') ?? 'english', duration: 1, text, segments: [] } : { text });
 }
 
 /** A WAV file: the 44-byte RIFF header and 16-bit mono PCM of a 440 Hz tone. */
@@ -723,7 +738,9 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, state: U
   } else if (route === 'POST /v1/responses') {
     await answerResponse(req, res, recorded.body, state.fixtures, options);
   } else if (route === 'POST /v1/audio/transcriptions') {
-    answerTranscription(res, recorded);
+    await answerTranscription(res, recorded, 'transcribe');
+  } else if (route === 'POST /v1/audio/translations') {
+    await answerTranscription(res, recorded, 'translate');
   } else if (route === 'POST /v1/audio/speech') {
     await answerSpeech(res, recorded.body, options);
   } else if (route === 'POST /v1/rerank') {

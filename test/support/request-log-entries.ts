@@ -20,6 +20,7 @@ export function requestLogEntry(startedAt: number, overrides: Partial<RequestLog
     endpoint: 'chat.completions',
     model: 'gpt-4o-mini',
     upstream: 'openai-a',
+    upstreamModel: 'gpt-4o-mini-2024-07-18',
     sessionId: null,
     status: 200,
     latencyMs: 120,

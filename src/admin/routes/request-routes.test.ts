@@ -102,6 +102,7 @@ describe('admin request routes', () => {
       logged_at: expect.stringMatching(/Z$/),
       endpoint: 'chat.completions',
       model: 'gpt-4o-mini',
+      upstream_model: 'gpt-4o-mini-2024-07-18',
       token_id: 'tok_b',
       team: 'ads',
       project: 'ranker',

@@ -20,6 +20,7 @@ import {
   type ResponsesResult,
   type SpeechCall,
   type SpeechResult,
+  type TranscriptEvents,
   type TranscriptionCall,
   type TranscriptionResult,
 } from '../provider-adapter.js';
@@ -47,6 +48,7 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
   /** Set when the endpoint's server speaks the Responses API (OpenAI-compatible ones; not Azure's deployment URLs). */
   readonly responses?: ResponsesProvider;
   readonly embeddingLimits: EmbeddingLimits;
+  private readonly maxResponseBytes: number;
   private readonly client: UpstreamClient;
   private readonly headers: CredentialHeaders;
   /** Set when the server answered 404/405 at `/responses` (`responses: auto`); for this process's life. */
@@ -60,6 +62,7 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
     this.capabilities = capabilitiesOf(this, endpoints.capabilities);
     this.embeddingLimits = { ...OPENAI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(endpoint, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? OPENAI_EMBEDDING_LIMITS.maxInputs };
     this.client = new UpstreamClient(endpoints.baseUrl, endpoint);
+    this.maxResponseBytes = endpoint.max_response_bytes;
     this.headers = new CredentialHeaders(endpoints.headers);
     if (endpoints.responses === 'passthrough' || endpoints.responses === 'auto') this.responses = this;
   }
@@ -165,10 +168,29 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
     return { audio: response.body };
   }
 
-  async transcribe(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult> {
+  /**
+   * The upload is streamed from its file to the upstream. Asked to stream, the answer is read as
+   * it comes: an event stream is handed on as such (gpt-4o-transcribe and its kind), anything else
+   * (whisper-1 ignores `stream`) is read whole, within `max_response_bytes`, like any other answer.
+   */
+  async transcribe(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult | TranscriptEvents> {
+    const request = this.audioUpload(attempt, 'audio/transcriptions', call);
+    if (!call.stream) return this.audioAnswer(attempt, await this.client.requestBuffered(request));
+    const response = await this.client.openStream(request);
+    if (!response.ok) throw this.error(response, attempt);
+    const contentType = headerValue(response.headers, 'content-type') ?? 'application/json';
+    if (contentType.trimStart().toLowerCase().startsWith('text/event-stream')) return { events: response.body };
+    return { contentType, body: await readWhole(response.body, this.maxResponseBytes, attempt.credential.id) };
+  }
+
+  async translate(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult> {
+    return this.audioAnswer(attempt, await this.client.requestBuffered(this.audioUpload(attempt, 'audio/translations', call)));
+  }
+
+  private audioUpload(attempt: Attempt, operation: 'audio/transcriptions' | 'audio/translations', call: TranscriptionCall): UpstreamRequest {
     const body = multipartBody([['model', call.model], ...call.fields], { field: 'file', ...call.file });
-    const response = await this.client.requestBuffered({
-      path: this.endpoints.path('audio/transcriptions', call.model),
+    return {
+      path: this.endpoints.path(operation, call.model),
       method: 'POST',
       headers: {
         ...this.headers.of(attempt.credential),
@@ -178,7 +200,10 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
       body: body.stream,
       cancellation: call.cancellation,
       attempt,
-    });
+    };
+  }
+
+  private audioAnswer(attempt: Attempt, response: BufferedResponse): TranscriptionResult {
     if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response, attempt);
     return { contentType: headerValue(response.headers, 'content-type') ?? 'application/json', body: response.body };
   }
@@ -226,6 +251,18 @@ function parseResponse(payload: Buffer): Record<string, unknown> | null {
     return null;
   }
   return isObject(parsed) && (parsed['object'] === 'response' || Array.isArray(parsed['output'])) ? parsed : null;
+}
+
+/** A streamed body read whole, as `requestBuffered` would, failing past the endpoint's cap. */
+async function readWhole(body: AsyncIterableIterator<Buffer>, maxBytes: number, credentialId: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > maxBytes) throw new GatewayError('upstream_invalid_response', `Upstream ${credentialId} answered with more than ${maxBytes} bytes (max_response_bytes).`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
 }
 
 function completionText(completion: OpenAIChatCompletion): string {

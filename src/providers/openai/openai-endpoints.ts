@@ -5,7 +5,7 @@ import { readUpstreamKeys } from '../shared/upstream-keys.js';
 import { DEFAULT_OPENAI_BASE_URL } from './openai-api.js';
 import { OPENAI_UPSTREAM_KEYS, type ResponsesMode } from './openai-upstream-keys.js';
 
-export type OpenAIOperation = 'chat/completions' | 'responses' | 'embeddings' | 'rerank' | 'audio/speech' | 'audio/transcriptions';
+export type OpenAIOperation = 'chat/completions' | 'responses' | 'embeddings' | 'rerank' | 'audio/speech' | 'audio/transcriptions' | 'audio/translations';
 
 /**
  * Where an OpenAI-shaped API puts each operation and how it authenticates. OpenAI-compatible

@@ -9,6 +9,7 @@ import * as teamsAndProjects from './0007-teams-and-projects.js';
 import * as limitsAndCosts from './0008-limits-and-costs.js';
 import * as requestLogIndexes from './0009-request-log-indexes.js';
 import * as requestLogClientAddress from './0010-request-log-client-address.js';
+import * as requestLogUpstreamModel from './0011-request-log-upstream-model.js';
 
 /** Migrations are compiled into the build, not discovered on disk, so a bundled install still has them. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0008-limits-and-costs': limitsAndCosts,
   '0009-request-log-indexes': requestLogIndexes,
   '0010-request-log-client-address': requestLogClientAddress,
+  '0011-request-log-upstream-model': requestLogUpstreamModel,
 };
 
 export const migrationProvider: MigrationProvider = {

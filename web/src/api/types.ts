@@ -103,6 +103,7 @@ export interface RequestView {
   session_source: string | null;
   affinity: string | null;
   upstream: string | null;
+  upstream_model: string | null;
   status: number;
   error_code: string | null;
   latency_ms: number;

@@ -75,6 +75,7 @@ function RequestDetails({ request }: { request: RequestView }) {
         title="Routing"
         items={[
           ['Credential', request.upstream ?? DASH],
+          ['Upstream model', request.upstream_model ?? DASH],
           [
             'Session',
             request.session_id === null ? (
