@@ -83,6 +83,13 @@ export interface ProjectsTable {
   updated_at: number;
 }
 
+/** Which release applied a migration (written since 0010-schema-history). */
+export interface SchemaHistoryTable {
+  migration: string;
+  release: string;
+  applied_at: number;
+}
+
 export interface DatabaseSchema {
   teams: TeamsTable;
   projects: ProjectsTable;
@@ -90,4 +97,5 @@ export interface DatabaseSchema {
   tokens: TokensTable;
   request_logs: RequestLogsTable;
   revisions: RevisionsTable;
+  switchyard_schema_history: SchemaHistoryTable;
 }

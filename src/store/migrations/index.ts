@@ -8,9 +8,10 @@ import * as upstreamAccounts from './0006-upstream-accounts.js';
 import * as teamsAndProjects from './0007-teams-and-projects.js';
 import * as limitsAndCosts from './0008-limits-and-costs.js';
 import * as requestLogIndexes from './0009-request-log-indexes.js';
+import * as schemaHistory from './0010-schema-history.js';
 
 /** Migrations are compiled into the build, not discovered on disk, so a bundled install still has them. */
-const MIGRATIONS: Record<string, Migration> = {
+export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
   '0002-request-log-keys': requestLogKeys,
   '0003-request-log-logged-at': requestLogLoggedAt,
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0007-teams-and-projects': teamsAndProjects,
   '0008-limits-and-costs': limitsAndCosts,
   '0009-request-log-indexes': requestLogIndexes,
+  '0010-schema-history': schemaHistory,
 };
 
 export const migrationProvider: MigrationProvider = {
