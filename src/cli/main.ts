@@ -5,6 +5,7 @@ import { NewerSchemaError } from '../store/index.js';
 import { CliFailure, EXIT_CONFIG, EXIT_NEWER_SCHEMA, EXIT_USAGE, processIo, type CliIo } from './cli-io.js';
 import { serveCommand } from './serve-command.js';
 import { addCodexCommand, listAccountsCommand, removeCredentialCommand, type AddCodexOptions } from './credentials-command.js';
+import { backupCommand, type BackupOptions } from './backup-command.js';
 import { migrateCommand, migrationStatusCommand } from './migrate-command.js';
 import { listRequestsCommand, tailRequestsCommand, type ListOptions, type TailOptions } from './requests-command.js';
 import { addLimitOptions } from './limit-options.js';
@@ -127,6 +128,14 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--lines <n>', 'how many to print first (default 10)')
     .option('--interval <ms>', 'how often to look for new rows (default 1000)')
     .action(async (options: TailOptions) => setExitCode(await tailRequestsCommand(options, io, untilStopped())));
+
+  program
+    .command('backup')
+    .description('copy the SQLite database to FILE, safe while gateways run (SQLite online backup); for PostgreSQL, print the pg_dump to run')
+    .argument('<file>', 'where to write the backup (refused if it exists, unless --force)')
+    .option('--force', 'replace FILE if it exists')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (file: string, options: BackupOptions) => setExitCode(await backupCommand(file, options, io)));
 
   program
     .command('migrate')

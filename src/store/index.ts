@@ -39,3 +39,4 @@ export type { TokenChanges, TokenPage, TokenRecord, TokenStore } from './token-s
 export { watchTokenChanges, type TokenChangeWatcher } from './token-change-watcher.js';
 export type { UpstreamAccountRecord, UpstreamAccountStore } from './upstream-account-store.js';
 export type { IdPage, LimitChanges, Limits, ProjectRecord, TeamChanges, TeamRecord, TeamStore } from './team-store.js';
+export { backupSqlite, type SqliteBackup } from './sqlite-backup.js';
