@@ -4,7 +4,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseSchema } from './database-schema.js';
-import { knownMigrations, migrateSchema, readMigrationStatus, type MigrationEvent, type MigrationStatus } from './schema-migrations.js';
+import { knownMigrations, migrateSchema, readMigrationStatus, type MigrateOptions, type MigrationEvent, type MigrationStatus } from './schema-migrations.js';
 import { SQLITE_LOCK_WAIT_MS, WriteTransactionsSqliteDialect } from './sqlite-dialect.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -147,7 +147,7 @@ async function openPostgres(connectionString: string, options: OpenDatabaseOptio
   return { db, dialect: 'postgres', sqlite: null, postgres: { driver: pg, config: poolConfig }, close: () => db.destroy() };
 }
 
-async function migrate(database: Database, options: Parameters<typeof migrateSchema>[2]): Promise<void> {
+async function migrate(database: Database, options: MigrateOptions): Promise<void> {
   // A migration may rebuild an index over millions of request-log rows: the statement timeout that
   // keeps a hanging server from holding a request is no limit for it, so it runs on a connection
   // of its own without one.

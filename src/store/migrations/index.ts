@@ -1,4 +1,4 @@
-import type { Migration, MigrationProvider } from 'kysely';
+import type { Migration } from 'kysely';
 import * as initial from './0001-initial.js';
 import * as requestLogKeys from './0002-request-log-keys.js';
 import * as requestLogLoggedAt from './0003-request-log-logged-at.js';
@@ -10,7 +10,10 @@ import * as limitsAndCosts from './0008-limits-and-costs.js';
 import * as requestLogIndexes from './0009-request-log-indexes.js';
 import * as schemaHistory from './0010-schema-history.js';
 
-/** Migrations are compiled into the build, not discovered on disk, so a bundled install still has them. */
+/**
+ * Migrations are compiled into the build, not discovered on disk, so a bundled install still has
+ * them. They run through store/schema-migrations.ts, which tells and records each one.
+ */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
   '0002-request-log-keys': requestLogKeys,
@@ -24,6 +27,3 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0010-schema-history': schemaHistory,
 };
 
-export const migrationProvider: MigrationProvider = {
-  getMigrations: async () => MIGRATIONS,
-};
