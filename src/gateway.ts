@@ -11,13 +11,14 @@ import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
 import { LogThrottle } from './observability/log-throttle.js';
 import { createLogger, type Logger } from './observability/logger.js';
+import { logMigrations } from './observability/migration-log.js';
 import type { OffModel } from './providers/provider-adapter.js';
 import { hostname } from 'node:os';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { buildCatalog, CredentialHealth, InFlight, ModelCatalog, Router, SessionBindings, SharedRoutingState, withPublishedModels, type SharedRoutingStateOptions } from './routing/index.js';
-import { parseDuration, SecretBox, TrustedProxies } from './core/index.js';
+import { parseDuration, releaseVersion, SecretBox, TrustedProxies } from './core/index.js';
 import { openState, RequestPathState, StateUnavailableError, type SharedState } from './state/index.js';
 import { ChatCompletionService, EmbeddingService, NativeService, RerankService, ResponsesService, ResponseStore, SpeechService, TranscriptionService } from './services/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
@@ -83,6 +84,8 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       sqliteCheckpointPages: config.database.sqlite_checkpoint_pages,
       statementTimeoutMs: config.database.statement_timeout_ms,
       connectTimeoutMs: config.database.connect_timeout_ms,
+      release: releaseVersion(),
+      onMigration: logMigrations(logger),
       onConnectionError: (error) =>
         failures.failure('database-connection', error, {}, 'a PostgreSQL connection was lost (server restarted or unreachable); the next query opens another'),
     }).catch((error: unknown) => {

@@ -22,6 +22,11 @@ export class CliFailure extends Error {
 /** sysexits.h: EX_USAGE for bad arguments, EX_CONFIG for bad configuration. */
 export const EXIT_USAGE = 64;
 export const EXIT_CONFIG = 78;
+/**
+ * sysexits.h's EX_DATAERR: the database's schema is a newer release's. Its own code, so that a
+ * process manager or a deploy script tells it from a bad config: retrying cannot help, a roll-back can.
+ */
+export const EXIT_NEWER_SCHEMA = 65;
 
 /** A database URL fit to print: a password in it is replaced. */
 export function redactUrl(url: string): string {

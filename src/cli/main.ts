@@ -1,9 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/index.js';
-import { CliFailure, EXIT_CONFIG, EXIT_USAGE, processIo, type CliIo } from './cli-io.js';
+import { releaseVersion } from '../core/index.js';
+import { NewerSchemaError } from '../store/index.js';
+import { CliFailure, EXIT_CONFIG, EXIT_NEWER_SCHEMA, EXIT_USAGE, processIo, type CliIo } from './cli-io.js';
 import { serveCommand } from './serve-command.js';
 import { addCodexCommand, listAccountsCommand, removeCredentialCommand, type AddCodexOptions } from './credentials-command.js';
+import { backupCommand, type BackupOptions } from './backup-command.js';
+import { migrateCommand, migrationStatusCommand } from './migrate-command.js';
 import { listRequestsCommand, tailRequestsCommand, type ListOptions, type TailOptions } from './requests-command.js';
 import { addLimitOptions } from './limit-options.js';
 import { createProjectCommand, deleteProjectCommand, listProjectsCommand, updateProjectCommand, type ProjectOptions } from './projects-command.js';
@@ -27,7 +30,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
 function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   const program = new Command('switchyard')
     .description('Self-hosted inference gateway')
-    .version(packageVersion(), '-v, --version', 'print the version')
+    .version(releaseVersion(), '-v, --version', 'print the version')
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.stdout(text.trimEnd()), writeErr: (text) => io.stderr(text.trimEnd()) });
 
@@ -126,6 +129,24 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--interval <ms>', 'how often to look for new rows (default 1000)')
     .action(async (options: TailOptions) => setExitCode(await tailRequestsCommand(options, io, untilStopped())));
 
+  program
+    .command('backup')
+    .description('copy the SQLite database to FILE, safe while gateways run (SQLite online backup); for PostgreSQL, print the pg_dump to run')
+    .argument('<file>', 'where to write the backup (refused if it exists, unless --force)')
+    .option('--force', 'replace FILE if it exists')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (file: string, options: BackupOptions) => setExitCode(await backupCommand(file, options, io)));
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations (serve applies them at start too); --status lists them and changes nothing')
+    .option('--status', 'list applied, pending and unknown (a newer release\'s) migrations; exit 65 when there are unknown ones')
+    .option('--json', 'with --status: print JSON')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (options: { config?: string; json?: boolean; status?: boolean }) =>
+      setExitCode(options.status === true ? await migrationStatusCommand(options, io) : await migrateCommand(options, io)),
+    );
+
   return program;
 }
 
@@ -204,12 +225,19 @@ function report(error: unknown, io: CliIo): number {
     io.stderr(`switchyard: ${error.message}`);
     return error.exitCode;
   }
+  const newerSchema = causeOfKind(error, NewerSchemaError);
+  if (newerSchema !== null) {
+    io.stderr(`switchyard: ${newerSchema.message}`);
+    return EXIT_NEWER_SCHEMA;
+  }
   io.stderr(`switchyard: ${error instanceof Error ? error.message : String(error)}`);
   return 1;
 }
 
-/** The package's version, from the package.json two folders up (from src/cli and from dist/cli alike). */
-function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return manifest.version;
+/** The error itself or the first of its causes that is of the kind asked for (the gateway wraps what the store throws). */
+function causeOfKind<T extends Error>(error: unknown, kind: new (...args: never[]) => T): T | null {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    if (current instanceof kind) return current;
+  }
+  return null;
 }

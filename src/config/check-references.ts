@@ -14,8 +14,17 @@ const BASE_URL_REQUIRED: Partial<Record<string, string>> = {
  */
 const MIN_SLOT_LEASE_MS = 3_000;
 
-/** What the schema cannot say: ids are unique, every route names an upstream that exists, and a duration's floor. */
-export function checkReferences(config: SwitchyardConfig): void {
+/** What checkReferences reads: of an upstream entry its identity, and `base_url` when it was read whole. */
+type ReferencedConfig = Pick<SwitchyardConfig, 'server' | 'state' | 'models' | 'defaults'> & {
+  upstreams: ReadonlyArray<{ id: string; provider: string; base_url?: string }>;
+};
+
+/**
+ * What the schema cannot say: ids are unique, every route names an upstream that exists, and a
+ * duration's floor. A required `base_url` is checked when the entries were read whole
+ * (`upstreamKeys`): the commands other than `serve` read an entry's `id` and `provider` alone.
+ */
+export function checkReferences(config: ReferencedConfig, upstreamKeys = true): void {
   if ((parseDuration(config.state.slot_lease) ?? 0) < MIN_SLOT_LEASE_MS) throw new ConfigError('state.slot_lease', `must be at least 3s, got "${config.state.slot_lease}"`);
   try {
     TrustedProxies.parse(config.server.trusted_proxies);
@@ -28,7 +37,7 @@ export function checkReferences(config: SwitchyardConfig): void {
     if (upstreamIds.has(upstream.id)) throw new ConfigError(`upstreams[${index}].id`, `duplicate upstream id "${upstream.id}"`);
     upstreamIds.add(upstream.id);
     const needsBaseUrl = BASE_URL_REQUIRED[upstream.provider];
-    if (needsBaseUrl !== undefined && upstream.base_url === undefined) {
+    if (upstreamKeys && needsBaseUrl !== undefined && upstream.base_url === undefined) {
       throw new ConfigError(`upstreams[${index}].base_url`, `is required for ${upstream.provider}: ${needsBaseUrl}`);
     }
   });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './index.js';
+import { ConfigError, loadCommonConfig, loadConfig } from './index.js';
 
 let directory: string;
 
@@ -193,4 +193,41 @@ describe('invalid config: one line naming the key and the problem', () => {
     const error = failure(() => loadConfig({ cwd: directory, configPath: write('c.yaml', 'server:\n  port: [1, 2\n'), env: {} }));
     expect(error.message).toMatch(/c\.yaml:\d+: invalid YAML/);
   });
+});
+
+describe('the commands other than serve: every section but the upstreams\' own keys', () => {
+  const upstreamsOnlyServeReads = `
+upstreams:
+  - id: east
+    provider: azure
+    api_key: \${AZURE_KEY}
+    headers: { x-org: "\${ORG}" }
+    network: { proxy: "\${PROXY}", ca_file: ./missing.pem }
+    max_connections: -1
+    engine_threads: 4
+models:
+  - { id: gpt, type: chat, routes: [{ upstream: east, model: gpt-4o }] }
+`;
+
+  it('reads each entry\'s id and provider alone: unset variables, a missing file, a bad value or a missing base_url there are serve\'s to report', () => {
+    const path = write('c.yaml', upstreamsOnlyServeReads);
+    const { config } = loadCommonConfig({ cwd: directory, configPath: path, env: {} });
+    expect(config.upstreams).toEqual([{ id: 'east', provider: 'azure' }]);
+    expect(config.models.map((model) => model.id)).toEqual(['gpt']);
+    expect(failure(() => loadConfig({ cwd: directory, configPath: path, env: {} })).message).toBe(
+      'upstreams[0].api_key: environment variable AZURE_KEY is not set (write ${AZURE_KEY:-} to allow it empty)',
+    );
+  });
+
+  const refused: Array<[string, string, string]> = [
+    ['an unset variable in what they read', 'database:\n  url: ${DATABASE_URL}\n', 'database.url: environment variable DATABASE_URL is not set (write ${DATABASE_URL:-} to allow it empty)'],
+    ['a misspelt section (it would hide the database the gateway uses)', 'databse:\n  url: sqlite:./x.db\n', 'databse: unknown key'],
+    ['an entry without a provider', 'upstreams:\n  - { id: a, api_key: "${K}" }\n', 'upstreams[0].provider: must be one of openai, azure, anthropic, gemini, cohere, jina, tei, codex, local, got undefined'],
+    ['a route to an upstream that does not exist', 'models:\n  - { id: m, type: chat, routes: [{ upstream: nope, model: x }] }\n', 'models[0].routes[0].upstream: unknown upstream "nope"'],
+  ];
+  for (const [name, yaml, message] of refused) {
+    it(`still refuses ${name}`, () => {
+      expect(failure(() => loadCommonConfig({ cwd: directory, configPath: write('c.yaml', yaml), env: {} })).message).toBe(message);
+    });
+  }
 });

@@ -4,7 +4,7 @@ import { Value, type ValueError } from '@sinclair/typebox/value';
 import type { Static } from '@sinclair/typebox';
 import { parseDocument } from 'yaml';
 import { ConfigError } from './config-error.js';
-import { ConfigSchema, UpstreamConfigSchema, type SwitchyardConfig, type UpstreamConfig } from './config-schema.js';
+import { ConfigSchema, UpstreamConfigSchema, type ProviderKind, type SwitchyardConfig, type UpstreamConfig } from './config-schema.js';
 import { expandEnvironment } from './expand-environment.js';
 import { checkReferences } from './check-references.js';
 import { resolveNetwork } from './resolve-network.js';
@@ -21,6 +21,27 @@ export interface LoadedConfig {
   /** The file the config came from, or null for the built-in defaults. */
   source: string | null;
 }
+
+/** What an `upstreams[]` entry is to the commands that never call an upstream: a name and a kind. */
+export interface UpstreamIdentity {
+  id: string;
+  provider: ProviderKind;
+}
+
+/**
+ * The config as the commands other than `serve` read it (`tokens`, `teams`, `projects`,
+ * `credentials`, `requests`, `backup`, `migrate`): every section but the upstreams' own keys.
+ * Their secrets live in the gateway's environment, which these commands need not have.
+ */
+export type CommonConfig = Omit<SwitchyardConfig, 'upstreams'> & { upstreams: readonly UpstreamIdentity[] };
+
+export interface LoadedCommonConfig {
+  config: CommonConfig;
+  source: string | null;
+}
+
+/** The keys of an `upstreams[]` entry that the commands other than `serve` read. */
+const UPSTREAM_IDENTITY_KEYS = ['id', 'provider'] as const;
 
 const DEFAULT_FILE = 'switchyard.yaml';
 
@@ -44,16 +65,61 @@ const ENVIRONMENT_OVERRIDES: ReadonlyArray<{ variable: string; section: 'server'
  * then `SWITCHYARD_CONFIG`, then `./switchyard.yaml`, then built-in defaults.
  */
 export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
+  const { document, source, env, cwd } = readDocument(options);
+  const config = validate(applyOverrides(expandDocument(document, env), env), env);
+  const baseDirectory = source === null ? cwd : dirname(source);
+  const resolved: SwitchyardConfig = {
+    ...config,
+    upstreams: config.upstreams.map((upstream, index) => {
+      const authFile = (upstream as Record<string, unknown>)['auth_file'];
+      return {
+        ...upstream,
+        // A file an entry names is relative to the config file, like the network's certificates.
+        ...(typeof authFile === 'string' ? { auth_file: resolve(baseDirectory, authFile) } : {}),
+        network: resolveNetwork(upstream.network, `upstreams[${index}].network`, env, baseDirectory),
+      };
+    }),
+  };
+  checkReferences(resolved);
+  return { config: resolved, source };
+}
+
+/**
+ * The same lookup, file and checks as `loadConfig`, but of each `upstreams[]` entry only `id` and
+ * `provider` are read: an entry's key, headers, network and provider keys are neither expanded
+ * nor checked, so a `${VAR}` there need not be set. `serve` reads and checks them.
+ */
+export function loadCommonConfig(options: LoadConfigOptions = {}): LoadedCommonConfig {
+  const { document, source, env } = readDocument(options);
+  const upstreams = document['upstreams'];
+  if (Array.isArray(upstreams)) document['upstreams'] = upstreams.map(upstreamIdentity);
+  const config = validate(applyOverrides(expandDocument(document, env), env), env);
+  const common: CommonConfig = { ...config, upstreams: config.upstreams.map(({ id, provider }) => ({ id, provider })) };
+  checkReferences(common, false);
+  return { config: common, source };
+}
+
+function readDocument(options: LoadConfigOptions): { document: Record<string, unknown>; source: string | null; env: NodeJS.ProcessEnv; cwd: string } {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const source = locateConfigFile(options.configPath, env, cwd);
   const document = source === null ? structuredClone(DEFAULT_DOCUMENT) : readYaml(source);
-  const expanded = expandEnvironment(document, env);
-  if (expanded === null || typeof expanded !== 'object' || Array.isArray(expanded)) {
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) {
     throw new ConfigError('', `${source}: the document must be a mapping of keys`);
   }
-  const overridden = applyOverrides(expanded as Record<string, unknown>, env);
-  return { config: validate(overridden, env, source === null ? cwd : dirname(source)), source };
+  return { document: document as Record<string, unknown>, source, env, cwd };
+}
+
+/** Expansion keeps a document's shape: a mapping stays a mapping. */
+function expandDocument(document: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  return expandEnvironment(document, env) as Record<string, unknown>;
+}
+
+/** An entry narrowed to the keys the commands other than `serve` read; anything but a mapping is left for the schema to refuse. */
+function upstreamIdentity(entry: unknown): unknown {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return entry;
+  const fields = entry as Record<string, unknown>;
+  return Object.fromEntries(UPSTREAM_IDENTITY_KEYS.filter((key) => key in fields).map((key) => [key, fields[key]]));
 }
 
 function locateConfigFile(configPath: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string | null {
@@ -91,7 +157,8 @@ function applyOverrides(document: Record<string, unknown>, env: NodeJS.ProcessEn
   return document;
 }
 
-function validate(document: Record<string, unknown>, env: NodeJS.ProcessEnv, baseDirectory: string): SwitchyardConfig {
+/** The document checked against the schema, with its defaults. */
+function validate(document: Record<string, unknown>, env: NodeJS.ProcessEnv): Static<typeof ConfigSchema> {
   // Convert first so that "8080" from an environment variable becomes a number where one is expected.
   const converted = Value.Convert(ConfigSchema, structuredClone(document));
   // Convert truncates a number where an integer is expected (a priority of 1.5 would become 1).
@@ -100,18 +167,7 @@ function validate(document: Record<string, unknown>, env: NodeJS.ProcessEnv, bas
   const withDefaults = Value.Default(ConfigSchema, converted);
   const firstError = Value.Errors(ConfigSchema, withDefaults).First();
   if (firstError !== undefined) throw describeSchemaError(firstError, env);
-  const config = withDefaults as Static<typeof ConfigSchema>;
-  const resolved: SwitchyardConfig = {
-    ...config,
-    upstreams: config.upstreams.map((upstream, index) => ({
-      ...upstream,
-      // A file an entry names is relative to the config file, like the network's certificates.
-      ...(typeof (upstream as Record<string, unknown>)['auth_file'] === 'string' ? { auth_file: resolve(baseDirectory, (upstream as Record<string, unknown>)['auth_file'] as string) } : {}),
-      network: resolveNetwork(upstream.network, `upstreams[${index}].network`, env, baseDirectory),
-    })),
-  };
-  checkReferences(resolved);
-  return resolved;
+  return withDefaults as Static<typeof ConfigSchema>;
 }
 
 /** The first number of the document that conversion changed, with its key. */

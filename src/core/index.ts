@@ -4,3 +4,4 @@ export { DURATION_PATTERN, parseDuration } from './duration.js';
 export { maskSecrets } from './mask-secrets.js';
 export { SecretBox } from './secret-box.js';
 export { nearestValue, plainAddress, TrustedProxies, TrustedProxyEntryError } from './trusted-proxies.js';
+export { releaseVersion } from './release.js';

@@ -87,6 +87,13 @@ export interface ProjectsTable {
   updated_at: number;
 }
 
+/** Which release applied a migration (written since 0012-schema-history). */
+export interface SchemaHistoryTable {
+  migration: string;
+  release: string;
+  applied_at: number;
+}
+
 export interface DatabaseSchema {
   teams: TeamsTable;
   projects: ProjectsTable;
@@ -94,4 +101,5 @@ export interface DatabaseSchema {
   tokens: TokensTable;
   request_logs: RequestLogsTable;
   revisions: RevisionsTable;
+  switchyard_schema_history: SchemaHistoryTable;
 }

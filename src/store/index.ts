@@ -31,9 +31,12 @@ export async function openStores(url: string, options: OpenDatabaseOptions = {})
 }
 
 export type { Database, DialectName, OpenDatabaseOptions } from './open-database.js';
+export { inspectMigrations } from './open-database.js';
+export { NewerSchemaError, knownMigrations, type AppliedMigration, type MigrationEvent, type MigrationStatus } from './schema-migrations.js';
 export type { RequestLogSearch, RequestSearchFilter, UsageGroup, UsageQuery, UsageRow } from './request-log-search.js';
 export type { LoggedAttempt, RequestLogEntry, RequestLogQuery, RequestLogStore, StoredRequestLogEntry, UsageSource } from './request-log-store.js';
 export type { TokenChanges, TokenPage, TokenRecord, TokenStore } from './token-store.js';
 export { watchTokenChanges, type TokenChangeWatcher } from './token-change-watcher.js';
 export type { UpstreamAccountRecord, UpstreamAccountStore } from './upstream-account-store.js';
 export type { IdPage, LimitChanges, Limits, ProjectRecord, TeamChanges, TeamRecord, TeamStore } from './team-store.js';
+export { backupSqlite, type SqliteBackup } from './sqlite-backup.js';

@@ -1,10 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseSchema } from './database-schema.js';
-import { migrationProvider } from './migrations/index.js';
+import { knownMigrations, migrateSchema, readMigrationStatus, type MigrateOptions, type MigrationEvent, type MigrationStatus } from './schema-migrations.js';
 import { SQLITE_LOCK_WAIT_MS, WriteTransactionsSqliteDialect } from './sqlite-dialect.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -35,6 +35,10 @@ export interface OpenDatabaseOptions {
    * Without a listener the pool's `error` event would be an uncaught exception.
    */
   onConnectionError?: (error: Error) => void;
+  /** The release opening the database (its package version): recorded beside each migration it applies. */
+  release?: string;
+  /** Told as each pending migration starts and ends, and once when the schema is up to date. */
+  onMigration?: (event: MigrationEvent) => void;
 }
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
@@ -53,11 +57,40 @@ export const DEFAULT_SQLITE_CHECKPOINT_PAGES = 300;
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 
-/** `sqlite:PATH`, `sqlite::memory:`, or `postgres://…`. Migrations run before this returns. */
+/**
+ * `sqlite:PATH`, `sqlite::memory:`, or `postgres://…`. Migrations run before this returns; a
+ * database with migrations this release does not know is refused (`NewerSchemaError`).
+ */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
-  const database = url.startsWith('sqlite:') ? openSqlite(url.slice('sqlite:'.length), options) : await openPostgres(url, options);
-  await migrate(database);
+  const database = await connect(url, options);
+  try {
+    await migrate(database, { databaseName: maskPassword(url), ...(options.release === undefined ? {} : { release: options.release }), ...(options.onMigration === undefined ? {} : { onEvent: options.onMigration }) });
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   return database;
+}
+
+/**
+ * The migrations the database has, those this release would apply and those it does not know,
+ * read without changing anything: a SQLite file that does not exist is not created.
+ */
+export async function inspectMigrations(url: string, options: OpenDatabaseOptions = {}): Promise<MigrationStatus> {
+  const path = url.slice('sqlite:'.length);
+  if (url.startsWith('sqlite:') && path !== ':memory:' && path !== '' && !existsSync(resolve(options.cwd ?? process.cwd(), path))) {
+    return { applied: [], pending: knownMigrations(), unknown: [], writtenBy: null };
+  }
+  const database = await connect(url, options);
+  try {
+    return await readMigrationStatus(database.db, database.dialect);
+  } finally {
+    await database.close();
+  }
+}
+
+function connect(url: string, options: OpenDatabaseOptions): Promise<Database> {
+  return url.startsWith('sqlite:') ? Promise.resolve(openSqlite(url.slice('sqlite:'.length), options)) : openPostgres(url, options);
 }
 
 function openSqlite(path: string, { cwd = process.cwd(), sqliteCheckpointPages = DEFAULT_SQLITE_CHECKPOINT_PAGES }: OpenDatabaseOptions): Database {
@@ -114,33 +147,19 @@ async function openPostgres(connectionString: string, options: OpenDatabaseOptio
   return { db, dialect: 'postgres', sqlite: null, postgres: { driver: pg, config: poolConfig }, close: () => db.destroy() };
 }
 
-async function migrate(database: Database): Promise<void> {
+async function migrate(database: Database, options: MigrateOptions): Promise<void> {
   // A migration may rebuild an index over millions of request-log rows: the statement timeout that
   // keeps a hanging server from holding a request is no limit for it, so it runs on a connection
   // of its own without one.
-  if (database.postgres === null) return migrateWith(database.db, database.dialect);
+  if (database.postgres === null) return migrateSchema(database.db, database.dialect, options);
   const { driver, config } = database.postgres;
   const pool = new driver.Pool({ ...config, max: 1, statement_timeout: 0, query_timeout: 0 });
   pool.on('error', () => undefined);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   try {
-    await migrateWith(db, database.dialect);
+    await migrateSchema(db, database.dialect, options);
   } finally {
     await db.destroy();
-  }
-}
-
-async function migrateWith(db: Kysely<DatabaseSchema>, dialect: DialectName): Promise<void> {
-  // Kysely decides whether its migration tables exist by looking at every schema it can see: with
-  // another schema of the same database holding them (another gateway, a parallel test run), it
-  // skips creating its own and then fails to lock them ("kysely_migration_lock does not exist").
-  // Naming the schema in effect keeps it to that one.
-  const migrationTableSchema = dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
-  const migrator = new Migrator({ db, provider: migrationProvider, ...(migrationTableSchema === undefined ? {} : { migrationTableSchema }) });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error !== undefined) {
-    const failed = results?.find((result) => result.status === 'Error');
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 

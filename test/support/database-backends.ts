@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { openStores, type Stores } from '../../src/store/index.js';
+import { isolatedPostgresUrl } from './postgres-url.js';
 
 export interface DatabaseBackend {
   name: 'sqlite' | 'postgres';
@@ -8,6 +12,11 @@ export interface DatabaseBackend {
   available: boolean;
   /** Opens a fresh, empty database; `dispose` drops everything it created. */
   open(): Promise<{ stores: Stores; url: string; schema?: string; dispose(): Promise<void> }>;
+  /**
+   * A database nothing has been written to, named by a URL a gateway process can open too (a
+   * SQLite file, a PostgreSQL schema chosen in the URL); `dispose` removes it.
+   */
+  empty(): Promise<{ url: string; dispose(): Promise<void> }>;
 }
 
 const postgresUrl = process.env['TEST_DATABASE_URL'];
@@ -19,6 +28,10 @@ const sqliteBackend: DatabaseBackend = {
     const url = 'sqlite::memory:';
     const stores = await openStores(url);
     return { stores, url, dispose: () => stores.close() };
+  },
+  async empty() {
+    const directory = mkdtempSync(join(tmpdir(), 'switchyard-db-'));
+    return { url: `sqlite:${join(directory, 'switchyard.db')}`, dispose: async () => rmSync(directory, { recursive: true, force: true }) };
   },
 };
 
@@ -41,6 +54,10 @@ const postgresBackend: DatabaseBackend = {
         await client.end();
       },
     };
+  },
+  async empty() {
+    const { url, drop } = await isolatedPostgresUrl(postgresUrl as string);
+    return { url, dispose: drop };
   },
 };
 

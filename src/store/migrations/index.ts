@@ -1,4 +1,4 @@
-import type { Migration, MigrationProvider } from 'kysely';
+import type { Migration } from 'kysely';
 import * as initial from './0001-initial.js';
 import * as requestLogKeys from './0002-request-log-keys.js';
 import * as requestLogLoggedAt from './0003-request-log-logged-at.js';
@@ -10,9 +10,13 @@ import * as limitsAndCosts from './0008-limits-and-costs.js';
 import * as requestLogIndexes from './0009-request-log-indexes.js';
 import * as requestLogClientAddress from './0010-request-log-client-address.js';
 import * as requestLogUpstreamModel from './0011-request-log-upstream-model.js';
+import * as schemaHistory from './0012-schema-history.js';
 
-/** Migrations are compiled into the build, not discovered on disk, so a bundled install still has them. */
-const MIGRATIONS: Record<string, Migration> = {
+/**
+ * Migrations are compiled into the build, not discovered on disk, so a bundled install still has
+ * them. They run through store/schema-migrations.ts, which tells and records each one.
+ */
+export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
   '0002-request-log-keys': requestLogKeys,
   '0003-request-log-logged-at': requestLogLoggedAt,
@@ -24,8 +28,6 @@ const MIGRATIONS: Record<string, Migration> = {
   '0009-request-log-indexes': requestLogIndexes,
   '0010-request-log-client-address': requestLogClientAddress,
   '0011-request-log-upstream-model': requestLogUpstreamModel,
+  '0012-schema-history': schemaHistory,
 };
 
-export const migrationProvider: MigrationProvider = {
-  getMigrations: async () => MIGRATIONS,
-};
