@@ -3,3 +3,4 @@ export type { Usage } from './usage.js';
 export { DURATION_PATTERN, parseDuration } from './duration.js';
 export { maskSecrets } from './mask-secrets.js';
 export { SecretBox } from './secret-box.js';
+export { closestNames, editDistance } from './closest-names.js';

@@ -14,6 +14,8 @@ export const ERROR_CODES = {
   model_type_mismatch: { status: 400, type: 'invalid_request_error', retryable: false },
   /** `/v1/native/responses` with a model no OAuth account (provider `codex`) serves. */
   model_not_native: { status: 400, type: 'invalid_request_error', retryable: false },
+  /** The admin API or the CLI was given a model allow-list naming a model the gateway does not serve; the message names close ones. */
+  unknown_model: { status: 400, type: 'invalid_request_error', retryable: false },
   upstream_bad_request: { status: 400, type: 'invalid_request_error', retryable: false },
 
   missing_api_key: { status: 401, type: 'authentication_error', retryable: false },
