@@ -30,6 +30,8 @@ export class TranscriptionService {
     const { principal, model: requested, file, fields, record, cancellation } = input;
     const modelId = requested ?? this.defaultModel;
     if (modelId === undefined) throw new GatewayError('model_not_found', 'No transcription model is configured.', { param: 'model' });
+    // Kept on the log whether or not it exists, as the JSON endpoints' are (http/requested-model.ts).
+    if (modelId.length <= 256) record.model = modelId;
     const model = resolveModel(this.catalog, principal, modelId, 'transcription');
     record.model = model.id;
     const { value } = await routeRequest(
