@@ -182,6 +182,8 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       },
       ...(requestPath === null ? {} : { healthDetail: () => ({ shared_state: describeRequestPath(requestPath) }) }),
     });
+    // One-time work of the adapters (the local word vectors) before listening: no caller waits for it.
+    for (const adapter of adapters) await adapter.prepare?.({ info: (message) => logger.info({ endpoint: adapter.endpoint }, message), warn: (message) => logger.warn({ endpoint: adapter.endpoint }, message) });
     await app.listen({ host: config.server.host, port: config.server.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.server.port;
