@@ -123,7 +123,7 @@ export function buildApp(services: AppServices): FastifyInstance {
   registerModelsRoutes(app, services.catalog);
   registerAdminRoutes(app, services.adminRoutes);
   if (services.console !== null) {
-    registerConsoleSessionRoutes(app, services.console.sessions, services.console.describeToken);
+    registerConsoleSessionRoutes(app, services.console.sessions, services.console.gate, services.console.describeToken);
     registerConsoleRoute(app, services.console.root);
   }
   registerChatCompletionsRoute(app, services.chat, services.pausedStreams);
