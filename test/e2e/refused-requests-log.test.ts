@@ -52,6 +52,22 @@ describe('refused requests in the request log', () => {
     expect(await byModel('gpt-4o-mini')).toEqual([ids['served'], ids['invalid']].sort());
   });
 
+  it("keeps the model of a request refused by the caller's own limits (429), answered once its body is read", async () => {
+    const { secret, record } = await harness.gateway.tokens.create({ team: 'limited', limits: { rpm: 1 } });
+    expect((await send(secret, { model: 'gpt-4o-mini' })).status).toBe(200);
+    const limited = await send(secret, { model: 'gpt-4o-mini' });
+    expect(limited.status).toBe(429);
+    const misnamed = await send(secret, { model: 'gpt-4o-mini-but-limited' });
+    expect(misnamed.status).toBe(429);
+    const rows = async (model: string) => (await admin<{ data: Row[] }>(`/requests?model=${model}&token_id=${record.id}`)).data;
+    expect((await rows('gpt-4o-mini')).map((row) => row.status).sort()).toEqual([200, 429]);
+    expect((await rows('gpt-4o-mini-but-limited')).map((row) => row.id)).toEqual([misnamed.id]);
+    // A body that is not JSON is still refused 429, not 400: the limit is what the caller hit first.
+    const response = await fetch(`${harness.gateway.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: '{"model": ' });
+    expect(response.status).toBe(429);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
+  });
+
   it('gives a request no upstream was called for no first-byte time, and a served one its time', async () => {
     for (const name of ['unknown', 'not allowed', 'invalid']) {
       const row = await admin<Row>(`/requests/${ids[name] as string}`);
