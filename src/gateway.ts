@@ -115,7 +115,9 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       failures.failure('token-reload', error, {}, 'the tokens could not be read again after a change; serving those held meanwhile, retrying every second'),
     );
     await authenticator.load();
-    const tokens = new TokenService(stores.tokens, config.auth.token_prefix, Date.now, () => authenticator.invalidate());
+    // An allow-list may name what the catalog serves now (accounts added at run time included) or a model that is off for a reason the operator can fix.
+    const knownModels = (): string[] => [...[...catalog.all()].map((model) => model.id), ...adapters.flatMap((adapter) => adapter.offModels?.() ?? []).map((model) => model.id)];
+    const tokens = new TokenService(stores.tokens, config.auth.token_prefix, Date.now, () => authenticator.invalidate(), knownModels);
     const teams = new TeamService(stores.teams, Date.now, () => authenticator.invalidate());
     queue = new RequestLogQueue(stores.requestLogs, {
       batchSize: config.request_log.batch_size,
@@ -189,6 +191,8 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       },
       ...(requestPath === null ? {} : { healthDetail: () => ({ shared_state: describeRequestPath(requestPath) }) }),
     });
+    // One-time work of the adapters (the local word vectors) before listening: no caller waits for it.
+    for (const adapter of adapters) await adapter.prepare?.({ info: (message) => logger.info({ endpoint: adapter.endpoint }, message), warn: (message) => logger.warn({ endpoint: adapter.endpoint }, message) });
     await app.listen({ host: config.server.host, port: config.server.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.server.port;

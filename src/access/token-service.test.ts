@@ -90,6 +90,22 @@ for (const backend of DATABASE_BACKENDS) {
       expect((await stores.tokens.findById(record.id))?.limits).toEqual({ tpm: 1_000, maxConcurrent: 4 });
     });
 
+    it('refuses a model id the gateway does not serve (400 unknown_model), naming the close ones, on create and update', async () => {
+      const checked = new TokenService(stores.tokens, 'svc_', () => NOW, async () => undefined, () => ['gpt-4o-mini', 'gpt-4o', 'local-embed']);
+      const typo = await refusal(checked.create({ team: 'search', models: ['gpt-4o', 'gpt4o-mini'] }));
+      expect(typo).toMatchObject({ status: 400, code: 'unknown_model', param: 'models' });
+      expect(typo.message).toContain("'gpt4o-mini'");
+      expect(typo.message).toContain("did you mean 'gpt-4o-mini'");
+      expect(await stores.tokens.list()).toEqual([]);
+      const far = await refusal(checked.create({ team: 'search', models: ['llama-3-70b'] }));
+      expect(far.message).not.toContain('did you mean');
+      expect(far.message).toContain('gpt-4o-mini');
+      const { record } = await checked.create({ team: 'search', models: ['gpt-4o-mini', 'local-embed'] });
+      expect(record.models).toEqual(['gpt-4o-mini', 'local-embed']);
+      expect(await refusal(checked.update(record.id, { models: ['local-embedd'] }))).toMatchObject({ status: 400, code: 'unknown_model', param: 'models' });
+      expect((await checked.update(record.id, { models: null })).models).toBeNull();
+    });
+
     it('revokes once (404 for an unknown id), and lists in pages, by team and project', async () => {
       const made = [];
       for (const [team, project] of [['search', 'ranker'], ['ads', null], ['search', null]] as const) made.push((await tokens.create({ team, project })).record);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { closestNames } from '../core/index.js';
 import { echo, GatewayError } from '../errors/index.js';
 import type { LimitChanges, Limits, TokenChanges, TokenRecord, TokenStore } from '../store/index.js';
 import { checkId, checkLimitChanges, checkLimits, checkName, invalidField } from './input-checks.js';
@@ -58,13 +59,18 @@ export class TokenService {
     private readonly now: () => number = Date.now,
     /** Called after every change, so this process's token cache sees it on the next request. */
     private readonly onChange: () => Promise<void> = async () => undefined,
+    /**
+     * The model ids an allow-list may name (the gateway's catalog, published and switched-off
+     * models included); null accepts any id, for callers that have no catalog.
+     */
+    private readonly knownModels: (() => Iterable<string>) | null = null,
   ) {}
 
   async create(input: CreateTokenInput): Promise<CreatedToken> {
     const team = checkId(typeof input.team === 'string' ? input.team.trim() : input.team, ['body', 'team']);
     const project = input.project === undefined || input.project === null || input.project.trim() === '' ? null : checkId(input.project.trim(), ['body', 'project']);
     const scopes = normaliseScopes(input.scopes);
-    const models = input.models === undefined || input.models === null ? null : normaliseModels(input.models);
+    const models = input.models === undefined || input.models === null ? null : this.checkModels(normaliseModels(input.models));
     const limits = checkLimits(input.limits ?? {}, ['body', 'limits']);
     const createdAt = this.now();
     const expiresAt = this.expiry(input.expiresAt, input.expiresInMs, createdAt) ?? null;
@@ -111,7 +117,7 @@ export class TokenService {
     const checked: TokenChanges = {
       ...(changes.name === undefined ? {} : { name: changes.name === null || changes.name.trim() === '' ? null : checkName(changes.name, ['body', 'name']) }),
       ...(changes.scopes === undefined ? {} : { scopes: normaliseScopes(changes.scopes) }),
-      ...(changes.models === undefined ? {} : { models: changes.models === null ? null : normaliseModels(changes.models) }),
+      ...(changes.models === undefined ? {} : { models: changes.models === null ? null : this.checkModels(normaliseModels(changes.models)) }),
       ...(changes.limits === undefined ? {} : { limits: checkLimitChanges(changes.limits, ['body', 'limits']) }),
     };
     const expiresAt = this.expiry(changes.expiresAt, changes.expiresInMs, this.now());
@@ -130,6 +136,15 @@ export class TokenService {
     return this.get(id);
   }
 
+  /** A typo in an allow-list would make a token that can use nothing: refused, with what was probably meant. */
+  private checkModels(models: string[]): string[] {
+    if (this.knownModels === null) return models;
+    const known = new Set(this.knownModels());
+    const unknown = models.find((model) => !known.has(model));
+    if (unknown === undefined) return models;
+    throw unknownModel(unknown, known);
+  }
+
   /** The expiry asked for: undefined when neither is given, null for never. */
   private expiry(expiresAt: number | null | undefined, expiresInMs: number | null | undefined, now: number): number | null | undefined {
     const lifetime = expiresInMs ?? undefined;
@@ -146,6 +161,17 @@ export class TokenService {
 
 function tokenNotFound(id: string): never {
   throw new GatewayError('token_not_found', `No token has the id ${echo(id)}.`, { param: 'id' });
+}
+
+/** How many of the gateway's model ids a refusal lists when none is close to the typo. */
+const LISTED_MODELS = 20;
+
+function unknownModel(model: string, known: ReadonlySet<string>): GatewayError {
+  const close = closestNames(model, known);
+  const sorted = [...known].sort();
+  const listed = sorted.length === 0 ? 'this gateway serves no model' : `this gateway serves ${sorted.slice(0, LISTED_MODELS).join(', ')}${sorted.length > LISTED_MODELS ? `, and ${sorted.length - LISTED_MODELS} more (GET /v1/models)` : ''}`;
+  const hint = close.length === 0 ? listed : `did you mean ${close.map((name) => echo(name)).join(' or ')}?`;
+  return new GatewayError('unknown_model', `models: no model has the id ${echo(model)}; ${hint}`, { param: 'models' });
 }
 
 function normaliseScopes(requested: readonly string[] | undefined): Scope[] {

@@ -3,6 +3,7 @@ import { tokenToWire } from '../api/token-wire.js';
 import type { TokenRecord } from '../store/index.js';
 import { refusalsAsFailures } from './cli-errors.js';
 import { CliFailure, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { knownModelIds } from './known-models.js';
 import { withStores, type ConfigOption } from './cli-stores.js';
 import { formatLimits, limitChangesFromFlags, limitsFromFlags, type LimitFlags } from './limit-options.js';
 import { printTable } from './print-table.js';
@@ -27,7 +28,7 @@ export interface UpdateOptions extends ConfigOption, LimitFlags {
 
 /** The TokenService the admin API calls, over the database the gateway uses. */
 function withTokens<T>(options: ConfigOption, io: CliIo, action: (service: TokenService) => Promise<T>): Promise<T> {
-  return withStores(options, io, (stores, config) => refusalsAsFailures(() => action(new TokenService(stores.tokens, config.auth.token_prefix))));
+  return withStores(options, io, (stores, config) => refusalsAsFailures(() => action(new TokenService(stores.tokens, config.auth.token_prefix, Date.now, async () => undefined, () => knownModelIds(config)))));
 }
 
 function lifetime(text: string): number {

@@ -26,6 +26,11 @@ export interface LoadedConfig {
 export interface UpstreamIdentity {
   id: string;
   provider: ProviderKind;
+  /**
+   * A `local` entry whole: it holds no secret, and the models it publishes (its `models_dir`)
+   * are what `tokens --models` may name.
+   */
+  local?: UpstreamConfig;
 }
 
 /**
@@ -90,11 +95,19 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
  * nor checked, so a `${VAR}` there need not be set. `serve` reads and checks them.
  */
 export function loadCommonConfig(options: LoadConfigOptions = {}): LoadedCommonConfig {
-  const { document, source, env } = readDocument(options);
+  const { document, source, env, cwd } = readDocument(options);
   const upstreams = document['upstreams'];
   if (Array.isArray(upstreams)) document['upstreams'] = upstreams.map(upstreamIdentity);
   const config = validate(applyOverrides(expandDocument(document, env), env), env);
-  const common: CommonConfig = { ...config, upstreams: config.upstreams.map(({ id, provider }) => ({ id, provider })) };
+  const common: CommonConfig = {
+    ...config,
+    upstreams: config.upstreams.map((upstream, index) => {
+      const identity = { id: upstream.id, provider: upstream.provider };
+      if (upstream.provider !== 'local') return identity;
+      const network = resolveNetwork(upstream.network, `upstreams[${index}].network`, env, source === null ? cwd : dirname(source));
+      return { ...identity, local: { ...upstream, network } };
+    }),
+  };
   checkReferences(common, false);
   return { config: common, source };
 }
@@ -119,6 +132,7 @@ function expandDocument(document: Record<string, unknown>, env: NodeJS.ProcessEn
 function upstreamIdentity(entry: unknown): unknown {
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return entry;
   const fields = entry as Record<string, unknown>;
+  if (fields['provider'] === 'local') return entry;
   return Object.fromEntries(UPSTREAM_IDENTITY_KEYS.filter((key) => key in fields).map((key) => [key, fields[key]]));
 }
 

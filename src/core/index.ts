@@ -5,3 +5,4 @@ export { maskSecrets } from './mask-secrets.js';
 export { SecretBox } from './secret-box.js';
 export { nearestValue, plainAddress, TrustedProxies, TrustedProxyEntryError } from './trusted-proxies.js';
 export { releaseVersion } from './release.js';
+export { closestNames, editDistance } from './closest-names.js';

@@ -16,6 +16,8 @@ export const ERROR_CODES = {
   model_not_native: { status: 400, type: 'invalid_request_error', retryable: false },
   /** The model exists and is of the endpoint's type, but no upstream of it serves the endpoint (`/v1/audio/translations` on the local engine). */
   model_not_supported: { status: 400, type: 'invalid_request_error', retryable: false },
+  /** The admin API or the CLI was given a model allow-list naming a model the gateway does not serve; the message names close ones. */
+  unknown_model: { status: 400, type: 'invalid_request_error', retryable: false },
   upstream_bad_request: { status: 400, type: 'invalid_request_error', retryable: false },
 
   missing_api_key: { status: 401, type: 'authentication_error', retryable: false },

@@ -12,9 +12,12 @@ export function answerError(rawError: unknown, request: FastifyRequest, reply: F
   // Answered already from outside the route (a body timeout, the shutdown deadline): what
   // failed now is the route noticing its connection went away.
   if (reply.raw.headersSent) return;
-  const error = settleError(rawError, request.record, request.log, request.id, clientRequestId(request.raw));
-  // The rest of an oversized body is not worth reading: answer, then drop the connection.
-  if (error.code === 'payload_too_large') reply.header('connection', 'close');
+  // A held 429 (pipeline.ts) is what the caller hit first: it is the answer, whatever the body's parse said.
+  const held = request.limitRefusal;
+  const error = settleError(held ?? rawError, request.record, request.log, request.id, clientRequestId(request.raw));
+  // The rest of an oversized body is not worth reading: answer, then drop the connection. So with
+  // a held 429 whose body failed to arrive whole.
+  if (error.code === 'payload_too_large' || (held !== null && rawError !== held)) reply.header('connection', 'close');
   if (request.record !== null) reply.headers(sessionHeaders(request.record));
   void reply.code(error.status).headers(errorHeaders(error)).send(body(error));
 }

@@ -16,6 +16,7 @@ import { registerPipeline } from './pipeline.js';
 import type { RequestGate } from './request-gate.js';
 import { handleClientError } from './client-error.js';
 import { parseJsonBody } from './json-body.js';
+import { noteRequestedModel } from './requested-model.js';
 import { contentEncodingError, decodeRequestBody } from './request-body-encoding.js';
 import type { PausedStreams } from './paused-streams.js';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.js';
@@ -116,6 +117,7 @@ export function buildApp(services: AppServices): FastifyInstance {
       } catch (parseError) {
         return done(parseError as Error, undefined);
       }
+      noteRequestedModel(request.record, parsed);
       done(null, parsed);
     });
   });

@@ -1,5 +1,6 @@
 import type { Principal, Scope } from '../access/index.js';
 import type { RequestRecord } from '../usage/index.js';
+import type { GatewayError } from '../errors/index.js';
 import type { ConsoleCaller } from './console-gate.js';
 
 declare module 'fastify' {
@@ -16,5 +17,7 @@ declare module 'fastify' {
     cancellation: AbortSignal | null;
     /** Set when an admin call was admitted by the console's session cookie (console-gate.ts). */
     consoleCaller: ConsoleCaller | null;
+    /** The caller's own 429, held until the JSON body is read so that the log keeps its model (pipeline.ts); answered in place of any other error. */
+    limitRefusal: GatewayError | null;
   }
 }

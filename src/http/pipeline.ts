@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Principal } from '../access/index.js';
+import { isGatewayError, type GatewayError } from '../errors/index.js';
 import { ConsoleGate } from './console-gate.js';
 import type { RequestGate } from './request-gate.js';
 import { clientRequestId } from './request-id.js';
@@ -41,7 +42,9 @@ export function registerPipeline(app: FastifyInstance, gate: RequestGate, consol
     gate.close();
     done();
   });
+  app.decorateRequest('limitRefusal', null);
   for (const stage of pipelineStages(gate, consoleGate)) app.addHook('onRequest', stage);
+  app.addHook('preValidation', answerHeldRefusal);
 }
 
 const requestIdStage: Stage = (request, reply, done) => {
@@ -116,8 +119,31 @@ function limitStage(gate: RequestGate): Stage {
     if (principal === null || record === null || principal.holders.length === 0) return done();
     const pending = gate.limit(principal, record, estimatedTokens(request));
     if (pending === null) return done();
-    pending.then(() => done(), done);
+    pending.then(
+      () => done(),
+      (error: unknown) => {
+        if (!heldUntilBodyRead(request, error)) return done(error as Error);
+        request.limitRefusal = error;
+        done();
+      },
+    );
   };
+}
+
+/**
+ * A caller's own 429 on a JSON body is answered once the body is read (`answerHeldRefusal`), so
+ * that its log row has the model it names (the model filter finds it): Node would read the body
+ * anyway, to discard it and keep the connection. Other bodies (an audio upload) are refused at once.
+ */
+function heldUntilBodyRead(request: FastifyRequest, error: unknown): error is GatewayError {
+  if (!isGatewayError(error) || (error.code !== 'rate_limit_exceeded' && error.code !== 'quota_exceeded')) return false;
+  return request.headers['content-type']?.toLowerCase().startsWith('application/json') === true;
+}
+
+/** The held 429, before validation and the handler: nothing of the request runs but the body's parse. */
+function answerHeldRefusal(request: FastifyRequest, _reply: FastifyReply, done: Done): void {
+  if (request.limitRefusal === null) return done();
+  done(request.limitRefusal);
 }
 
 /** A multipart upload (audio) is not text: its tokens are known only from the usage. */

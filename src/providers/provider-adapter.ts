@@ -363,7 +363,19 @@ export interface ProviderAdapter {
   publishedModels?(): readonly PublishedModel[];
   /** Models it would publish but cannot on this machine (a missing engine). */
   offModels?(): readonly OffModel[];
+  /**
+   * Work done once before the gateway listens, so that no caller waits for it (the local
+   * provider's word-vector conversion). Says what it does through `progress`; never throws: what
+   * it could not do is said, and done on first use instead.
+   */
+  prepare?(progress: PreparationProgress): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Where an adapter's start-up preparation is told: the gateway's log. */
+export interface PreparationProgress {
+  info(message: string): void;
+  warn(message: string): void;
 }
 
 export type ProviderFactory = (endpoint: EndpointConfig) => ProviderAdapter;

@@ -75,6 +75,8 @@ export class TranscriptionService {
   private resolve(input: TranscriptionInput): CatalogModel<'transcription'> {
     const modelId = input.model ?? this.defaultModel;
     if (modelId === undefined) throw new GatewayError('model_not_found', 'No transcription model is configured.', { param: 'model' });
+    // Kept on the log whether or not it exists, as the JSON endpoints' are (http/requested-model.ts).
+    if (modelId.length <= 256) input.record.model = modelId;
     const model = resolveModel(this.catalog, input.principal, modelId, 'transcription');
     input.record.model = model.id;
     return model;

@@ -68,7 +68,13 @@ export class RequestRecord {
     return this.clientRequestId ?? this.id;
   }
 
+  /**
+   * The client got the first byte of an answer an upstream was called for. A request the gateway
+   * refused itself (limits, unknown model, validation) has no first-byte time: the console's
+   * "Upstream first byte" would otherwise show the refusal's few milliseconds as an upstream's.
+   */
   markFirstByte(): void {
+    if (this.upstream === null) return;
     this.firstByteAt ??= performance.now();
   }
 

@@ -177,6 +177,16 @@ for (const backend of backends) {
       expect(await teamIds()).toEqual(teamsBefore);
     });
 
+    it('refuses an allow-list naming a model the gateway does not serve (400 unknown_model, the close ones named), on create and change', async () => {
+      const before = await tokenCount();
+      const typo = refused(await admin('POST', '/tokens', { team: 'ads', models: ['gpt4o-mini'] }), 400, 'unknown_model', 'models');
+      expect(typo).toContain("did you mean 'gpt-4o-mini'");
+      expect(await tokenCount()).toBe(before);
+      const created = conforms('createToken', await admin('POST', '/tokens', { team: 'ads', models: ['gpt-4o-mini'] }));
+      refused(await admin('PATCH', `/tokens/${String(created['id'])}`, { models: ['gpt-4o-mini', 'pooled-chatt'] }), 400, 'unknown_model', 'models');
+      expect((await harness.gateway.stores.tokens.findById(created['id'] as string))?.models).toEqual(['gpt-4o-mini']);
+    });
+
     it('changes a token (limits as a merge patch) and refuses a revoked one with 422', async () => {
       const created = conforms('createToken', await admin('POST', '/tokens', { team: 'ads', limits: { rpm: 60, tpm: 1_000 }, models: ['gpt-4o-mini'] }));
       const id = created['id'] as string;

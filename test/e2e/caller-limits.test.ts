@@ -4,6 +4,7 @@ import type { LimitHolder } from '../../src/access/index.js';
 import type { Limits } from '../../src/store/index.js';
 import { startHarness, type Harness } from '../support/gateway-harness.js';
 import { resetCredentials } from '../support/reset-credentials.js';
+import { waitForLogRows } from '../support/wait-for-log-rows.js';
 
 let harness: Harness;
 
@@ -39,11 +40,11 @@ async function refusal(call: Promise<unknown>): Promise<InstanceType<typeof Open
 
 const ask = (client: OpenAI) => client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello' }] }).withResponse();
 
-/** The request log's total of prompt + completion tokens and dollars for a token, once every row is written. */
-async function loggedSpending(tokenId: string): Promise<{ tokens: number; usd: number; rows: number }> {
+/** The request log's total of prompt + completion tokens and dollars for a token, once its `count` rows are written (and their charges settled). */
+async function loggedSpending(tokenId: string, count: number): Promise<{ tokens: number; usd: number; rows: number }> {
+  const rows = await waitForLogRows(harness.gateway.stores.requestLogs, { tokenId }, count);
+  // A row is written once its request ended, so its charge is settled or being settled.
   await harness.gateway.limits.drain();
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  const rows = await harness.gateway.stores.requestLogs.query({ tokenId, limit: 1000 });
   return {
     tokens: rows.reduce((sum, row) => sum + (row.promptTokens ?? 0) + (row.completionTokens ?? 0), 0),
     usd: rows.reduce((sum, row) => sum + (row.costUsd ?? 0), 0),
@@ -107,10 +108,10 @@ describe('caller limits through the gateway', () => {
       void chunk;
       break;
     }
-    await new Promise((resolve) => setTimeout(resolve, 300));
     // A request the gateway refuses (422) is not charged.
     await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], temperature: 5 }).catch(() => undefined);
-    const logged = await loggedSpending(id);
+    // Four rows: the aborted stream's is written once the gateway has seen the client leave.
+    const logged = await loggedSpending(id, 4);
     expect(logged.rows).toBe(4);
     const counted = (await harness.gateway.limits.read([tokenHolder(id, limits)]))[`token:${id}`];
     expect(counted?.tokensPerDay).toBe(logged.tokens);

@@ -46,8 +46,8 @@ describe('switchyard requests, reading the log of a running gateway', () => {
     const [header, first, second] = listed.stdout;
     expect(header).toMatch(/^TIME +REQUEST +STATUS +ENDPOINT +MODEL +TEAM +TOKEN +SESSION +UPSTREAM +LATENCY +TTFB +TOKENS +ERROR$/);
     expect(first).toContain(ids['missing']);
-    // An unknown model is not recorded as a model: the row says what was refused, and why.
-    expect(first).toMatch(/ 404 +chat\.completions +- +search .*model_not_found$/);
+    // The model the request named is kept, known or not (a model filter finds the refusal); no upstream was called, so no first byte.
+    expect(first).toMatch(/ 404 +chat\.completions +no-such-model +search .* +- +[\d.]+ms +- +- +model_not_found$/);
     expect(second).toContain(ids['chat']);
     expect(second).toMatch(/ 200 .*gpt-4o-mini .*search .*tok_\S+ +conversation-7 +primary +[\d.]+ms +[\d.]+ms +\d+\/\d+ +-$/);
     expect(listed.stdout.join('\n')).not.toContain(token);
@@ -105,7 +105,7 @@ describe('switchyard requests, reading the log of a running gateway', () => {
     );
     await until(() => (stdout.length > 0 ? true : undefined), 'the backlog line');
     expect(stdout).toHaveLength(1);
-    expect(stdout[0]).toMatch(new RegExp(`^\\S+Z ${ids['missing']} 404 chat\\.completions team=search token=tok_\\S+ latency_ms=[\\d.]+ ttfb_ms=[\\d.]+ error=model_not_found$`));
+    expect(stdout[0]).toMatch(new RegExp(`^\\S+Z ${ids['missing']} 404 chat\\.completions model=no-such-model team=search token=tok_\\S+ latency_ms=[\\d.]+ error=model_not_found$`));
 
     const client = harness.client(token);
     const next = await client.chat.completions

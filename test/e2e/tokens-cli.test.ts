@@ -29,6 +29,15 @@ for (const backend of backends) {
       await drop();
     });
 
+    it('refuses a mistyped model id (exit 64) naming the model meant, and creates nothing', async () => {
+      const before = (await harness.gateway.stores.tokens.list()).length;
+      const refused = await cli('tokens', 'create', '--team', 'ml', '--models', 'gpt4o-mini', '--config', harness.configPath);
+      expect(refused.code).toBe(64);
+      expect(refused.stdout).toEqual([]);
+      expect(refused.stderr.join('\n')).toContain("did you mean 'gpt-4o-mini'");
+      expect((await harness.gateway.stores.tokens.list()).length).toBe(before);
+    });
+
     it('creates a token, printed alone on stdout, that the running gateway accepts on the next request', async () => {
       // A token's project must exist: the team first (a project never creates it), then the project.
       expect((await cli('teams', 'create', 'ml', '--config', harness.configPath)).code).toBe(0);

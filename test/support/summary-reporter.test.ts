@@ -34,6 +34,18 @@ describe('the summary line', () => {
     expect(status).toBe(1);
   });
 
+  it("counts a test.fails that failed as expected apart from passed, as vitest's own summary does, and one that passed as failed", () => {
+    const { line, status } = runVitest({
+      'passes.test.mjs': PASSES,
+      'expected.test.mjs': `import { it, expect } from 'vitest';\nit.fails('fails as expected', () => expect(1).toBe(2));\nit.fails('fails as expected too', () => { throw new Error('no'); });\nit.todo('is to do');\n`,
+    });
+    expect(line).toBe('tests: 1 passed, 0 failed, 0 skipped, 2 expected fail, 1 todo');
+    expect(status).toBe(0);
+    const unexpected = runVitest({ 'unexpected.test.mjs': `import { it, expect } from 'vitest';\nit.fails('passes, unexpectedly', () => expect(1).toBe(1));\n` });
+    expect(unexpected.line).toBe('tests: 0 passed, 1 failed, 0 skipped');
+    expect(unexpected.status).toBe(1);
+  });
+
   it('says 0 failed only when the run passed', () => {
     const { line, status } = runVitest({ 'passes.test.mjs': PASSES });
     expect(line).toBe('tests: 1 passed, 0 failed, 0 skipped');

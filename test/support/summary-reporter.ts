@@ -4,22 +4,30 @@ export interface SummaryCounts {
   passed: number;
   failed: number;
   skipped: number;
+  /** `test.fails` tests that failed, as they should: vitest's "expected fail", not a pass. */
+  expectedFail: number;
+  /** `test.todo`: vitest counts them apart from the skipped. */
+  todo: number;
 }
 
 /**
- * The counts the closing line reports. A test file that failed to load (an import that throws, a
- * syntax error) has no tests to count, so it counts as one failed; so does each error raised
- * outside any test. A run that failed for a reason none of these name still says `failed` ≥ 1: the
- * line never disagrees with the exit code.
+ * The counts the closing line reports, as vitest's own summary counts them. A test file that
+ * failed to load (an import that throws, a syntax error) has no tests to count, so it counts as
+ * one failed; so does each error raised outside any test. A run that failed for a reason none of
+ * these name still says `failed` ≥ 1: the line never disagrees with the exit code.
  */
 export function summarise(testModules: ReadonlyArray<TestModule>, unhandledErrors: number, reason: TestRunEndReason): SummaryCounts {
-  const counts = { passed: 0, failed: 0, skipped: 0 };
+  const counts = { passed: 0, failed: 0, skipped: 0, expectedFail: 0, todo: 0 };
   for (const testModule of testModules) {
     if (testModule.errors().length > 0) counts.failed++;
     for (const testCase of testModule.children.allTests()) {
       const { state } = testCase.result();
-      if (state === 'passed') counts.passed++;
-      else if (state === 'failed') counts.failed++;
+      // A `test.fails` whose body failed is reported `passed` (and one whose body passed, `failed`).
+      if (state === 'passed') {
+        if (testCase.options.fails === true) counts.expectedFail++;
+        else counts.passed++;
+      } else if (state === 'failed') counts.failed++;
+      else if (testCase.options.mode === 'todo') counts.todo++;
       else counts.skipped++;
     }
   }
@@ -28,10 +36,15 @@ export function summarise(testModules: ReadonlyArray<TestModule>, unhandledError
   return counts;
 }
 
+/** The closing line: the three counts always, the rarer two only when there are any (as vitest shows them). */
+export function summaryLine({ passed, failed, skipped, expectedFail, todo }: SummaryCounts): string {
+  const rare = [expectedFail > 0 ? `${expectedFail} expected fail` : null, todo > 0 ? `${todo} todo` : null].filter((part) => part !== null);
+  return ['tests: ' + `${passed} passed, ${failed} failed, ${skipped} skipped`, ...rare].join(', ');
+}
+
 /** Ends the run with one plain line, `tests: N passed, N failed, N skipped`, that any CI can read. */
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>, reason: TestRunEndReason): void {
-    const { passed, failed, skipped } = summarise(testModules, unhandledErrors.length, reason);
-    process.stdout.write(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+    process.stdout.write(`\n${summaryLine(summarise(testModules, unhandledErrors.length, reason))}\n`);
   }
 }

@@ -1,8 +1,8 @@
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ConsoleSession, ConsoleSessions } from '../../access/index.js';
-import { GatewayError } from '../../errors/index.js';
-import { CONSOLE_COOKIE, CONSOLE_COOKIE_PATH, type ConsoleCaller, type ConsoleGate } from '../console-gate.js';
+import { GatewayError, isGatewayError } from '../../errors/index.js';
+import { CONSOLE_COOKIE, CONSOLE_COOKIE_PATH, ConsoleGate, type ConsoleCaller } from '../console-gate.js';
 
 const SESSION_PATH = '/admin/v1/console/session';
 
@@ -14,7 +14,8 @@ export type DescribeToken = (tokenId: string) => Promise<{ id: string; name: str
  * - `POST /admin/v1/console/session` with an admin bearer token opens a session: the cookie
  *   (httpOnly, SameSite=Strict, path /admin/v1) and, in the body, the CSRF token the console
  *   sends with every call that changes something;
- * - `GET` (with the cookie) gives the CSRF token again to a reloaded page, which keeps it only in memory;
+ * - `GET` gives the CSRF token again to a reloaded page, which keeps it only in memory, or says
+ *   `signed_in: false` (200) when the request has no live session;
  * - `DELETE` ends the session on the server: the cookie is refused from then on, wherever it is kept.
  * The cookie plugin is registered in this scope alone: its `onSend` hook is not paid by /v1.
  */
@@ -36,7 +37,24 @@ export function registerConsoleSessionRoutes(app: FastifyInstance, sessions: Con
       });
       return reply.code(201).send(await sessionBody(session, describeToken));
     });
-    scope.get(SESSION_PATH, { config: { scope: 'admin' } }, async (request) => sessionBody(consoleCaller(request).session, describeToken));
+    // The console asks this on every load, signed in or not: "no session" is an answer (200), not an
+    // error, so that the sign-in page does not log a 401 in the browser's console. Not scoped: the
+    // cookie is checked here, as the console gate checks it for the other admin calls.
+    scope.get(SESSION_PATH, async (request, reply) => {
+      const secret = request.headers.authorization === undefined ? ConsoleGate.secretOf(request.headers.cookie) : null;
+      if (secret === null) return { object: 'console_session', signed_in: false };
+      let admitted: Awaited<ReturnType<ConsoleGate['admit']>>;
+      try {
+        admitted = await gate.admit(request, secret);
+      } catch (error) {
+        // Ended, idle, its token revoked or expired: signed out, and the stale cookie goes too.
+        if (!isGatewayError(error) || error.status !== 401) throw error;
+        reply.clearCookie(CONSOLE_COOKIE, { path: CONSOLE_COOKIE_PATH, httpOnly: true, sameSite: 'strict', secure: gate.reachedOverHttps(request) });
+        return { object: 'console_session', signed_in: false };
+      }
+      if (!admitted.principal.scopes.has('admin')) return { object: 'console_session', signed_in: false };
+      return { ...(await sessionBody(admitted.caller.session, describeToken)), signed_in: true };
+    });
     scope.delete(SESSION_PATH, { config: { scope: 'admin' } }, async (request, reply) => {
       await sessions.end(consoleCaller(request).secret);
       reply.clearCookie(CONSOLE_COOKIE, { path: CONSOLE_COOKIE_PATH, httpOnly: true, sameSite: 'strict', secure: gate.reachedOverHttps(request) });

@@ -10,6 +10,7 @@ import type { PausedStreams } from '../paused-streams.js';
 import { contentEncodingError, decodeRequestBody } from '../request-body-encoding.js';
 import { appendSessionHeaders } from '../session-headers.js';
 import { answerError } from '../answer-error.js';
+import { noteRequestedModel } from '../requested-model.js';
 
 /** A native request's body twice: the bytes to pass on as they came, and what they say. */
 interface NativeBody {
@@ -32,7 +33,9 @@ export function registerNativeResponsesRoute(app: FastifyInstance, native: Nativ
       decodeRequestBody(body as Buffer, contentEncoding, bodyLimitBytes, (error, decoded) => {
         if (error !== null) return done(error, undefined);
         try {
-          done(null, { raw: body as Buffer, parsed: parseJsonBody(decoded) } satisfies NativeBody);
+          const parsed = parseJsonBody(decoded);
+          noteRequestedModel(request.record, parsed);
+          done(null, { raw: body as Buffer, parsed } satisfies NativeBody);
         } catch (parseError) {
           done(parseError as Error, undefined);
         }

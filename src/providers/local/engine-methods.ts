@@ -5,6 +5,11 @@ export interface EngineWorkerData {
   cacheDirectory: string;
 }
 
+/** The text engine's data is on disk: `converted` when it had to be made now. */
+export interface PrepareTextReply {
+  converted: boolean;
+}
+
 export interface EmbedParams {
   texts: string[];
 }

@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { EngineReply, EngineRequest } from './engine-protocol.js';
-import type { EmbedParams, EmbedReply, EngineWorkerData, RerankParams, RerankReply, SpeakParams, SpeakReply, TranscribeParams, TranscribeReply } from './engine-methods.js';
+import type { EmbedParams, EmbedReply, EngineWorkerData, PrepareTextReply, RerankParams, RerankReply, SpeakParams, SpeakReply, TranscribeParams, TranscribeReply } from './engine-methods.js';
 import { LocalEngineError } from './local-engine-error.js';
 
 /**
@@ -22,6 +22,10 @@ function loadWordVectors() {
 }
 
 const handlers: Record<string, Handler> = {
+  async prepareText() {
+    const { prepareWordVectors } = await import('./text/glove-table.js');
+    return { result: { converted: await prepareWordVectors({ cacheDirectory }) } satisfies PrepareTextReply };
+  },
   async embed({ texts }: EmbedParams) {
     const [{ embedText }, vectors] = await Promise.all([import('./text/embed-text.js'), loadWordVectors()]);
     const all = new Float32Array(texts.length * vectors.dimension);

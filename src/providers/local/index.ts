@@ -8,3 +8,4 @@ export { LOCAL_MODEL_IDS } from './local-model-ids.js';
 export const createLocalAdapter: ProviderFactory = (endpoint) => new LocalAdapter(endpoint);
 
 export const localProvider: ProviderModule = { upstreamKeys: LOCAL_UPSTREAM_KEYS, create: createLocalAdapter };
+export { localModelIds } from './local-model-list.js';

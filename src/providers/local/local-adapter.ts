@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { EndpointConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
@@ -14,6 +14,7 @@ import type {
   EmbeddingResult,
   ProviderAdapter,
   OffModel,
+  PreparationProgress,
   PublishedModel,
   RerankCall,
   RerankResult,
@@ -24,8 +25,9 @@ import type {
 } from '../provider-adapter.js';
 import { discoverGgufModels } from './chat/discover-gguf-models.js';
 import { engineWorkerScript } from './engine-worker-script.js';
-import type { EmbedParams, EmbedReply, RerankParams, RerankReply, SpeakParams, SpeakReply, TranscribeParams, TranscribeReply } from './engine-methods.js';
+import type { EmbedParams, EmbedReply, PrepareTextReply, RerankParams, RerankReply, SpeakParams, SpeakReply, TranscribeParams, TranscribeReply } from './engine-methods.js';
 import { LocalChat } from './local-chat.js';
+import { wordVectorFiles } from './text/glove-table.js';
 import { LOCAL_MODEL_IDS } from './local-model-ids.js';
 import { findPocketsphinx } from './transcription/find-pocketsphinx.js';
 import { WorkerPool } from './worker-pool.js';
@@ -55,12 +57,14 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
   private readonly text: WorkerPool;
   private readonly speech: WorkerPool;
   private readonly transcription: WorkerPool | null;
+  private readonly cacheDirectory: string;
 
   constructor(endpoint: EndpointConfig) {
     this.endpoint = endpoint.name;
     const keys = readUpstreamKeys(endpoint, LOCAL_UPSTREAM_KEYS);
     const cacheDirectory = resolve(keys.cache_dir ?? './data/local');
     mkdirSync(cacheDirectory, { recursive: true });
+    this.cacheDirectory = cacheDirectory;
     const threads = keys.engine_threads ?? 1;
     const maxQueue = keys.engine_queue ?? 16;
     const script = engineWorkerScript();
@@ -86,6 +90,31 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
       keys.publish_models === false || this.transcription !== null
         ? []
         : [{ id: LOCAL_MODEL_IDS.transcription, type: 'transcription', reason: 'pocketsphinx is not installed', remedy: TRANSCRIPTION_REMEDY }];
+  }
+
+  /**
+   * Converts the word vectors of local-embed and local-rerank if they are not on disk yet (once
+   * per install: ~3 s, ~137 MB in cache_dir), before the gateway listens: the first caller is not
+   * the one who waits, and the wait is said. Loading them (~0.25 s) stays on first use, so that a
+   * gateway nobody asks for embeddings does not hold 140 MB of vectors.
+   */
+  async prepare(progress: PreparationProgress): Promise<void> {
+    let binaryPath: string;
+    try {
+      ({ binaryPath } = await wordVectorFiles({ cacheDirectory: this.cacheDirectory }));
+    } catch (error) {
+      progress.warn(`local: the word vectors of ${LOCAL_MODEL_IDS.embedding} cannot be prepared (${error instanceof Error ? error.message : String(error)}); ${LOCAL_MODEL_IDS.embedding} and ${LOCAL_MODEL_IDS.rerank} will fail`);
+      return;
+    }
+    if (existsSync(binaryPath)) return;
+    progress.info(`local: preparing the word vectors of ${LOCAL_MODEL_IDS.embedding} and ${LOCAL_MODEL_IDS.rerank}, once per install: converting into ${binaryPath} (~137 MB, a few seconds)`);
+    const started = performance.now();
+    try {
+      await this.text.call<PrepareTextReply>('prepareText', {});
+      progress.info(`local: word vectors ready in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    } catch (error) {
+      progress.warn(`local: converting the word vectors failed (${error instanceof Error ? error.message : String(error)}); the first ${LOCAL_MODEL_IDS.embedding} or ${LOCAL_MODEL_IDS.rerank} request tries again`);
+    }
   }
 
   offModels(): readonly OffModel[] {

@@ -1,5 +1,5 @@
 import { apiCall } from './http';
-import type { ConsoleSession } from './types';
+import type { ConsoleSession, SessionProbe } from './types';
 
 const PATH = '/admin/v1/console/session';
 
@@ -8,9 +8,9 @@ export function createSession(adminToken: string): Promise<ConsoleSession> {
   return apiCall<ConsoleSession>('POST', PATH, { headers: { authorization: `Bearer ${adminToken}` }, expectUnauthorized: true });
 }
 
-/** The session of the cookie, if any (401 when none): how a reload gets its CSRF token back. */
-export function currentSession(signal?: AbortSignal): Promise<ConsoleSession> {
-  return apiCall<ConsoleSession>('GET', PATH, { expectUnauthorized: true, ...(signal === undefined ? {} : { signal }) });
+/** The session of the cookie, if any: how a reload gets its CSRF token back. No session is an answer, not an error. */
+export function currentSession(signal?: AbortSignal): Promise<SessionProbe> {
+  return apiCall<SessionProbe>('GET', PATH, { expectUnauthorized: true, ...(signal === undefined ? {} : { signal }) });
 }
 
 export function endSession(): Promise<{ object: 'console_session'; ended: true }> {

@@ -17,6 +17,9 @@ export interface ConsoleSession {
   token: { id: string; name: string | null; team: string };
 }
 
+/** What `GET /admin/v1/console/session` answers: the session of the cookie, or that there is none (200 either way). */
+export type SessionProbe = (ConsoleSession & { signed_in: true }) | { object: 'console_session'; signed_in: false };
+
 export const LIMIT_NAMES = ['rpm', 'tpm', 'max_concurrent', 'tokens_per_day', 'tokens_per_month', 'tokens_total', 'usd_per_day', 'usd_per_month'] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 export type Limits = Partial<Record<LimitName, number>>;

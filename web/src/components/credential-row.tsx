@@ -22,15 +22,19 @@ export const CredentialRow = memo(function CredentialRow({ credential, busy, onA
   const disabled = credential.state === 'disabled';
   return (
     <tr data-credential-id={credential.id}>
-      <td className="mono">{credential.id}</td>
+      {/* Ids and the error rate may wrap (at hyphens, spaces), so that the table fits a laptop's screen. */}
+      <td className="mono wrap">{credential.id}</td>
       <td>{credential.provider}</td>
       <td>
         <CredentialStateBadge credential={credential} />
       </td>
       <td className="nowrap">{credential.since === null ? 'start' : formatTime(credential.since)}</td>
       <td className="num">{credential.in_flight}</td>
-      <td className="nowrap">{errorRate(credential)}</td>
-      <td className="wrap last-error">{credential.last_error ?? DASH}</td>
+      <td className="wrap">{errorRate(credential)}</td>
+      {/* One line, cut with an ellipsis: an upstream's error can be 200 characters; the whole of it is the title (on hover). */}
+      <td className="last-error" title={credential.last_error ?? undefined}>
+        <span className="clip">{credential.last_error ?? DASH}</span>
+      </td>
       <td>{credential.origin}</td>
       <td className="wrap">{credential.account === null ? DASH : <CredentialAccountDetails account={credential.account} />}</td>
       <td className="actions">

@@ -26,7 +26,12 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     const abort = new AbortController();
     currentSession(abort.signal).then(
-      (session) => {
+      (probe) => {
+        if (!probe.signed_in) {
+          setState({ status: 'signed-out', notice: null });
+          return;
+        }
+        const { signed_in: _signedIn, ...session } = probe;
         setCsrfToken(session.csrf_token);
         setState({ status: 'signed-in', session });
       },

@@ -64,7 +64,7 @@ function RequestDetails({ request }: { request: RequestView }) {
         title="Timing"
         items={[
           ['Created at', formatTime(request.created_at)],
-          ['Upstream first byte', formatMs(request.ttfb_ms)],
+          ['Upstream first byte', request.upstream === null ? 'none: no upstream was called' : formatMs(request.ttfb_ms)],
           ['Total', formatMs(request.latency_ms)],
           ['Logged at', formatTime(request.logged_at)],
         ]}

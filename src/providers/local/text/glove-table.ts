@@ -98,18 +98,7 @@ function defaultSourcePath(): string {
  * Throws LocalEngineError('engine_failed') if the source data is missing or malformed.
  */
 export async function loadWordVectors(options: LoadWordVectorsOptions): Promise<WordVectors> {
-  const sourcePath = resolve(options.sourcePath ?? defaultSourcePath());
-  let sourceBytes: number;
-  try {
-    sourceBytes = (await stat(sourcePath)).size;
-  } catch {
-    throw new LocalEngineError('engine_failed', 'The word-vector source data is missing.');
-  }
-  // The source size in the name means a different package version gets its own cache file.
-  const binaryPath = join(
-    resolve(options.cacheDirectory),
-    `glove-${FORMAT_TAG}-${sourceBytes}.bin`,
-  );
+  const { sourcePath, binaryPath } = await wordVectorFiles(options);
   if (options.reuseLoaded === false) return loadOrConvert(binaryPath, sourcePath);
   let loading = loadedTables.get(binaryPath);
   if (loading === undefined) {
@@ -118,6 +107,32 @@ export async function loadWordVectors(options: LoadWordVectorsOptions): Promise<
     loading.catch(() => loadedTables.delete(binaryPath));
   }
   return loading;
+}
+
+/** The package's JSON and the converted file made from it in `cacheDirectory`. */
+export async function wordVectorFiles(options: Pick<LoadWordVectorsOptions, 'cacheDirectory' | 'sourcePath'>): Promise<{ sourcePath: string; binaryPath: string }> {
+  const sourcePath = resolve(options.sourcePath ?? defaultSourcePath());
+  let sourceBytes: number;
+  try {
+    sourceBytes = (await stat(sourcePath)).size;
+  } catch {
+    throw new LocalEngineError('engine_failed', 'The word-vector source data is missing.');
+  }
+  // The source size in the name means a different package version gets its own cache file.
+  return { sourcePath, binaryPath: join(resolve(options.cacheDirectory), `glove-${FORMAT_TAG}-${sourceBytes}.bin`) };
+}
+
+/**
+ * Makes the converted file if it is missing (the once-per-install conversion, ~3 s), without
+ * keeping the table: the engine thread loads it on its first embedding or rerank (~0.25 s). A
+ * damaged file is still rebuilt by that load. Returns whether it converted.
+ */
+export async function prepareWordVectors(options: Pick<LoadWordVectorsOptions, 'cacheDirectory' | 'sourcePath'>): Promise<boolean> {
+  const { sourcePath, binaryPath } = await wordVectorFiles(options);
+  if (await stat(binaryPath).then(() => true, () => false)) return false;
+  await mkdir(dirname(binaryPath), { recursive: true });
+  await convertUnderLock(binaryPath, sourcePath);
+  return true;
 }
 
 async function loadOrConvert(binaryPath: string, sourcePath: string): Promise<WordVectors> {
