@@ -103,6 +103,9 @@ function validate(document: Record<string, unknown>, env: NodeJS.ProcessEnv, bas
   const config = withDefaults as Static<typeof ConfigSchema>;
   const resolved: SwitchyardConfig = {
     ...config,
+    // Files the config names are relative to the config file.
+    server: { ...config.server, ...(config.server.pid_file === undefined ? {} : { pid_file: resolve(baseDirectory, config.server.pid_file) }) },
+    logging: { ...config.logging, ...(config.logging.file === undefined ? {} : { file: resolve(baseDirectory, config.logging.file) }) },
     upstreams: config.upstreams.map((upstream, index) => ({
       ...upstream,
       // A file an entry names is relative to the config file, like the network's certificates.

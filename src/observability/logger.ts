@@ -34,6 +34,20 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
 }
 
+/** Where the log lines go: stdout, or `logging.file`, which `reopen` opens again after logrotate moved it. */
+export interface LogOutput {
+  readonly stream: pino.DestinationStream;
+  /** Writes what is buffered, then opens the file's path again (a new file when it was moved); nothing to do on stdout. */
+  reopen(): void;
+}
+
+export function logOutput(file: string | undefined): LogOutput {
+  // Written asynchronously, as stdout is: see createLogger.
+  if (file === undefined) return { stream: pino.destination({ dest: 1, sync: false }), reopen: () => undefined };
+  const stream = pino.destination({ dest: file, sync: false, mkdir: true, append: true });
+  return { stream, reopen: () => stream.reopen() };
+}
+
 /** pino's error serializer with secrets masked in every string it keeps (message, stack, causes). */
 export function maskedError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
