@@ -212,7 +212,8 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       prices = modelPrices(running);
       configuredIds.clear();
       for (const upstream of running.upstreams) configuredIds.add(upstream.id);
-      logger.level = running.logging.level;
+      // A logger given at start (tests) did not take its level from the config, and does not now.
+      if (output !== null) logger.level = running.logging.level;
       return changes;
     };
     return {
