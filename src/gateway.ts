@@ -13,6 +13,7 @@ import { LogThrottle } from './observability/log-throttle.js';
 import { createLogger, logOutput, type Logger } from './observability/logger.js';
 import type { OffModel } from './providers/provider-adapter.js';
 import { hostname } from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
@@ -207,8 +208,14 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       // Built first to refuse what cannot serve (a route to an upstream of the wrong type) before anything changes.
       buildCatalog(withPublishedModels(target.models, staged), staged);
       wired.adopt(staged);
+      const previous = new Map(running.upstreams.map((upstream) => [upstream.id, upstream]));
       running = target;
       rebuildCatalog();
+      // A credential refused or cooling for the entry it had (a revoked key) starts over with the new one.
+      for (const upstream of running.upstreams) {
+        const before = previous.get(upstream.id);
+        if (before !== undefined && !isDeepStrictEqual(before, upstream)) router.health.reset(upstream.id, 'its upstreams[] entry changed (config reload)');
+      }
       prices = modelPrices(running);
       configuredIds.clear();
       for (const upstream of running.upstreams) configuredIds.add(upstream.id);

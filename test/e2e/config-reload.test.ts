@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,6 @@ import { startTestGateway, type TestGateway } from '../support/start-test-gatewa
 
 /** The config file read again while serving: SIGHUP and `switchyard reload` (docs/operations.md). */
 const BIN = fileURLToPath(new URL('../../bin/switchyard.js', import.meta.url));
-const MESSAGES = [{ role: 'user', content: 'Hi' }];
 
 let upstream: FakeOpenAIUpstream;
 beforeAll(async () => {
@@ -35,7 +35,8 @@ async function chat(url: string, token: string, model: string, headers: Record<s
   const response = await request(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ model, messages: MESSAGES }),
+    // A conversation of its own each time: one inferred session would keep every call on one credential.
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: `Hi ${randomUUID()}` }] }),
   });
   await response.body.text();
   const sent = upstream.requests.slice(before).at(-1)?.headers['authorization'];
@@ -79,7 +80,12 @@ describe('config reload, in process (what SIGHUP calls)', () => {
     const bound = await chat(gateway.url, token, 'gpt-4o-mini', { 'x-session-id': 'kept' });
     const boundTo = bound.key?.startsWith('sk-a') === true ? 'a' : 'b';
 
-    // The provider rotated a's key: the old one is refused from now on.
+    // The provider rotated a's key: the old one is refused from now on, and a is taken out of use
+    // (401: failed, until reset) while b serves.
+    upstream.options = { apiKeys: ['sk-a-2', 'sk-b-1'] };
+    const stateOfA = () => gateway.credentials.list().find((credential) => credential.id === 'a')?.state;
+    for (let attempt = 0; attempt < 40 && stateOfA() !== 'failed'; attempt++) expect((await chat(gateway.url, token, 'gpt-4o-mini')).status).toBe(200);
+    expect(stateOfA()).toBe('failed');
     writeFileSync(
       configPath,
       document(configPath, upstreams('sk-a-2'), [
@@ -87,10 +93,11 @@ describe('config reload, in process (what SIGHUP calls)', () => {
         { id: 'new-model', type: 'chat', routes: [{ upstream: 'a', model: 'gpt-4o-mini' }] },
       ]),
     );
-    upstream.options = { apiKeys: ['sk-a-2', 'sk-b-1'] };
     const changes = await reloadConfig(gateway, { configPath, env: {} });
     expect(changes).toEqual({ applied: ['upstreams[0].api_key changed', 'models[1].id changed', 'models[1].routes[1] removed'], needsRestart: [] });
 
+    // a starts over with its new key: new-model has no other route.
+    expect(stateOfA()).toBe('healthy');
     const served1 = await chat(gateway.url, token, 'new-model');
     expect(served1).toEqual({ status: 200, key: 'sk-a-2' });
     expect((await chat(gateway.url, token, 'old-model')).status).toBe(404);
