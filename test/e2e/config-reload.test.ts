@@ -63,6 +63,7 @@ describe('config reload, in process (what SIGHUP calls)', () => {
         models: [
           { id: 'gpt-4o-mini', type: 'chat', routes: route('gpt-4o-mini') },
           { id: 'old-model', type: 'chat', routes: route('gpt-4o-mini') },
+          { id: 'a-only', type: 'chat', routes: [{ upstream: 'a', model: 'gpt-4o-mini' }] },
         ],
       },
       { logLines: lines },
@@ -80,9 +81,21 @@ describe('config reload, in process (what SIGHUP calls)', () => {
     const bound = await chat(gateway.url, token, 'gpt-4o-mini', { 'x-session-id': 'kept' });
     const boundTo = bound.key?.startsWith('sk-a') === true ? 'a' : 'b';
 
+    // A stream on a's old key, under way across the rotation and the reload (the provider lets a
+    // request it admitted finish): it completes with the credential it started with.
+    upstream.options = { apiKeys: ['sk-a-1', 'sk-b-1'], chunkDelayMs: 150 };
+    const before = upstream.requests.length;
+    const inFlight = request(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'a-only', messages: [{ role: 'user', content: 'a long answer' }], stream: true }),
+    }).then(async (response) => ({ status: response.statusCode, text: await response.body.text() }));
+    while (upstream.requests.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(upstream.requests[before]?.headers['authorization']).toBe('Bearer sk-a-1');
+
     // The provider rotated a's key: the old one is refused from now on, and a is taken out of use
     // (401: failed, until reset) while b serves.
-    upstream.options = { apiKeys: ['sk-a-2', 'sk-b-1'] };
+    upstream.options = { apiKeys: ['sk-a-2', 'sk-b-1'], chunkDelayMs: 150 };
     const stateOfA = () => gateway.credentials.list().find((credential) => credential.id === 'a')?.state;
     for (let attempt = 0; attempt < 40 && stateOfA() !== 'failed'; attempt++) expect((await chat(gateway.url, token, 'gpt-4o-mini')).status).toBe(200);
     expect(stateOfA()).toBe('failed');
@@ -91,11 +104,16 @@ describe('config reload, in process (what SIGHUP calls)', () => {
       document(configPath, upstreams('sk-a-2'), [
         { id: 'gpt-4o-mini', type: 'chat', routes: route('gpt-4o-mini') },
         { id: 'new-model', type: 'chat', routes: [{ upstream: 'a', model: 'gpt-4o-mini' }] },
+        { id: 'a-only', type: 'chat', routes: [{ upstream: 'a', model: 'gpt-4o-mini' }] },
       ]),
     );
     const changes = await reloadConfig(gateway, { configPath, env: {} });
     expect(changes).toEqual({ applied: ['upstreams[0].api_key changed', 'models[1].id changed', 'models[1].routes[1] removed'], needsRestart: [] });
 
+    const streamed = await inFlight;
+    expect(streamed.status).toBe(200);
+    expect(streamed.text).toContain('data: [DONE]');
+    upstream.options = { apiKeys: ['sk-a-2', 'sk-b-1'] };
     // a starts over with its new key: new-model has no other route.
     expect(stateOfA()).toBe('healthy');
     const served1 = await chat(gateway.url, token, 'new-model');
