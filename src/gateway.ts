@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { CallerLimits, ConsoleSessions, TeamService, TokenAuthenticator, TokenService } from './access/index.js';
 import { ACCOUNT_PROVIDERS, CredentialAdmin, credentialRoutes, RequestQueries, requestRoutes, teamRoutes, tokenRoutes, UpstreamAccounts, withOpenApi, type AccountDocumentCheck, type AdminRoute } from './admin/index.js';
-import { configChanges, reloadedConfig, type ConfigChanges, type SwitchyardConfig } from './config/index.js';
+import { ConfigError, configChanges, reloadedConfig, type ConfigChanges, type SwitchyardConfig } from './config/index.js';
 import { RuntimeAccounts } from './gateway-accounts.js';
 import { accountContext, createEndpoints, type Endpoints } from './gateway-endpoints.js';
 import { buildApp, type ConsoleServices } from './http/app.js';
@@ -10,7 +10,7 @@ import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
 import { LogThrottle } from './observability/log-throttle.js';
-import { createLogger, logOutput, type Logger } from './observability/logger.js';
+import { createLogger, logOutput, type LogOutput, type Logger } from './observability/logger.js';
 import type { OffModel } from './providers/provider-adapter.js';
 import { hostname } from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
@@ -77,7 +77,7 @@ function checkAccountDocument(endpoints: Endpoints): AccountDocumentCheck {
 
 /** The composition root: the only place that knows every layer and wires them together. */
 export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
-  const output = options.logger === undefined ? logOutput(config.logging.file) : null;
+  const output = options.logger === undefined ? openLogOutput(config.logging.file) : null;
   const logger = options.logger ?? createLogger(config.logging.level, output?.stream);
   // Failures that repeat while the database or the shared state is away: one line per kind per interval.
   const failures = new LogThrottle(logger, config.logging.failure_interval_ms);
@@ -271,6 +271,15 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     await stores.close();
     await wired.close();
     throw error;
+  }
+}
+
+/** Where the log lines go; a file that cannot be opened is a config error naming the key. */
+function openLogOutput(file: string | undefined): LogOutput {
+  try {
+    return logOutput(file);
+  } catch (error) {
+    throw new ConfigError('logging.file', `cannot be opened: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 

@@ -168,4 +168,15 @@ describe('logging.file', () => {
     expect(rotated).toEqual(['switchyard.log.1']);
     expectEveryLineOnce(ids, [join(served.directory, 'log', 'switchyard.log.1'), served.logFile]);
   });
+
+  it('that cannot be opened refuses the start with the key and the reason, exit 78', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'switchyard-log-file-'));
+    onTestFinished(() => rmSync(directory, { recursive: true, force: true }));
+    writeFileSync(join(directory, 'not-a-folder'), '');
+    const configPath = join(directory, 'switchyard.yaml');
+    writeFileSync(configPath, stringify({ server: { host: '127.0.0.1', port: 0 }, database: { url: `sqlite:${join(directory, 'switchyard.db')}` }, logging: { file: 'not-a-folder/switchyard.log' }, upstreams: [], models: [] }));
+    const stderr: string[] = [];
+    expect(await runCli(['serve', '--config', configPath], { stdout: () => undefined, stderr: (line) => stderr.push(line) })).toBe(78);
+    expect(stderr.join('\n')).toMatch(/^switchyard: config error: logging\.file: cannot be opened: EEXIST.*not-a-folder/);
+  });
 });
