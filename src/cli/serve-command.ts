@@ -42,14 +42,15 @@ export async function serveCommand(options: { config?: string }, io: CliIo): Pro
   // SIGHUP (an operator's `kill -HUP`, `switchyard reload`, logrotate) must never end the process,
   // which is Node's default for it: it reopens the log file and reloads the config. SIGUSR2 (also
   // fatal by default) only reopens the log file, for a logrotate that should not touch the config.
+  const logFile = config.logging.file;
   process.on('SIGHUP', () => {
     gateway.reopenLogs();
-    gateway.logger.info({ signal: 'SIGHUP' }, 'SIGHUP: log file reopened; reloading the config');
+    gateway.logger.info({ signal: 'SIGHUP' }, logFile === undefined ? 'SIGHUP: reloading the config' : 'SIGHUP: log file reopened; reloading the config');
     void reloadConfig(gateway, { configPath: options.config });
   });
   process.on('SIGUSR2', () => {
     gateway.reopenLogs();
-    gateway.logger.info({ signal: 'SIGUSR2' }, 'SIGUSR2: log file reopened');
+    gateway.logger.info({ signal: 'SIGUSR2' }, logFile === undefined ? 'SIGUSR2: nothing to reopen (logs go to stdout)' : 'SIGUSR2: log file reopened');
   });
   const signal = await stopSignal(() => process.exit(130));
   gateway.logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests; send it again to stop at once');
