@@ -84,8 +84,9 @@ function alive(pid: number): boolean {
   }
 }
 
-async function startNpm(): Promise<{ npm: ChildProcess; url: string; gatewayPids: number[] }> {
-  const npm = spawn('npm', ['start', '--silent'], { cwd: directory, stdio: ['ignore', 'pipe', 'ignore'], detached: false });
+/** `ownGroup`: npm leads a process group of its own, as in a terminal, where Ctrl-C signals the whole group. */
+async function startNpm(ownGroup = false): Promise<{ npm: ChildProcess; url: string; gatewayPids: number[] }> {
+  const npm = spawn('npm', ['start', '--silent'], { cwd: directory, stdio: ['ignore', 'pipe', 'ignore'], detached: ownGroup });
   onTestFinished(() => {
     for (const pid of descendants(npm.pid as number)) if (alive(pid)) process.kill(pid, 'SIGKILL');
     if (npm.exitCode === null && npm.signalCode === null) npm.kill('SIGKILL');
@@ -128,6 +129,19 @@ describe('npm start', () => {
     const streamed = await inFlight;
     expect(streamed.status).toBe(200);
     expect(streamed.text).toContain(`${CHUNKS - 1} `);
+    expect(streamed.text).toContain('data: [DONE]');
+    expect(await waitForExit(gatewayPids)).toBe(true);
+    expect(await exited).toBe(0);
+  });
+
+  it('Ctrl-C in a terminal (SIGINT to the whole group: the gateway gets it twice, from the terminal and from npm) drains, not stops at once', async () => {
+    const { npm, url, gatewayPids } = await startNpm(true);
+    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    const inFlight = stream(url);
+    await sleep(CHUNK_INTERVAL_MS * 3);
+    process.kill(-(npm.pid as number), 'SIGINT');
+    const streamed = await inFlight;
+    expect(streamed.status).toBe(200);
     expect(streamed.text).toContain('data: [DONE]');
     expect(await waitForExit(gatewayPids)).toBe(true);
     expect(await exited).toBe(0);
