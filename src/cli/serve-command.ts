@@ -1,5 +1,5 @@
 import { rmSync, readFileSync, writeFileSync } from 'node:fs';
-import { loadConfig } from '../config/index.js';
+import { ConfigError, loadConfig } from '../config/index.js';
 import { startGateway } from '../gateway.js';
 import { guardProcess } from '../observability/process-guard.js';
 import { banner } from './banner.js';
@@ -37,8 +37,6 @@ export async function serveCommand(options: { config?: string }, io: CliIo): Pro
     { url: gateway.url, config: source ?? 'built-in defaults', database: redactUrl(config.database.url), models: [...gateway.catalog.all()].map((model) => model.id), pid: process.pid },
     `Switchyard listening on ${gateway.url}`,
   );
-  const pidFile = config.server.pid_file;
-  if (pidFile !== undefined) writeFileSync(pidFile, `${process.pid}\n`);
   // SIGHUP (an operator's `kill -HUP`, `switchyard reload`, logrotate) must never end the process,
   // which is Node's default for it: it reopens the log file and reloads the config. SIGUSR2 (also
   // fatal by default) only reopens the log file, for a logrotate that should not touch the config.
@@ -52,8 +50,18 @@ export async function serveCommand(options: { config?: string }, io: CliIo): Pro
     gateway.reopenLogs();
     gateway.logger.info({ signal: 'SIGUSR2' }, logFile === undefined ? 'SIGUSR2: nothing to reopen (logs go to stdout)' : 'SIGUSR2: log file reopened');
   });
-  const signal = await stopSignal(() => process.exit(130));
-  gateway.logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests; send it again to stop at once');
+  const signal = stopSignal(() => process.exit(130));
+  // Written once every signal has its handler: what reads it may signal at once.
+  const pidFile = config.server.pid_file;
+  if (pidFile !== undefined) {
+    try {
+      writeFileSync(pidFile, `${process.pid}\n`);
+    } catch (error) {
+      await gateway.shutdown();
+      throw new ConfigError('server.pid_file', `cannot be written: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  gateway.logger.info({ signal: await signal }, 'shutting down: no new connections, finishing in-flight requests; send it again to stop at once');
   await gateway.shutdown();
   if (pidFile !== undefined) removePidFile(pidFile);
   gateway.logger.info('shutdown complete');

@@ -179,4 +179,19 @@ describe('logging.file', () => {
     expect(await runCli(['serve', '--config', configPath], { stdout: () => undefined, stderr: (line) => stderr.push(line) })).toBe(78);
     expect(stderr.join('\n')).toMatch(/^switchyard: config error: logging\.file: cannot be opened: EEXIST.*not-a-folder/);
   });
+
+  it('beside a server.pid_file that cannot be written: the gateway stops again, exit 78 naming the key', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'switchyard-pid-file-'));
+    onTestFinished(() => rmSync(directory, { recursive: true, force: true }));
+    const configPath = join(directory, 'switchyard.yaml');
+    writeFileSync(configPath, stringify({ server: { host: '127.0.0.1', port: 0, pid_file: 'missing-folder/switchyard.pid' }, database: { url: `sqlite:${join(directory, 'switchyard.db')}` }, upstreams: [], models: [] }));
+    const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+    const stderr: string[] = [];
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+    expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(78);
+    expect(stderr.join('')).toMatch(/switchyard: config error: server\.pid_file: cannot be written: ENOENT/);
+  });
 });
