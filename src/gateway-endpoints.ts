@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { TProperties } from '@sinclair/typebox';
 import { ConfigError, endpointKey, groupEndpoints, type EndpointConfig, type ProviderKind, type SwitchyardConfig, type UpstreamConfig } from './config/index.js';
 import type { Logger } from './observability/logger.js';
@@ -42,6 +43,53 @@ export class Endpoints {
 
   /** Wires one entry: its endpoint's adapter (made once per endpoint), its account when it is one. */
   async add(entry: UpstreamConfig, endpoint: EndpointConfig, options: { document?: AccountDocument; runtime?: boolean } = {}): Promise<WiredCredential> {
+    const wired = await this.wire(entry, endpoint, options);
+    this.credentials.set(entry.id, wired);
+    return wired;
+  }
+
+  /**
+   * The credentials as the config's `upstreams` would have them, beside the accounts added at run
+   * time, without changing what is served (`adopt` does). An entry unchanged since `previous` keeps
+   * its wired credential (its account, its refresh state); a changed or new one is wired anew, so a
+   * request already under way keeps the credential it started with. Problems name the entry's key.
+   */
+  async prepare(upstreams: readonly UpstreamConfig[], previous: readonly UpstreamConfig[]): Promise<Map<string, WiredCredential>> {
+    for (const [index, upstream] of upstreams.entries()) {
+      const module = await this.module(upstream.provider);
+      if (module === null) {
+        const available = Object.keys(PROVIDER_LOADERS).join(', ');
+        throw new ConfigError(`upstreams[${index}].provider`, `provider "${upstream.provider}" is not available in this version (available: ${available})`);
+      }
+      checkOwnKeys(upstream, index, module.upstreamKeys);
+    }
+    const next = new Map([...this.credentials].filter(([, wired]) => wired.runtime === true));
+    const before = new Map(previous.map((entry) => [entry.id, entry]));
+    for (const { endpoint, credentials: entries } of groupEndpoints([...upstreams])) {
+      for (const entry of entries) {
+        const current = this.credentials.get(entry.id);
+        const unchanged = current !== undefined && current.runtime !== true && isDeepStrictEqual(before.get(entry.id), entry);
+        try {
+          next.set(entry.id, unchanged ? current : await this.wire(entry, endpoint));
+        } catch (error) {
+          if (error instanceof ConfigError) throw new ConfigError(`upstreams[${upstreams.indexOf(entry)}].${error.key}`, error.problem);
+          throw error;
+        }
+      }
+    }
+    return next;
+  }
+
+  /** Serves the credentials `prepare` made, in one step: the next request sees them all, none sees half. */
+  adopt(next: ReadonlyMap<string, WiredCredential>): void {
+    // The accounts added at run time as they are now: one may have come or gone while `prepare` waited.
+    const runtime = [...this.credentials].filter(([, wired]) => wired.runtime === true);
+    this.credentials.clear();
+    for (const [id, wired] of next) if (wired.runtime !== true) this.credentials.set(id, wired);
+    for (const [id, wired] of runtime) if (!this.credentials.has(id)) this.credentials.set(id, wired);
+  }
+
+  private async wire(entry: UpstreamConfig, endpoint: EndpointConfig, options: { document?: AccountDocument; runtime?: boolean } = {}): Promise<WiredCredential> {
     const module = (await this.module(entry.provider)) as ProviderModule;
     const key = endpointKey(entry);
     let shared = this.byKey.get(key);
@@ -53,9 +101,7 @@ export class Endpoints {
     }
     const account: CredentialAccount | undefined = module.account === undefined ? undefined : await module.account(entry, this.context, options.document);
     const credential = { id: entry.id, apiKey: entry.api_key, headers: entry.headers ?? {}, ...(account === undefined ? {} : { account }) };
-    const wired: WiredCredential = { credential, provider: entry.provider, adapter: shared.adapter, pool: shared.pool, maxInFlight: entry.max_in_flight ?? null, ...(options.runtime === true ? { runtime: true } : {}) };
-    this.credentials.set(entry.id, wired);
-    return wired;
+    return { credential, provider: entry.provider, adapter: shared.adapter, pool: shared.pool, maxInFlight: entry.max_in_flight ?? null, ...(options.runtime === true ? { runtime: true } : {}) };
   }
 
   remove(id: string): void {
@@ -74,25 +120,8 @@ export class Endpoints {
  */
 export async function createEndpoints(config: SwitchyardConfig, context: AccountContext): Promise<Endpoints> {
   const endpoints = new Endpoints(context);
-  for (const [index, upstream] of config.upstreams.entries()) {
-    const module = await endpoints.module(upstream.provider);
-    if (module === null) {
-      const available = Object.keys(PROVIDER_LOADERS).join(', ');
-      throw new ConfigError(`upstreams[${index}].provider`, `provider "${upstream.provider}" is not available in this version (available: ${available})`);
-    }
-    checkOwnKeys(upstream, index, module.upstreamKeys);
-  }
   try {
-    for (const { endpoint, credentials: entries } of groupEndpoints(config.upstreams)) {
-      for (const entry of entries) {
-        try {
-          await endpoints.add(entry, endpoint);
-        } catch (error) {
-          if (error instanceof ConfigError) throw new ConfigError(`upstreams[${config.upstreams.indexOf(entry)}].${error.key}`, error.problem);
-          throw error;
-        }
-      }
-    }
+    endpoints.adopt(await endpoints.prepare(config.upstreams, []));
   } catch (error) {
     await endpoints.close();
     throw error;

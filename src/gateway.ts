@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { CallerLimits, ConsoleSessions, TeamService, TokenAuthenticator, TokenService } from './access/index.js';
 import { ACCOUNT_PROVIDERS, CredentialAdmin, credentialRoutes, RequestQueries, requestRoutes, teamRoutes, tokenRoutes, UpstreamAccounts, withOpenApi, type AccountDocumentCheck, type AdminRoute } from './admin/index.js';
-import type { SwitchyardConfig } from './config/index.js';
+import { ConfigError, configChanges, reloadedConfig, type ConfigChanges, type SwitchyardConfig } from './config/index.js';
 import { RuntimeAccounts } from './gateway-accounts.js';
 import { accountContext, createEndpoints, type Endpoints } from './gateway-endpoints.js';
 import { buildApp, type ConsoleServices } from './http/app.js';
@@ -10,10 +10,11 @@ import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
 import { LogThrottle } from './observability/log-throttle.js';
-import { createLogger, type Logger } from './observability/logger.js';
+import { createLogger, logOutput, type LogOutput, type Logger } from './observability/logger.js';
 import { logMigrations } from './observability/migration-log.js';
 import type { OffModel } from './providers/provider-adapter.js';
 import { hostname } from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
@@ -48,6 +49,14 @@ export interface Gateway {
   /** The address it listens on, e.g. `http://127.0.0.1:8080`. */
   readonly url: string;
   /**
+   * Applies what a reload may change of `next` (upstreams, models, the log level; see
+   * `configChanges`) in one step, and says what changed. Throws, changing nothing, when the new
+   * upstreams or models cannot be wired; the running config keeps serving.
+   */
+  reload(next: SwitchyardConfig): Promise<ConfigChanges>;
+  /** Opens `logging.file` again (logrotate moved it); nothing to do when the logs go to stdout or to a logger given at start. */
+  reopenLogs(): void;
+  /**
    * Stops accepting connections, lets in-flight requests and streams finish (cut off after
    * `server.shutdown_timeout_ms`), writes every queued request log row, and releases everything.
    */
@@ -69,7 +78,8 @@ function checkAccountDocument(endpoints: Endpoints): AccountDocumentCheck {
 
 /** The composition root: the only place that knows every layer and wires them together. */
 export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
-  const logger = options.logger ?? createLogger(config.logging.level);
+  const output = options.logger === undefined ? openLogOutput(config.logging.file) : null;
+  const logger = options.logger ?? createLogger(config.logging.level, output?.stream);
   // Failures that repeat while the database or the shared state is away: one line per kind per interval.
   const failures = new LogThrottle(logger, config.logging.failure_interval_ms);
   const state = await openState(config.state.url, { keyPrefix: config.state.key_prefix });
@@ -127,14 +137,16 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         failures.failure('request-log-write', error, { pendingRows, droppedRows }, 'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue', 'error'),
       onRecovered: (droppedRows) => failures.recovered('request-log-write', { droppedRows }, 'request log writes resumed'),
     });
-    const prices = new Map(config.models.flatMap((model) => (model.price === undefined ? [] : [[model.id, model.price] as const])));
+    // What a reload changes (configChanges): read through `running` wherever it is used after start.
+    let running = config;
+    let prices = modelPrices(running);
     const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access), (model) => prices.get(model));
     const limits = callerLimits(requestState, state, queue, stores.requestSearch, failures, parseDuration(config.state.slot_lease) as number);
     const proxies = TrustedProxies.parse(config.server.trusted_proxies);
     const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'), limits, proxies);
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
     const catalog = new ModelCatalog([]);
-    const rebuildCatalog = (): void => catalog.replaceWith(buildCatalog(withPublishedModels(config.models, credentials), credentials));
+    const rebuildCatalog = (): void => catalog.replaceWith(buildCatalog(withPublishedModels(running.models, credentials), credentials));
     accounts = new RuntimeAccounts({
       store: stores.upstreamAccounts,
       box,
@@ -150,7 +162,8 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     routingState = shared;
     const credentialAdmin = new CredentialAdmin(credentials, router.health, router.inFlight, router.recent);
     const runtimeAccounts = accounts;
-    const upstreamAccounts = new UpstreamAccounts(stores.upstreamAccounts, box, checkAccountDocument(wired), new Set(config.upstreams.map((upstream) => upstream.id)), () => {
+    const configuredIds = new Set(config.upstreams.map((upstream) => upstream.id));
+    const upstreamAccounts = new UpstreamAccounts(stores.upstreamAccounts, box, checkAccountDocument(wired), configuredIds, () => {
       void runtimeAccounts.sync().catch((error: unknown) => logger.warn({ err: error }, 'serving a changed account failed; the next poll retries'));
     });
     // The admin API, in one table: registered by the edge and documented at /admin/v1/openapi.json.
@@ -199,6 +212,30 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
     const activeWatcher = watcher;
     const activeRoutingState = shared;
+    let reloading: Promise<unknown> = Promise.resolve();
+    const reload = async (next: SwitchyardConfig): Promise<ConfigChanges> => {
+      const changes = configChanges(running, next);
+      const target = reloadedConfig(running, next);
+      // Built aside from what serves, and swapped in one synchronous step once all of it was made.
+      const staged = await wired.prepare(target.upstreams, running.upstreams);
+      // Built first to refuse what cannot serve (a route to an upstream of the wrong type) before anything changes.
+      buildCatalog(withPublishedModels(target.models, staged), staged);
+      wired.adopt(staged);
+      const previous = new Map(running.upstreams.map((upstream) => [upstream.id, upstream]));
+      running = target;
+      rebuildCatalog();
+      // A credential refused or cooling for the entry it had (a revoked key) starts over with the new one.
+      for (const upstream of running.upstreams) {
+        const before = previous.get(upstream.id);
+        if (before !== undefined && !isDeepStrictEqual(before, upstream)) router.health.reset(upstream.id, 'its upstreams[] entry changed (config reload)');
+      }
+      prices = modelPrices(running);
+      configuredIds.clear();
+      for (const upstream of running.upstreams) configuredIds.add(upstream.id);
+      // A logger given at start (tests) did not take its level from the config, and does not now.
+      if (output !== null) logger.level = running.logging.level;
+      return changes;
+    };
     return {
       app,
       stores,
@@ -213,6 +250,13 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       accounts: upstreamAccounts,
       url: `http://${host}:${port}`,
       consoleUrl: config.console.enabled && CONSOLE_ROOT !== null ? `http://${host}:${port}/console/` : null,
+      // One reload at a time: two signals in a row apply the file twice, in order.
+      reload: (next) => {
+        const done = reloading.then(() => reload(next));
+        reloading = done.catch(() => undefined);
+        return done;
+      },
+      reopenLogs: () => output?.reopen(),
       shutdown: async () => {
         await closeServer(app, config.server.shutdown_timeout_ms, logger, () => {
           recorder.markShutdownDeadline();
@@ -241,6 +285,20 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     await wired.close();
     throw error;
   }
+}
+
+/** Where the log lines go; a file that cannot be opened is a config error naming the key. */
+function openLogOutput(file: string | undefined): LogOutput {
+  try {
+    return logOutput(file);
+  } catch (error) {
+    throw new ConfigError('logging.file', `cannot be opened: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** The models' prices, by public id, for the request log's cost. */
+function modelPrices(config: SwitchyardConfig): Map<string, NonNullable<SwitchyardConfig['models'][number]['price']>> {
+  return new Map(config.models.flatMap((model) => (model.price === undefined ? [] : [[model.id, model.price] as const])));
 }
 
 /**

@@ -3,6 +3,7 @@ import { ConfigError } from '../config/index.js';
 import { releaseVersion } from '../core/index.js';
 import { NewerSchemaError } from '../store/index.js';
 import { CliFailure, EXIT_CONFIG, EXIT_NEWER_SCHEMA, EXIT_USAGE, processIo, type CliIo } from './cli-io.js';
+import { reloadCommand } from './reload-command.js';
 import { serveCommand } from './serve-command.js';
 import { addCodexCommand, listAccountsCommand, removeCredentialCommand, type AddCodexOptions } from './credentials-command.js';
 import { backupCommand, type BackupOptions } from './backup-command.js';
@@ -39,6 +40,13 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .description('run the gateway until SIGTERM/SIGINT')
     .option('-c, --config <file>', 'configuration file (else $SWITCHYARD_CONFIG, else ./switchyard.yaml)')
     .action(async (options: { config?: string }) => setExitCode(await serveCommand(options, io)));
+
+  program
+    .command('reload')
+    .description("have the running gateway reload its config and reopen its log file (SIGHUP to server.pid_file's process)")
+    .option('-c, --config <file>', 'configuration file, for server.pid_file (else $SWITCHYARD_CONFIG, else ./switchyard.yaml)')
+    .option('--pid-file <file>', 'the pid file to read instead of the config\'s server.pid_file')
+    .action(async (options: { config?: string; pidFile?: string }) => setExitCode(await reloadCommand(options, io)));
 
   const tokens = program.command('tokens').description('manage API tokens');
   addLimitOptions(

@@ -117,6 +117,7 @@ export const ConfigSchema = Type.Object(
         port: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080 }),
         body_limit_bytes: PositiveInteger(16 * 1024 * 1024, 'largest JSON body accepted'),
         shutdown_timeout_ms: PositiveInteger(30_000, 'how long in-flight requests may run after SIGTERM'),
+        pid_file: Type.Optional(Type.String({ minLength: 1, description: "written with the gateway's process id while it serves (for logrotate and `switchyard reload`); relative to the config file" })),
         body_timeout_ms: PositiveInteger(30_000, 'longest silence while a request body arrives; then 408 and the connection is closed'),
         max_connections: PositiveInteger(10_000, 'client connections open at once; at it an idle one is closed to make room, or else the new one is closed'),
         max_connections_per_client: Type.Integer({
@@ -222,6 +223,7 @@ export const ConfigSchema = Type.Object(
           ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
           { default: 'info' },
         ),
+        file: Type.Optional(Type.String({ minLength: 1, description: 'write the log lines to this file instead of stdout, reopened on SIGHUP or SIGUSR2; relative to the config file' })),
         access: Type.Boolean({ default: true, description: 'one info line per /v1 request when it ends' }),
         failure_interval_ms: PositiveInteger(10_000, 'a repeated failure (database, shared state) is logged once this often per kind, with a count'),
       },

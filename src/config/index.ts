@@ -19,3 +19,4 @@ export {
 } from './config-schema.js';
 export { endpointKey, endpointOf, groupEndpoints, type EndpointConfig, type EndpointGroup } from './upstream-endpoints.js';
 export { DIRECT } from './resolve-network.js';
+export { configChanges, reloadedConfig, type ConfigChanges } from './config-changes.js';

@@ -74,7 +74,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const config = validate(applyOverrides(expandDocument(document, env), env), env);
   const baseDirectory = source === null ? cwd : dirname(source);
   const resolved: SwitchyardConfig = {
-    ...config,
+    ...withFilesResolved(config, baseDirectory),
     upstreams: config.upstreams.map((upstream, index) => {
       const authFile = (upstream as Record<string, unknown>)['auth_file'];
       return {
@@ -100,7 +100,7 @@ export function loadCommonConfig(options: LoadConfigOptions = {}): LoadedCommonC
   if (Array.isArray(upstreams)) document['upstreams'] = upstreams.map(upstreamIdentity);
   const config = validate(applyOverrides(expandDocument(document, env), env), env);
   const common: CommonConfig = {
-    ...config,
+    ...withFilesResolved(config, source === null ? cwd : dirname(source)),
     upstreams: config.upstreams.map((upstream, index) => {
       const identity = { id: upstream.id, provider: upstream.provider };
       if (upstream.provider !== 'local') return identity;
@@ -110,6 +110,17 @@ export function loadCommonConfig(options: LoadConfigOptions = {}): LoadedCommonC
   };
   checkReferences(common, false);
   return { config: common, source };
+}
+
+/** The files `server` and `logging` name are relative to the config file, as an upstream's are. */
+function withFilesResolved<T extends Pick<SwitchyardConfig, 'server' | 'logging'>>(config: T, baseDirectory: string): T {
+  const { pid_file: pidFile } = config.server;
+  const { file } = config.logging;
+  return {
+    ...config,
+    server: { ...config.server, ...(pidFile === undefined ? {} : { pid_file: resolve(baseDirectory, pidFile) }) },
+    logging: { ...config.logging, ...(file === undefined ? {} : { file: resolve(baseDirectory, file) }) },
+  };
 }
 
 function readDocument(options: LoadConfigOptions): { document: Record<string, unknown>; source: string | null; env: NodeJS.ProcessEnv; cwd: string } {

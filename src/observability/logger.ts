@@ -1,3 +1,5 @@
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { maskSecrets } from '../core/index.js';
 
@@ -32,6 +34,28 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   // Written asynchronously: with an access line per request, a synchronous write would put a
   // syscall on every request's path; lines that pile up while one write is in flight leave together.
   return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
+}
+
+/** Where the log lines go: stdout, or `logging.file`, which `reopen` opens again after logrotate moved it. */
+export interface LogOutput {
+  readonly stream: pino.DestinationStream;
+  /** Writes what is buffered, then opens the file's path again (a new file when it was moved); nothing to do on stdout. */
+  reopen(): void;
+}
+
+/** Throws (before anything is written) when the file cannot be opened for appending. */
+export function logOutput(file: string | undefined): LogOutput {
+  // Written asynchronously, as stdout is: see createLogger.
+  if (file === undefined) return { stream: pino.destination({ dest: 1, sync: false }), reopen: () => undefined };
+  // The asynchronous open below would report a bad path as an event once the gateway serves, with
+  // nowhere to log it: a start refused with the reason is better.
+  mkdirSync(dirname(file), { recursive: true });
+  closeSync(openSync(file, 'a'));
+  const stream = pino.destination({ dest: file, sync: false, mkdir: true, append: true });
+  // A reopen that fails (the folder removed, the disk full) must not end the process; stderr is
+  // the one place left to say so.
+  stream.on('error', (error: Error) => process.stderr.write(`switchyard: logging.file ${file}: ${error.message}\n`));
+  return { stream, reopen: () => stream.reopen() };
 }
 
 /** pino's error serializer with secrets masked in every string it keeps (message, stack, causes). */

@@ -61,6 +61,8 @@ export interface FakeOpenAIOptions {
   completionText?: string;
   /** Prompt tokens, and how many of them were read from the prompt cache, in chat answers' usage (what a session's turns report). */
   promptUsage?: { prompt_tokens: number; cached_tokens: number };
+  /** Keys it accepts as `Authorization: Bearer …`; a request with any other gets OpenAI's recorded 401. Any key when unset. */
+  apiKeys?: readonly string[];
 }
 
 export interface FakeOpenAIUpstream {
@@ -727,6 +729,11 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, state: U
   const failure = takeFailure(state.failures);
   if (failure !== undefined) {
     sendFailure(res, failure, state.fixtures);
+    return;
+  }
+  const { apiKeys } = state.currentOptions();
+  if (apiKeys !== undefined && !apiKeys.some((key) => recorded.headers['authorization'] === `Bearer ${key}`)) {
+    sendFailure(res, { status: 401 }, state.fixtures);
     return;
   }
   // Options are read per request because tests change them between requests.

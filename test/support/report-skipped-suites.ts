@@ -9,6 +9,7 @@ const SERVER_SUITES: ReadonlyArray<{ variable: string; suites: string; example: 
   { variable: 'TEST_POSTGRES_BIN', suites: 'isolation suites on a private PostgreSQL', example: '/usr/lib/postgresql/15/bin' },
   { variable: 'TEST_CHROMIUM', suites: 'console browser suite', example: '/usr/bin/chromium' },
   { variable: 'TEST_NGINX', suites: 'reverse-proxy suite behind nginx', example: '/usr/sbin/nginx' },
+  { variable: 'TEST_LOGROTATE', suites: 'log file rotated by the real logrotate', example: '/usr/sbin/logrotate' },
 ];
 
 export default function reportSkippedSuites(): void {
