@@ -106,6 +106,7 @@ describe('admin request routes', () => {
       token_id: 'tok_b',
       team: 'ads',
       project: 'ranker',
+      client_address: '127.0.0.1',
       session_id: null,
       session_source: null,
       affinity: null,
