@@ -1,6 +1,7 @@
 // `npm install` and `npm ci` here build dist/ (the server and the console) through this script.
-// A production install (`--omit=dev`) has no TypeScript or Vite to build with; it uses the dist/
-// that a release package built by `npm pack` carries (docs/operations.md, "Install for production").
+// A production install (`--omit=dev`) has no TypeScript or Vite to build with: it uses a dist/ built
+// already, as the release package of `npm run release` carries it (docs/operations.md, "Install for
+// production"), or one built before the dev dependencies were pruned.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -22,8 +23,8 @@ console.error(
   [
     'prepare: cannot build dist/: its tools (TypeScript and Vite) are dev dependencies, not installed here',
     '(was it `npm ci --omit=dev` in a clone?), and there is no built dist/ to use instead.',
-    'Either install with the dev dependencies (`npm ci`), or build a release package where they are',
-    '(`npm pack`) and install that with --omit=dev: docs/operations.md, "Install for production".',
+    'Either install with the dev dependencies (`npm ci`), or build the release package where they are',
+    '(`npm run release`) and run `npm ci --omit=dev` in it, unpacked: docs/operations.md, "Install for production".',
   ].join('\n'),
 );
 process.exit(1);
