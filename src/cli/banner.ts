@@ -33,7 +33,8 @@ export function banner({ url, consoleUrl, consoleOff, configSource, models, offM
       '',
       `  First start: an admin token (${bootstrap.record.id}, all scopes) was created. It is shown this once.`,
       `  Sign in to the console${consoleUrl === null ? '' : ` (${consoleUrl})`} with it and create your own tokens under Settings → API Tokens`,
-      `  (or with \`switchyard tokens create\`), then revoke this one (\`switchyard tokens revoke ${bootstrap.record.id}\`).`,
+      // npx: in a clone or an unpacked release the command is in no folder of PATH; npx finds it from here.
+      `  (or with \`npx switchyard tokens create\`), then revoke this one (\`npx switchyard tokens revoke ${bootstrap.record.id}\`).`,
       `  admin token: ${bootstrap.secret}`,
     );
   }
