@@ -16,16 +16,25 @@ export interface ConfigChanges {
  */
 const RELOADABLE = ['upstreams', 'models', 'logging.level'];
 
-function reloadable(change: string): boolean {
-  const path = change.slice(0, change.lastIndexOf(' '));
+/** One difference: where, and whether it was added, removed or changed there. */
+interface Difference {
+  path: string;
+  what: 'added' | 'removed' | 'changed';
+}
+
+function reloadable({ path }: Difference): boolean {
   return RELOADABLE.some((key) => path === key || path.startsWith(`${key}.`) || path.startsWith(`${key}[`));
 }
 
 /** The paths where `next` differs from `running`, split into what a reload applies and what needs a restart. */
 export function configChanges(running: SwitchyardConfig, next: SwitchyardConfig): ConfigChanges {
-  const paths: string[] = [];
-  collect(running, next, '', paths);
-  return { applied: paths.filter((path) => reloadable(path)), needsRestart: paths.filter((path) => !reloadable(path)) };
+  const differences: Difference[] = [];
+  collect(running, next, '', differences);
+  const said = ({ path, what }: Difference): string => `${path} ${what}`;
+  return {
+    applied: differences.filter((difference) => reloadable(difference)).map(said),
+    needsRestart: differences.filter((difference) => !reloadable(difference)).map(said),
+  };
 }
 
 /** `running` with what a reload applies taken from `next`; the rest stays as it was started. */
@@ -33,13 +42,13 @@ export function reloadedConfig(running: SwitchyardConfig, next: SwitchyardConfig
   return { ...running, upstreams: next.upstreams, models: next.models, logging: { ...running.logging, level: next.logging.level } };
 }
 
-function collect(before: unknown, after: unknown, path: string, into: string[]): void {
+function collect(before: unknown, after: unknown, path: string, into: Difference[]): void {
   if (isDeepStrictEqual(before, after)) return;
   if (Array.isArray(before) && Array.isArray(after)) {
     for (let index = 0; index < Math.max(before.length, after.length); index++) {
       const item = `${path}[${index}]`;
-      if (index >= before.length) into.push(`${item} added`);
-      else if (index >= after.length) into.push(`${item} removed`);
+      if (index >= before.length) into.push({ path: item, what: 'added' });
+      else if (index >= after.length) into.push({ path: item, what: 'removed' });
       else collect(before[index], after[index], item, into);
     }
     return;
@@ -47,13 +56,13 @@ function collect(before: unknown, after: unknown, path: string, into: string[]):
   if (isRecord(before) && isRecord(after)) {
     for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
       const child = path === '' ? key : `${path}.${key}`;
-      if (!(key in after)) into.push(`${child} removed`);
-      else if (!(key in before)) into.push(`${child} added`);
+      if (!(key in after)) into.push({ path: child, what: 'removed' });
+      else if (!(key in before)) into.push({ path: child, what: 'added' });
       else collect(before[key], after[key], child, into);
     }
     return;
   }
-  into.push(`${path} changed`);
+  into.push({ path, what: 'changed' });
 }
 
 /** A plain mapping of keys; anything else (a certificate's bytes, a value) is compared whole. */

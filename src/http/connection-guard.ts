@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { TrustedProxies } from '../core/index.js';
+import { plainAddress, type TrustedProxies } from '../core/index.js';
 import type { Logger } from '../observability/logger.js';
 
 export interface ConnectionLimits {
@@ -132,6 +132,5 @@ function isServing(socket: ServedSocket): boolean {
 
 /** The address a connection is counted under: an IPv4-mapped IPv6 address is its IPv4 address. */
 export function clientAddress(remoteAddress: string | undefined): string {
-  if (remoteAddress === undefined) return '';
-  return remoteAddress.startsWith('::ffff:') && remoteAddress.includes('.') ? remoteAddress.slice(7) : remoteAddress;
+  return remoteAddress === undefined ? '' : plainAddress(remoteAddress);
 }
