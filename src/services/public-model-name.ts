@@ -30,21 +30,40 @@ export function publicModelWriter(publicId: string): (json: string) => string {
   };
 }
 
-/** The same for bytes: a chat completion or Response object as the upstream sent it. */
+/**
+ * The same for bytes: a chat completion or Response object as the upstream sent it. The bytes are
+ * read as latin1, one character a byte, so that the span found is where the bytes are and only
+ * the model's bytes are replaced: nothing else is decoded or encoded again. JSON's structure is
+ * ASCII, which UTF-8 never uses inside a multi-byte character.
+ */
 export function payloadWithPublicModel(payload: Uint8Array, publicId: string): Uint8Array {
-  const text = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8');
-  const replaced = withPublicModel(text, publicId);
-  return replaced === text ? payload : Buffer.from(replaced, 'utf8');
+  const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  const span = topLevelStringValue(bytes.toString('latin1'), 'model');
+  if (span === null) return payload;
+  const replacement = quotedBytes(publicId);
+  if (bytes.subarray(span.start, span.end).equals(replacement)) return payload;
+  return Buffer.concat([bytes.subarray(0, span.start), replacement, bytes.subarray(span.end)]);
+}
+
+/** `publicId` as the JSON string that replaces an upstream's model name, in UTF-8. */
+export function quotedBytes(publicId: string): Buffer {
+  return Buffer.from(JSON.stringify(publicId), 'utf8');
 }
 
 /**
- * `json` with the `model` string of the object under its top-level `key` set to `publicId`: a
- * Responses stream event's `response` (`{"type":"response.created","response":{…,"model":…}}`).
+ * Where the `model` string of the object under the top-level `key` of `json` is (quotes
+ * included): a Responses stream event's `response` (`{"type":"response.created","response":{…,"model":…}}`).
+ * Null when there is none, also when `json` is cut before it ends.
  */
-export function withNestedPublicModel(json: string, key: string, publicId: string): string {
+export function nestedModelSpan(json: string, key: string): { start: number; end: number } | null {
   const objectStart = topLevelValueStart(json, key, 0);
-  if (objectStart === -1 || json.charCodeAt(objectStart) !== OPEN_BRACE) return json;
-  const span = topLevelStringValue(json, 'model', objectStart);
+  if (objectStart === -1 || json.charCodeAt(objectStart) !== OPEN_BRACE) return null;
+  return topLevelStringValue(json, 'model', objectStart);
+}
+
+/** `json` with the `model` string of the object under its top-level `key` set to `publicId`. */
+export function withNestedPublicModel(json: string, key: string, publicId: string): string {
+  const span = nestedModelSpan(json, key);
   if (span === null) return json;
   return json.slice(0, span.start) + JSON.stringify(publicId) + json.slice(span.end);
 }

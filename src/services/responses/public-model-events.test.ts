@@ -30,4 +30,23 @@ describe('withPublicModelEvents', () => {
     expect(chunks).toHaveLength(1);
     expect(chunks[0]).toBe(piece);
   });
+
+  it('hands on a line longer than it holds as it arrives, its beginning rewritten and every other byte as it came', async () => {
+    const output = `"${'é'.repeat(700_000)}"`;
+    const line = `data: {"type":"response.completed","response":{"id":"r","model":"snap-1","output":[${output}]}}\n\n`;
+    const stream = Buffer.from(line + created);
+    const pieces: Buffer[] = [];
+    // Odd-sized pieces cut two-byte characters apart, also where the held part ends.
+    for (let at = 0; at < stream.length; at += 65_537) pieces.push(stream.subarray(at, at + 65_537));
+    let handedOnBeforeTheLineEnded = 0;
+    let seen = 0;
+    const chunks: Buffer[] = [];
+    for await (const chunk of withPublicModelEvents((async function* () { for (const piece of pieces) { seen += piece.length; yield piece; } })(), 'public')) {
+      if (seen < Buffer.byteLength(line)) handedOnBeforeTheLineEnded += chunk.length;
+      chunks.push(chunk);
+    }
+    expect(Buffer.concat(chunks).equals(Buffer.from((line + created).replaceAll('"snap-1"', '"public"')))).toBe(true);
+    // Held at most a megabyte of it: the rest went on before the line's end arrived.
+    expect(handedOnBeforeTheLineEnded).toBeGreaterThan(Buffer.byteLength(line) - 1024 * 1024 - 65_537 * 2);
+  });
 });

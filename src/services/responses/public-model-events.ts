@@ -1,59 +1,103 @@
-import { withNestedPublicModel } from '../public-model-name.js';
+import { nestedModelSpan, quotedBytes } from '../public-model-name.js';
 
 const LINE_FEED = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 /** Only the events that carry a whole Response (created, in_progress, completed, …) name the model. */
 const RESPONSE_KEY = Buffer.from('"response"');
+/**
+ * The most of one line held back to rewrite it. A Response names its model among its first
+ * fields, before its output; a longer line (a completed response with a large output) is handed
+ * on as it arrives once this much of it, rewritten, has gone.
+ */
+const MAX_HELD_LINE_BYTES = 1024 * 1024;
 
 /**
  * An upstream's Responses event stream with the `model` of each event's `response` set to the
  * public id. Bytes pass as they came except those lines: complete lines are handed on at once, a
- * line still arriving is held until its end (the client could not use half an event anyway), and
- * only a block of lines holding `"response"` is decoded and spliced.
+ * line still arriving is held until its end or MAX_HELD_LINE_BYTES, and only lines holding
+ * `"response"` are searched and spliced.
  */
 export async function* withPublicModelEvents(body: AsyncIterable<Buffer>, publicId: string): AsyncGenerator<Buffer> {
-  let held: Buffer | null = null;
+  const replacement = quotedBytes(publicId);
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  // Inside a line too long to hold: its bytes go on as they come, up to its end.
+  let passing = false;
   for await (const chunk of body) {
-    const bytes: Buffer = held === null ? chunk : Buffer.concat([held, chunk]);
-    const end = afterLastLineEnd(bytes);
-    if (end === 0) {
-      held = bytes;
-      continue;
+    let rest = chunk;
+    if (passing) {
+      const lineEnd = afterFirstLineEnd(rest);
+      if (lineEnd === 0) {
+        yield rest;
+        continue;
+      }
+      yield rest.subarray(0, lineEnd);
+      passing = false;
+      rest = rest.subarray(lineEnd);
     }
-    held = end === bytes.length ? null : bytes.subarray(end);
-    yield withPublicModelLines(end === bytes.length ? bytes : bytes.subarray(0, end), publicId);
+    const end = afterLastLineEnd(rest);
+    if (end > 0) {
+      const complete = end === rest.length ? rest : rest.subarray(0, end);
+      yield withPublicModelLines(held.length === 0 ? complete : Buffer.concat([...held, complete]), replacement);
+      held = [];
+      heldBytes = 0;
+    }
+    if (end === rest.length) continue;
+    held.push(rest.subarray(end));
+    heldBytes += rest.length - end;
+    if (heldBytes > MAX_HELD_LINE_BYTES) {
+      yield withPublicModelLines(Buffer.concat(held), replacement);
+      held = [];
+      heldBytes = 0;
+      passing = true;
+    }
   }
-  if (held !== null) yield withPublicModelLines(held, publicId);
+  if (held.length > 0) yield withPublicModelLines(Buffer.concat(held), replacement);
 }
 
 function afterLastLineEnd(bytes: Buffer): number {
   return Math.max(bytes.lastIndexOf(LINE_FEED), bytes.lastIndexOf(CARRIAGE_RETURN)) + 1;
 }
 
-/** Complete lines, with the `data:` lines that carry a Response rewritten. */
-function withPublicModelLines(lines: Buffer, publicId: string): Buffer {
+function afterFirstLineEnd(bytes: Buffer): number {
+  const feed = bytes.indexOf(LINE_FEED);
+  const carriage = bytes.indexOf(CARRIAGE_RETURN);
+  if (feed === -1) return carriage + 1;
+  return (carriage === -1 ? feed : Math.min(feed, carriage)) + 1;
+}
+
+/**
+ * Lines (the last one maybe cut short) with the `data:` lines that carry a Response rewritten.
+ * Read as latin1, one character a byte, so only the model's bytes are replaced and a UTF-8
+ * character cut at the end stays as it came.
+ */
+function withPublicModelLines(lines: Buffer, replacement: Buffer): Buffer {
   if (lines.indexOf(RESPONSE_KEY) === -1) return lines;
-  const text = lines.toString('utf8');
-  let out = '';
+  const text = lines.toString('latin1');
+  const parts: Buffer[] = [];
   let copied = 0;
   let found = text.indexOf('"response"');
   while (found !== -1) {
     const lineStart = Math.max(text.lastIndexOf('\n', found), text.lastIndexOf('\r', found)) + 1;
-    let lineEnd = text.length;
-    for (const ending of ['\n', '\r']) {
-      const at = text.indexOf(ending, found);
-      if (at !== -1 && at < lineEnd) lineEnd = at;
-    }
+    const lineEnd = lineEndFrom(text, found);
     if (text.startsWith('data:', lineStart)) {
       const jsonStart = lineStart + 5;
-      const json = text.slice(jsonStart, lineEnd);
-      const replaced = withNestedPublicModel(json, 'response', publicId);
-      if (replaced !== json) {
-        out += text.slice(copied, jsonStart) + replaced;
-        copied = lineEnd;
+      const span = nestedModelSpan(text.slice(jsonStart, lineEnd), 'response');
+      if (span !== null && !lines.subarray(jsonStart + span.start, jsonStart + span.end).equals(replacement)) {
+        parts.push(lines.subarray(copied, jsonStart + span.start), replacement);
+        copied = jsonStart + span.end;
       }
     }
     found = text.indexOf('"response"', lineEnd);
   }
-  return copied === 0 ? lines : Buffer.from(out + text.slice(copied), 'utf8');
+  if (copied === 0) return lines;
+  parts.push(lines.subarray(copied));
+  return Buffer.concat(parts);
+}
+
+function lineEndFrom(text: string, from: number): number {
+  const feed = text.indexOf('\n', from);
+  const carriage = text.indexOf('\r', from);
+  if (feed === -1) return carriage === -1 ? text.length : carriage;
+  return carriage === -1 ? feed : Math.min(feed, carriage);
 }
