@@ -142,9 +142,20 @@ async function openPostgres(connectionString: string, options: OpenDatabaseOptio
   if (schema !== undefined) poolConfig.options = `-c search_path=${schema}`;
   const pool = new pg.Pool(poolConfig);
   const onConnectionError = options.onConnectionError ?? (() => undefined);
-  pool.on('error', (error) => onConnectionError(error));
+  hearConnectionErrors(pool, onConnectionError);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', sqlite: null, postgres: { driver: pg, config: poolConfig }, close: () => db.destroy() };
+}
+
+/**
+ * A connection the server ends emits `error` on its client, also while a query or a transaction
+ * holds it, when the pool's own listener (idle clients only) is off it: unheard, that is an
+ * uncaught exception. So every client has its own listener from its start, and tells it once;
+ * the pool's `error` (the same event, for idle clients) is heard and left at that.
+ */
+function hearConnectionErrors(pool: pg.Pool, onConnectionError: (error: Error) => void): void {
+  pool.on('connect', (client) => client.on('error', onConnectionError));
+  pool.on('error', () => undefined);
 }
 
 async function migrate(database: Database, options: MigrateOptions): Promise<void> {
@@ -154,7 +165,7 @@ async function migrate(database: Database, options: MigrateOptions): Promise<voi
   if (database.postgres === null) return migrateSchema(database.db, database.dialect, options);
   const { driver, config } = database.postgres;
   const pool = new driver.Pool({ ...config, max: 1, statement_timeout: 0, query_timeout: 0 });
-  pool.on('error', () => undefined);
+  hearConnectionErrors(pool, () => undefined);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   try {
     await migrateSchema(db, database.dialect, options);
