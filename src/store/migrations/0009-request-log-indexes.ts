@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 /**
  * The admin API filters the request log by team, newest first: `(team, id)` reads a team's page
  * from its end like `(token_id, id)` does a token's. Model and project filters go without one of
- * their own (measured on 1,000,000 rows in docs/performance.md): each index is one B-tree insert
+ * their own (measured on 1,000,000 rows in docs/performance-history.md): each index is one B-tree insert
  * more per request (~1 µs a row on SQLite).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
