@@ -11,7 +11,8 @@ export const MAX_INPUTS = 2048;
 /**
  * The most UTF-8 bytes one o200k_base token covers (128 spaces). A string can have no more
  * UTF-16 code units than bytes, so one longer than MAX_TOKENS_PER_INPUT × this cannot fit in the
- * limit, and is refused without tokenizing. Checked against the vocabulary in tokenizer.test.ts.
+ * limit, and is refused without tokenizing. Checked against the vocabulary in
+ * usage/token-segments.test.ts.
  */
 export const MAX_BYTES_PER_TOKEN = 128;
 

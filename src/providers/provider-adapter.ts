@@ -7,7 +7,8 @@ export type { Usage } from '../core/index.js';
 
 /**
  * The contract between the gateway's core and every provider. Core code imports only this file;
- * provider folders implement it and are wired in by the composition root (src/cli/serve.ts).
+ * provider folders implement it and are wired in by the composition root (src/gateway.ts, through
+ * providers/registry.ts).
  */
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Failures of the upstream HTTP/1.1 client below HTTP semantics. Each carries a stable `code`,
  * as Node's system errors (ECONNREFUSED, ECONNRESET…) do, so one mapping turns both into the
- * gateway's own errors (map-transport-error.ts).
+ * gateway's own errors (classifyTransport in classify-upstream-failure.ts).
  */
 export class Http1Error extends Error {
   constructor(
