@@ -17,10 +17,25 @@ export const DEFAULT_CODEX_REFRESH_TIMEOUT_MS = 30_000;
 /** A `codex` upstream's own keys: one entry is one ChatGPT account. */
 export const CODEX_UPSTREAM_KEYS = {
   auth_file: Type.Optional(
-    Type.String({ minLength: 1, description: "the account's Codex auth.json (after `codex login`); refreshed tokens are written back to it" }),
+    Type.String({
+      minLength: 1,
+      documentedDefault: 'required',
+      description:
+        "the account's Codex `auth.json` (what `codex login` writes to `~/.codex/auth.json`), relative to the config file; read at start (a missing or broken file stops the start naming the entry), refreshed tokens are written back to it atomically at mode 0600. Entries that differ only in it share one endpoint",
+    }),
   ),
-  token_url: Type.Optional(Type.String({ pattern: '^https?://', description: `where tokens are refreshed (default ${DEFAULT_CODEX_TOKEN_URL})` })),
+  token_url: Type.Optional(
+    Type.String({
+      pattern: '^https?://',
+      documentedDefault: `\`${DEFAULT_CODEX_TOKEN_URL}\``,
+      description: `where its tokens are refreshed; \`base_url\` defaults to \`${DEFAULT_CODEX_BASE_URL}\` (requests go to \`{base_url}/responses\`)`,
+    }),
+  ),
   refresh_timeout_ms: Type.Optional(
-    Type.Integer({ minimum: 1, description: `how long one refresh at the token endpoint may take (default ${DEFAULT_CODEX_REFRESH_TIMEOUT_MS}); keep it below state.lock_lease_ms` }),
+    Type.Integer({
+      minimum: 1,
+      documentedDefault: `\`${DEFAULT_CODEX_REFRESH_TIMEOUT_MS}\``,
+      description: 'how long one call to the token endpoint may take (its own bound, not `timeouts.first_byte_ms`); keep it below `state.lock_lease_ms` (docs/native-passthrough.md)',
+    }),
   ),
 };

@@ -12,8 +12,9 @@ export const OPENAI_UPSTREAM_KEYS = {
     Type.Union(
       RESPONSES_MODES.map((mode) => Type.Literal(mode)),
       {
+        documentedDefault: "`passthrough` for OpenAI's own `base_url`, `auto` for any other",
         description:
-          "/v1/responses: passthrough (to the server's /responses), convert (to chat completions), or auto (passed through until the server answers 404/405 there, then converted); default passthrough for OpenAI's own base URL, auto for any other",
+          'how `/v1/responses` reaches the server: `passthrough` (to its `/responses`), `convert` (to chat completions), `auto` (passed through until the server answers 404 or 405 there, then converted, that request included) (docs/responses-api.md)',
       },
     ),
   ),

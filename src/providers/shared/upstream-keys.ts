@@ -4,7 +4,9 @@ import { COMMON_UPSTREAM_KEYS, ConfigError, type EndpointConfig, type UpstreamCo
 
 /** The key of every provider that embeds: how many inputs one upstream call may take. */
 export const EMBEDDING_UPSTREAM_KEYS = {
-  max_embedding_inputs: Type.Optional(Type.Integer({ minimum: 1, description: "inputs per upstream embeddings call; larger requests are split (default: the provider's limit)" })),
+  max_embedding_inputs: Type.Optional(
+    Type.Integer({ minimum: 1, documentedDefault: "provider's (OpenAI: 2048)", description: 'inputs per upstream embeddings call; larger requests are split into batches' }),
+  ),
 };
 
 /**
