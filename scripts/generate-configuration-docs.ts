@@ -102,7 +102,9 @@ function table(rowsOfTable: ReadonlyArray<Row | Heading>, durationPattern: strin
     if ('heading' in row) return `| ${row.heading} | | | |`;
     const key = `\`${row.key}\``;
     const owners = row.owners === undefined ? '' : `${row.owners.map((kind) => `\`${kind}\``).join(', ')}: `;
-    return `| ${key} | ${typeOf(row.schema, durationPattern)} | ${defaultOf(row)} | ${cell(owners + linked(row.schema.description ?? ''))} |`;
+    // A key the reference cannot explain is one its users cannot use: its schema must say what it does.
+    if (row.schema.description === undefined) throw new Error(`configuration key ${row.key} has no description in its schema`);
+    return `| ${key} | ${typeOf(row.schema, durationPattern)} | ${defaultOf(row)} | ${cell(owners + linked(row.schema.description))} |`;
   });
   return [...HEADER, ...lines].join('\n');
 }

@@ -7,6 +7,11 @@ export { MODEL_TYPES, ModelConfigSchema, ROUTING_STRATEGIES, RouteConfigSchema, 
 /** Provider kinds a config may name. Whether one is available is decided by the provider registry. */
 export const PROVIDER_KINDS = ['openai', 'azure', 'anthropic', 'gemini', 'cohere', 'jina', 'tei', 'codex', 'local'] as const;
 
+/*
+ * Every key's `description` is its row in docs/configuration.md (npm run docs:configuration;
+ * `docs/x.md` there becomes a link). `documentedDefault` words a default that is not one value
+ * (the provider's, the start time) or that an adapter applies: an annotation, unread at load.
+ */
 const PositiveInteger = (defaultValue: number, description: string) =>
   Type.Integer({ minimum: 1, default: defaultValue, description });
 

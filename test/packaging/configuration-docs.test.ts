@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { configurationTables, withTables, type ConfigurationSources } from '../../scripts/generate-configuration-docs.js';
 import { ConfigSchema, ModelConfigSchema, PROVIDER_KINDS, UpstreamConfigSchema } from '../../src/config/config-schema.js';
@@ -34,6 +35,11 @@ describe('docs/configuration.md', () => {
     for (const key of Object.keys(UpstreamConfigSchema.properties)) expect(keysOf('upstreams').some((row) => row === key || row?.startsWith(`${key}.`))).toBe(true);
     for (const { keys } of (await sources()).providers) for (const key of Object.keys(keys)) expect(keysOf('upstreams')).toContain(key);
     for (const key of Object.keys(ModelConfigSchema.properties)) expect(keysOf('models').some((row) => row === key || row === `${key}[]`)).toBe(true);
+  });
+
+  it('refuses a key whose schema does not say what it does', async () => {
+    const undescribed = { ...(await sources()), providers: [{ kind: 'openai', keys: { new_key: Type.Boolean() } }] };
+    expect(() => configurationTables(undescribed)).toThrow('configuration key new_key has no description in its schema');
   });
 
   it('refuses a page that lost a marker, so a table cannot silently stop being generated', async () => {
