@@ -58,7 +58,15 @@ const rows = [
     name: 'services',
     from: folder('services'),
     // canUseModel: the model allow-list, one rule for the services and the edge's /v1/models.
-    values: [...core, folder('routing'), folder('api'), folder('usage'), folder('protocols'), file('providers/provider-adapter.ts'), file('access/authorize.ts')],
+    values: [
+      ...core,
+      folder('routing'),
+      folder('api'),
+      folder('usage'),
+      folder('protocols'),
+      file('providers/provider-adapter.ts'),
+      file('access/authorize.ts'),
+    ],
     types: [folder('access'), folder('config')],
   },
   {

@@ -19,7 +19,10 @@ interface CruiseResult {
 describe('the import table of docs/architecture.md (.dependency-cruiser.cjs)', () => {
   it('holds for every import in src/', async () => {
     // The cruiser exits non-zero on a violation, and the JSON it printed says which; without JSON it failed to run.
-    const run = promisify(execFile)(process.execPath, [cruiser, 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+    const run = promisify(execFile)(process.execPath, [cruiser, 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'], {
+      cwd: root,
+      maxBuffer: 64 * 1024 * 1024,
+    });
     const { stdout } = await run.catch((error: { stdout?: string; stderr?: string }) => {
       if (error.stdout === undefined || error.stdout === '') throw new Error(`dependency-cruiser did not run: ${error.stderr ?? ''}`);
       return { stdout: error.stdout };

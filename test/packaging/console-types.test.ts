@@ -12,7 +12,20 @@ describe("the console's wire types (web/src/api/types.ts)", () => {
 
   it('name each schema the console reads, and write a shared one by its name', () => {
     const source = consoleTypesSource();
-    for (const name of ['Token', 'CreatedToken', 'NewToken', 'TokenChanges', 'Team', 'Project', 'RequestView', 'SessionView', 'Credential', 'UsageView', 'ListPage<T>', 'ErrorBody']) {
+    for (const name of [
+      'Token',
+      'CreatedToken',
+      'NewToken',
+      'TokenChanges',
+      'Team',
+      'Project',
+      'RequestView',
+      'SessionView',
+      'Credential',
+      'UsageView',
+      'ListPage<T>',
+      'ErrorBody',
+    ]) {
       expect(source).toContain(`export interface ${name} {`);
     }
     expect(source).toMatch(/export interface Team \{[^}]*\n {2}limits: Limits;/);
