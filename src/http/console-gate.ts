@@ -75,7 +75,7 @@ export class ConsoleGate {
   private originRefusal(request: FastifyRequest): string | null {
     const { origin } = request.headers;
     if (origin === undefined || origin === 'null') {
-      return `Refused: this call changes something and carries ${origin === undefined ? 'no Origin' : 'an opaque Origin (null)'}, so it cannot be told from a forged one. The console\'s browser sends it; a script should use a bearer token instead of the cookie.`;
+      return `Refused: this call changes something and carries ${origin === undefined ? 'no Origin' : 'an opaque Origin (null)'}, so it cannot be told from a forged one. The console's browser sends it; a script should use a bearer token instead of the cookie.`;
     }
     if (this.origins.has(origin)) return null;
     const { headers } = request;

@@ -43,7 +43,7 @@ export function nodeServer(options: NodeServerOptions, logger: Logger): (fastify
   const connectionsCheckingInterval = Math.min(MAX_HEADER_CHECK_INTERVAL_MS, Math.ceil(options.headerTimeoutMs / 4));
   return (fastifyHandler) => {
     const server = createServer({ connectionsCheckingInterval }, (request, response) => {
-      if (cors !== null && cors(request, response)) return;
+      if (cors?.(request, response)) return;
       if (announcesBody(request)) watchRequestBody(request, response, options.bodyTimeoutMs, onBodyTimeout);
       fastifyHandler(request, response);
     });

@@ -1,4 +1,5 @@
-import { ConfigError, type ModelConfig, type ModelType, type ProviderKind, type RoutingStrategy } from '../config/index.js';
+import { ConfigError } from '../config/config-error.js';
+import type { ModelConfig, ModelType, ProviderKind, RoutingStrategy } from '../config/index.js';
 import type { CapabilityOf, Credential, NativeProvider, ProviderAdapter, ResponsesProvider } from '../providers/provider-adapter.js';
 import { hash32 } from './rendezvous.js';
 

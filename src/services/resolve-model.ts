@@ -1,4 +1,5 @@
-import { canUseModel, type Principal } from '../access/index.js';
+import { canUseModel } from '../access/authorize.js';
+import type { Principal } from '../access/index.js';
 import type { ModelType } from '../config/index.js';
 import { echo, GatewayError } from '../errors/index.js';
 import type { CatalogModel, ModelCatalog } from '../routing/index.js';

@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { detectAudioFormat } from '../../src/api/audio-format.js';
 import { fakeMp3, fakeWav } from '../fake-upstreams/openai-upstream.js';

@@ -1,5 +1,5 @@
 import { apiCall } from './http';
-import type { ConsoleSession, SessionProbe } from './types';
+import type { ConsoleSession, SessionProbe } from './console-types';
 
 const PATH = '/admin/v1/console/session';
 

@@ -1,4 +1,4 @@
-import type { CredentialAccount } from '../api/types';
+import type { CredentialAccount } from '../api/console-types';
 import { DASH, formatTime } from '../lib/format';
 
 /** An OAuth account's own state: plan, access token expiry, the quota the upstream last reported. */

@@ -1,7 +1,7 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { errorMessage, isAbort, onSessionEnded, setCsrfToken, ApiError } from '../api/http';
 import { createSession, currentSession, endSession } from '../api/session';
-import type { ConsoleSession } from '../api/types';
+import type { ConsoleSession } from '../api/console-types';
 
 export type SessionState =
   | { status: 'checking' }

@@ -1,4 +1,5 @@
-import type { UsageBucket, UsageCounts, UsageGroupBy, UsageRow, UsageView } from '../api/types';
+import type { UsageCounts } from '../api/console-types';
+import type { UsageBucket, UsageGroupBy, UsageRow, UsageView } from '../api/types';
 
 export const TOP_GROUPS = 8;
 export const OTHER = 'other';

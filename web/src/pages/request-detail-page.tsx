@@ -114,6 +114,7 @@ function RequestDetails({ request }: { request: RequestView }) {
         ) : (
           <DataTable columns={ATTEMPT_COLUMNS}>
             {request.attempts.map((attempt, index) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: a request's attempts never change or reorder; their position is what the table shows
               <tr key={index} className={attempt.outcome === 'ok' ? '' : 'row-failed'}>
                 <td>{index + 1}</td>
                 <td>{attempt.credential}</td>
