@@ -5,25 +5,23 @@
  * the source's own: nothing is added per item.
  */
 export class Peeked<T> implements AsyncIterableIterator<T> {
-  private pending: IteratorResult<T> | null;
+  /** The first read, given again by the first `next` (the same promise: nothing is made to give it). */
+  private pending: Promise<IteratorResult<T>> | null;
 
   constructor(
-    first: IteratorResult<T>,
+    first: Promise<IteratorResult<T>>,
+    /** True when the source ended before giving an item: it answered nothing. */
+    readonly empty: boolean,
     private readonly source: AsyncIterator<T>,
   ) {
     this.pending = first;
-  }
-
-  /** True when the source ended before giving an item: it answered nothing. */
-  get empty(): boolean {
-    return this.pending?.done === true;
   }
 
   next(): Promise<IteratorResult<T>> {
     const pending = this.pending;
     if (pending === null) return this.source.next();
     this.pending = null;
-    return Promise.resolve(pending);
+    return pending;
   }
 
   /** Ends the source early (a client that left): it stops its own work (an upstream call). */
@@ -41,5 +39,7 @@ export class Peeked<T> implements AsyncIterableIterator<T> {
 /** Reads the first item of `source` and hands back an iterator that gives it again, then the rest. */
 export async function peekFirst<T>(source: AsyncIterable<T>): Promise<Peeked<T>> {
   const iterator = source[Symbol.asyncIterator]();
-  return new Peeked(await iterator.next(), iterator);
+  const first = iterator.next();
+  const { done } = await first;
+  return new Peeked(first, done === true, iterator);
 }

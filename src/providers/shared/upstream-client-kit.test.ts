@@ -123,7 +123,10 @@ describe('UpstreamClient.postJson', () => {
 });
 
 describe('UpstreamClient.requestOk and openBody', () => {
-  it('give a 2xx answer whole or as it arrives', async () => {
+  it('give a 2xx answer whole or as it arrives, an event stream only when asked for one', async () => {
+    expect((await failure(client.openBody(post('/bytes'), dialect, true))).message).toBe('Upstream kit answered a stream request with audio/mpeg instead of an event stream.');
+    const events = await client.openBody(post('/events'), dialect, true);
+    expect(Buffer.concat(await collect(events.body)).toString()).toContain('data: [DONE]');
     expect((await client.requestOk(post('/bytes'), dialect)).body.toString()).toBe('abcd');
     const opened = await client.openBody(post('/bytes'), dialect);
     expect(Buffer.concat(await collect(opened.body)).toString()).toBe('abcd');

@@ -294,9 +294,12 @@ export class UpstreamClient {
     return readEvents(response.body, reader, credentialId, this.maxEventBytes);
   }
 
-  /** A 2xx answer's body as it arrives (audio); anything else fails as the provider's dialect reads it. */
-  async openBody(request: UpstreamRequest, dialect: ErrorDialect): Promise<OpenedBody> {
-    const response = await this.openStream(request);
+  /**
+   * A 2xx answer's body as it arrives (audio; with `eventStream`, events passed on as bytes, which
+   * must then be an event stream); anything else fails as the provider's dialect reads it.
+   */
+  async openBody(request: UpstreamRequest, dialect: ErrorDialect, eventStream = false): Promise<OpenedBody> {
+    const response = await (eventStream ? this.openEventStream(request) : this.openStream(request));
     if (!response.ok) throw classifyAnswer(response.statusCode, response.headers, response.body.toString('utf8'), request.attempt.credential.id, dialect);
     return response;
   }
