@@ -288,9 +288,10 @@ export class UpstreamClient {
    * and a 2xx answer that is not an event stream as `upstream_invalid_response`.
    */
   async openEvents<T>(request: UpstreamRequest, dialect: ErrorDialect, reader: EventReader<T>): Promise<AsyncGenerator<T>> {
-    const response = await this.openEventStream(request);
+    const response = await this.openStream(request);
     const credentialId = request.attempt.credential.id;
     if (!response.ok) throw classifyAnswer(response.statusCode, response.headers, response.body.toString('utf8'), credentialId, dialect);
+    if (!isEventStream(headerValue(response.headers, 'content-type'))) return refuseMediaType(response, credentialId);
     return readEvents(response.body, reader, credentialId, this.maxEventBytes);
   }
 
@@ -317,8 +318,7 @@ export class UpstreamClient {
   async openEventStream(request: UpstreamRequest): Promise<StreamingResponse> {
     const response = await this.openStream(request);
     if (!response.ok || isEventStream(headerValue(response.headers, 'content-type'))) return response;
-    await response.body.return?.();
-    throw new GatewayError('upstream_invalid_response', `Upstream ${request.attempt.credential.id} answered a stream request with ${describeMediaType(headerValue(response.headers, 'content-type'))} instead of an event stream.`);
+    return refuseMediaType(response, request.attempt.credential.id);
   }
 
   /** Calls whose timeouts are running, for tests and diagnostics. */
@@ -344,6 +344,12 @@ export class UpstreamClient {
 }
 
 function noRelease(): void {}
+
+/** A 2xx answer to a stream request that is not an event stream: the body is dropped, and the call fails. */
+async function refuseMediaType(response: OpenedBody, credentialId: string): Promise<never> {
+  await response.body.return?.();
+  throw new GatewayError('upstream_invalid_response', `Upstream ${credentialId} answered a stream request with ${describeMediaType(headerValue(response.headers, 'content-type'))} instead of an event stream.`);
+}
 
 function isSuccess(statusCode: number): boolean {
   return statusCode >= 200 && statusCode < 300;
