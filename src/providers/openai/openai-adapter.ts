@@ -28,6 +28,7 @@ import { isObject, type JsonObject } from '../../core/index.js';
 import { readWhole } from '../shared/body-chunks.js';
 import { CredentialHeaders } from '../shared/credential-headers.js';
 import { JSON_ANSWER, type JsonGuard } from '../shared/json-guard.js';
+import { isEventStream } from '../shared/media-type.js';
 import { multipartBody } from '../shared/multipart-body.js';
 import { headerValue, UpstreamClient, type BufferedResponse, type UpstreamRequest } from '../shared/upstream-client.js';
 import { OPENAI_EMBEDDING_LIMITS, type OpenAIChatCompletion, type OpenAICompatibleRerankResponse, type OpenAIEmbeddingResponse } from './openai-api.js';
@@ -176,7 +177,7 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
     if (!call.stream) return audioAnswer(await this.client.requestOk(request, openAIErrorDialect));
     const response = await this.client.openBody(request, openAIErrorDialect);
     const contentType = headerValue(response.headers, 'content-type') ?? 'application/json';
-    if (contentType.trimStart().toLowerCase().startsWith('text/event-stream')) return { events: response.body };
+    if (isEventStream(contentType)) return { events: response.body };
     return { contentType, body: await readWhole(response.body, this.maxResponseBytes, attempt.credential.id) };
   }
 
