@@ -58,7 +58,7 @@ export class GeminiChatEvents implements EventReader<ChatStreamEvent> {
     this.tail = (this.tail + this.utf8.decode(chunk, { stream: true })).slice(-TAIL_LENGTH);
   }
 
-  /** One Gemini event as a chunk, or null when it carries nothing to show (only usage or a finish). */
+  /** One Gemini event as a chunk, or undefined when it carries nothing to show (only usage or a finish). */
   read({ data }: ServerSentEvent): ChatStreamEvent | undefined {
     let parsed: unknown;
     try {
