@@ -44,7 +44,8 @@ export class AnthropicChatEvents implements EventReader<ChatStreamEvent> {
         const block = event.content_block;
         if (block?.type === 'text' && typeof block.text === 'string' && block.text !== '') {
           return this.chunk({ content: block.text }, null, block.text);
-        } else if (block?.type === 'tool_use') {
+        }
+        if (block?.type === 'tool_use') {
           const index = this.toolIndexes.size;
           this.toolIndexes.set(event.index ?? -1, index);
           const name = block.name ?? '';
@@ -56,7 +57,8 @@ export class AnthropicChatEvents implements EventReader<ChatStreamEvent> {
         const delta = event.delta;
         if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') {
           return this.chunk({ content: delta.text }, null, delta.text);
-        } else if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && delta.partial_json !== '') {
+        }
+        if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && delta.partial_json !== '') {
           const index = this.toolIndexes.get(event.index ?? -1);
           if (index !== undefined) return this.chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] }, null, delta.partial_json);
         }
