@@ -12,16 +12,6 @@ export async function* transcriptEvents(result: TranscriptionResult): AsyncGener
   yield event(usage === undefined ? { type: 'transcript.text.done', text } : { type: 'transcript.text.done', text, usage });
 }
 
-/** Continues an event stream whose first chunk was read already (to fail over before it began). */
-export async function* continuedEvents(first: Buffer, rest: AsyncIterableIterator<Buffer>): AsyncGenerator<Buffer> {
-  try {
-    yield first;
-    yield* rest;
-  } finally {
-    await rest.return?.();
-  }
-}
-
 function event(data: Record<string, unknown>): Buffer {
   return Buffer.from(`data: ${JSON.stringify(data)}\n\n`, 'utf8');
 }

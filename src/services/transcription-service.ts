@@ -1,9 +1,10 @@
+import { peekFirst } from '../core/index.js';
 import { echo, GatewayError } from '../errors/index.js';
 import type { TranscriptionCall, TranscriptionProvider, TranscriptionResult } from '../providers/provider-adapter.js';
 import type { CatalogModel, ModelCatalog, Router } from '../routing/index.js';
 import { resolveModel, usableModels } from './resolve-model.js';
 import { namedSession, routeRequest, type RoutedRequest } from './routed-request.js';
-import { continuedEvents, transcriptEvents } from './transcript-events.js';
+import { transcriptEvents } from './transcript-events.js';
 
 export interface TranscriptionInput extends RoutedRequest {
   /** As the client sent it; the configured default when absent. */
@@ -43,14 +44,14 @@ export class TranscriptionService {
     const { value } = await routeRequest(this.router, model, input, namedSession(input, model), async (route, attempt) => {
       const result = await route.provider.transcribe(attempt, { model: route.upstreamModel, file, fields, stream, cancellation });
       if (!('events' in result)) return result;
-      const first = await result.events.next();
-      if (first.done === true) {
-        await result.events.return?.();
+      const events = await peekFirst(result.events);
+      if (events.empty) {
+        await events.return();
         throw new GatewayError('upstream_invalid_response', `Upstream ${route.credential.id} ended the stream without sending an event.`);
       }
-      return { first: first.value, events: result.events };
+      return { events };
     });
-    if ('events' in value) return { kind: 'events', events: continuedEvents(value.first, value.events) };
+    if ('events' in value) return { kind: 'events', events: value.events };
     return stream ? { kind: 'events', events: transcriptEvents(value) } : { kind: 'whole', ...value };
   }
 
