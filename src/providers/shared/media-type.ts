@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 /** Whether a `content-type` is `text/event-stream` (with any parameters). */
 export function isEventStream(contentType: string | undefined): boolean {
-  return contentType !== undefined && contentType.trimStart().toLowerCase().startsWith('text/event-stream');
+  return contentType?.trimStart().toLowerCase().startsWith('text/event-stream') === true;
 }
 
 /** A `content-type`'s media type, short enough to quote in an error. */
