@@ -4,10 +4,10 @@ import type { EndpointConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type { Attempt } from '../provider-adapter.js';
 import { ChunkQueue } from './chunk-queue.js';
-import { DeadlineWatch, deadlineResolution, type WatchedCall } from './deadline-watch.js';
+import { DeadlineWatch, deadlineResolution, type WatchedCall } from '../../upstream-http/deadline-watch.js';
 import { classifyTransport } from './classify-upstream-failure.js';
-import { createTransport } from './create-transport.js';
-import type { ResponseHeadView, Transport, TransportCall, TransportHandler } from './transport.js';
+import { createTransport } from '../../upstream-http/create-transport.js';
+import type { ResponseHeadView, Transport, TransportCall, TransportHandler } from '../../upstream-http/transport.js';
 
 /** Idle upstream connections are closed after this (sooner if the upstream's `Keep-Alive` says so). */
 const KEEP_ALIVE_MS = 30_000;
