@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { opensslMissing } from '../../test/support/test-certificates.js';
 import { useTransportContract, type TransportRow } from './transport-contract.js';
 import { describeExchangeChecks } from './transport-exchange-contract.js';
+import { describeFaultChecks } from './transport-fault-contract.js';
 import { describeTimingChecks } from './transport-timing-contract.js';
 
 /**
@@ -21,4 +22,5 @@ describe.skipIf(missing !== null).each(TRANSPORTS)(`the Transport contract${miss
   const contract = useTransportContract(row);
   describeExchangeChecks(contract);
   describeTimingChecks(contract);
+  describeFaultChecks(contract);
 });

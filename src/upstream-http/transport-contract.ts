@@ -36,6 +36,8 @@ export interface TransportContract {
   succeeded(transport: Transport, request?: Partial<TransportRequest>): Promise<RecordingHandler>;
   /** The exchanges the upstream holds open from now on, unanswered, in arrival order. */
   holdRequests(): Exchange[];
+  /** Closes `transport` now; it is then not closed again after the case. */
+  close(transport: Transport): Promise<void>;
   /** Runs after the case, after its transports are told to close. */
   onCleanUp(cleanUp: () => Promise<void> | void): void;
 }
@@ -98,6 +100,10 @@ export function useTransportContract(row: TransportRow): TransportContract {
       const held: Exchange[] = [];
       contract.upstream.behaviour = (exchange) => held.push(exchange);
       return held;
+    },
+    close(transport) {
+      transports.splice(transports.indexOf(transport), 1);
+      return transport.close();
     },
     onCleanUp: (cleanUp) => void cleanUps.push(cleanUp),
   };
