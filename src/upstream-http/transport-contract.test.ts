@@ -3,6 +3,7 @@ import { opensslMissing } from '../../test/support/test-certificates.js';
 import { useTransportContract, type TransportRow } from './transport-contract.js';
 import { describeExchangeChecks } from './transport-exchange-contract.js';
 import { describeFaultChecks } from './transport-fault-contract.js';
+import { describeNetworkChecks } from './transport-network-contract.js';
 import { describeTimingChecks } from './transport-timing-contract.js';
 
 /**
@@ -23,4 +24,5 @@ describe.skipIf(missing !== null).each(TRANSPORTS)(`the Transport contract${miss
   describeExchangeChecks(contract);
   describeTimingChecks(contract);
   describeFaultChecks(contract);
+  describeNetworkChecks(contract);
 });

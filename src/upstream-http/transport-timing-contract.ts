@@ -70,7 +70,8 @@ export function describeTimingChecks(contract: TransportContract): void {
       const handler = start(open(), {}, new ClockedHandler({ ...limits, totalMs: 300 }));
       await handler.settled;
       expect(handler.error?.message).toBe('total timeout');
-      expect(handler.chunks.length).toBeGreaterThan(3);
+      // Data kept coming (HTTP/2 may carry several writes in one frame): only the total could run out.
+      expect(handler.chunks.length).toBeGreaterThanOrEqual(2);
     });
 
     it('response cap: a caller that aborts past its cap gets nothing more, and the transport serves the next call', async () => {
