@@ -122,9 +122,14 @@ export function describeTimingChecks(contract: TransportContract): void {
         for (const socket of accepted) socket.destroy();
         return new Promise((resolve) => silent.close(() => resolve()));
       });
+      const received: Buffer[] = [];
+      silent.on('connection', (socket) => socket.on('data', (data: Buffer) => received.push(data)));
       const started = performance.now();
       const handler = await send(open({ connectTimeoutMs: 100 }, {}, new URL(`https://127.0.0.1:${(silent.address() as AddressInfo).port}`)));
       expect(handler.errorCode).toBe('UPSTREAM_CONNECT_TIMEOUT');
+      expect(handler.error?.message).toMatch(/took over 100 ms/);
+      // The client's ClientHello reached the server: the TCP connect itself had succeeded.
+      expect(received[0]?.[0]).toBe(0x16);
       expect(handler.events).toEqual(['error']);
       expect(performance.now() - started).toBeGreaterThanOrEqual(95);
       expect(performance.now() - started).toBeLessThan(1_000);
