@@ -113,7 +113,9 @@ export function useTransportContract(row: TransportRow): TransportContract {
 /** Records what a call reports, with when; `settled` resolves on its end or its error. */
 export class RecordingHandler implements TransportHandler {
   readonly events: string[] = [];
+  /** When each send and the end or error were told, in ms from dispatch. */
   readonly sentAt: number[] = [];
+  settledAt = -1;
   statusCode: number | null = null;
   head: ResponseHeadView | null = null;
   readonly chunks: Buffer[] = [];
@@ -160,12 +162,14 @@ export class RecordingHandler implements TransportHandler {
 
   onResponseEnd(): void {
     this.events.push('end');
+    this.settledAt = performance.now() - this.startedAt;
     this.settle();
   }
 
   onResponseError(error: Error): void {
     this.events.push('error');
     this.error = error;
+    this.settledAt = performance.now() - this.startedAt;
     this.settle();
   }
 }
