@@ -88,7 +88,7 @@ export async function startTlsTestUpstream(certificates: TestCertificates): Prom
     },
     endConnections() {
       for (const session of sessions) session.close();
-      for (const socket of sockets) if (!isHttp2Socket(socket, sessions)) socket.end();
+      for (const socket of sockets) if ((socket as TLSSocket).alpnProtocol !== 'h2') socket.end();
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -123,9 +123,4 @@ export async function startTlsTestUpstream(certificates: TestCertificates): Prom
   const { port } = server.address() as AddressInfo;
   Object.assign(upstream, { port, origin: new URL(`https://127.0.0.1:${port}`) });
   return upstream;
-}
-
-/** An HTTP/1.1 connection is ended by its socket; an HTTP/2 one by its session (GOAWAY). */
-function isHttp2Socket(socket: Socket, sessions: Set<ServerHttp2Session>): boolean {
-  return (socket as TLSSocket).alpnProtocol === 'h2' && sessions.size > 0;
 }
