@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors/index.js';
 import type { Attempt } from '../provider-adapter.js';
-import type { DeadlineWatch, WatchedCall } from './deadline-watch.js';
+import type { DeadlineWatch, WatchedCall } from '../../upstream-http/deadline-watch.js';
 
 /** What a call needs to time itself out: the pool's watch and the upstream's two limits. */
 export interface CallTimeouts {

@@ -4,15 +4,15 @@ import type { EndpointConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type { Attempt } from '../provider-adapter.js';
 import { ChunkQueue } from './chunk-queue.js';
-import { DeadlineWatch, deadlineResolution } from './deadline-watch.js';
+import { DeadlineWatch, deadlineResolution } from '../../upstream-http/deadline-watch.js';
 import { BodyChunks } from './body-chunks.js';
 import { classifyAnswer, classifyTransport, type ErrorDialect } from './classify-upstream-failure.js';
-import { createTransport } from './create-transport.js';
+import { createTransport } from '../../upstream-http/create-transport.js';
 import { readJson, type JsonGuard } from './json-guard.js';
 import { describeMediaType, headerValue, isEventStream } from './media-type.js';
 import { readEvents, type EventReader } from './read-events.js';
 import { TimedCall, type CallTimeouts } from './timed-call.js';
-import type { ResponseHeadView, Transport, TransportCall, TransportHandler } from './transport.js';
+import type { ResponseHeadView, Transport, TransportCall, TransportHandler } from '../../upstream-http/transport.js';
 
 /** Idle upstream connections are closed after this (sooner if the upstream's `Keep-Alive` says so). */
 const KEEP_ALIVE_MS = 30_000;
@@ -235,10 +235,10 @@ class StreamingHandler extends TimedCall implements TransportHandler {
 }
 
 /**
- * One keep-alive connection pool per endpoint, shared by its credentials (a Transport, see create-transport.ts),
+ * One keep-alive connection pool per endpoint, shared by its credentials (a Transport, see upstream-http/create-transport.ts),
  * with the three timeouts a streaming upstream needs: connect (the pool's), first byte and idle
  * gaps between body chunks (ours, see DeadlineWatch), and the caps on what is read whole. The
- * transport is the gateway's own HTTP/1.1 client (http1/; docs/upstream-http.md says why): no
+ * transport is the gateway's own HTTP/1.1 client (upstream-http/http1/; docs/upstream-http.md says why): no
  * Node stream, header object or timer is made per call.
  */
 export class UpstreamClient {

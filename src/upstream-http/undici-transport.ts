@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Readable, Transform } from 'node:stream';
+import { pipeline, Readable, Transform } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import { connectUpstream, type ConnectTarget } from './connect-upstream.js';
 import type { Transport, TransportCall, TransportHandler, TransportOptions, TransportRequest } from './transport.js';
@@ -95,7 +95,9 @@ class UndiciCall implements Dispatcher.DispatchHandler, TransportCall {
 /**
  * A streamed upload (a transcription's file) tells the handler of each chunk it hands on, so that
  * the first-byte clock restarts while the upload is still going: a slow upload is not a silent
- * upstream.
+ * upstream. Joined by `pipeline`, so that when undici lets the relay go before the upload's end (the
+ * upstream answered early, the call was aborted) the upload is closed too, its file with it, as the
+ * HTTP/1.1 pool does; `pipe` would leave it paused and open.
  */
 function notifyingEachChunk(body: Readable, handler: TransportHandler): Readable {
   const relay = new Transform({
@@ -104,6 +106,8 @@ function notifyingEachChunk(body: Readable, handler: TransportHandler): Readable
       callback(null, chunk);
     },
   });
-  body.on('error', (error) => relay.destroy(error));
-  return body.pipe(relay);
+  // The call's own error reaches the handler through undici; this callback has nothing to add.
+  return pipeline(body, relay, ignore);
 }
+
+function ignore(): void {}

@@ -1,4 +1,4 @@
-import type { ProxyRoute } from '../../config/index.js';
+import type { ProxyRoute } from '../config/index.js';
 
 /**
  * The proxy an upstream's connections go through, or null to connect directly: the route's proxy

@@ -1,5 +1,5 @@
 import { rootCertificates } from 'node:tls';
-import type { ResolvedNetwork } from '../../config/index.js';
+import type { ResolvedNetwork } from '../config/index.js';
 import type { UpstreamTls } from './connect-upstream.js';
 import { Http1Pool } from './http1/http1-pool.js';
 import { proxyFor } from './proxy-for.js';

@@ -1,16 +1,15 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createServer as createTlsServer } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Http1Call, Http1Handler, Http1Request } from './http1-call.js';
 import { Http1Pool, type Http1PoolOptions } from './http1-pool.js';
 import type { ResponseHead } from './response-parser.js';
+
+// What the in-house HTTP/1.1 pool does beyond the Transport contract (transport-contract.test.ts
+// runs the cases both transports share: keep-alive, aborts, pause and resume, timeouts, TLS,
+// proxies, faults): its framing, queueing, retries and request checks, against exact bytes.
 
 // ---------------------------------------------------------------------------------------------
 // Servers and pools, closed after each test.
@@ -275,41 +274,6 @@ function ok(response: ServerResponse, body = 'ok'): void {
 // ---------------------------------------------------------------------------------------------
 
 describe('Http1Pool requests and responses', () => {
-  it('sends a POST with a string body and delivers the response', async () => {
-    const upstream = await startHttpServer((_request, response) => {
-      response.writeHead(201, { 'content-type': 'application/json', 'x-answer': '42', 'set-cookie': ['a=1', 'b=2'] });
-      response.end('{"created":true}');
-    });
-    const pool = newPool(upstream.origin);
-    const body = '{"text":"héllo ✓"}';
-    const handler = await succeeded(pool, {
-      method: 'POST',
-      path: '/v1/things?limit=1',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer secret', 'X-Custom': 'value' },
-      body,
-    });
-
-    expect(upstream.requests).toHaveLength(1);
-    const [received] = upstream.requests;
-    expect(received?.method).toBe('POST');
-    expect(received?.url).toBe('/v1/things?limit=1');
-    expect(received?.headers['host']).toBe(`127.0.0.1:${upstream.port}`);
-    expect(received?.headers['content-length']).toBe(String(Buffer.byteLength(body)));
-    expect(Buffer.byteLength(body)).toBeGreaterThan(body.length);
-    expect(received?.headers['transfer-encoding']).toBeUndefined();
-    expect(received?.headers['content-type']).toBe('application/json');
-    expect(received?.headers['authorization']).toBe('Bearer secret');
-    expect(received?.headers['x-custom']).toBe('value');
-    expect(received?.body.toString()).toBe(body);
-
-    expect(handler.statusCode).toBe(201);
-    expect(handler.head?.headers['content-type']).toBe('application/json');
-    expect(handler.head?.headers['x-answer']).toBe('42');
-    expect(handler.head?.headers['set-cookie']).toEqual(['a=1', 'b=2']);
-    expect(handler.body).toBe('{"created":true}');
-    expect(handler.events).toEqual(['sent', 'start', 'data', 'end']);
-  });
-
   it('writes the host, content-length and transfer-encoding headers itself', async () => {
     const upstream = await startHttpServer((_request, response) => ok(response));
     const pool = newPool(upstream.origin);
@@ -347,23 +311,6 @@ describe('Http1Pool requests and responses', () => {
     expect(received?.headers['content-length']).toBe('512');
     expect(received?.body.equals(body)).toBe(true);
     expect(handler.body).toBe('512');
-  });
-
-  it('streams a Readable body with its declared content-length', async () => {
-    const upstream = await startHttpServer((_request, response) => ok(response));
-    const pool = newPool(upstream.origin);
-    const parts = ['first,', 'second,', 'third'];
-    const length = parts.join('').length;
-    const handler = await succeeded(pool, {
-      method: 'POST',
-      headers: { 'content-length': String(length) },
-      body: Readable.from(parts.map((part) => Buffer.from(part))),
-    });
-    const [received] = upstream.requests;
-    expect(received?.headers['content-length']).toBe(String(length));
-    expect(received?.headers['transfer-encoding']).toBeUndefined();
-    expect(received?.body.toString()).toBe('first,second,third');
-    expect(handler.requestSentCount).toBeGreaterThanOrEqual(1);
   });
 
   it('streams a Readable body without a length as chunked, which node:http decodes', async () => {
@@ -517,18 +464,6 @@ describe('Http1Pool connection reuse', () => {
     expect(upstream.requests.map((request) => request.url).sort()).toEqual(['/', '/', '/', '/one', '/three']);
   });
 
-  it('serves 20 sequential calls on one keep-alive connection', async () => {
-    const upstream = await startHttpServer((request, response) => ok(response, request.url ?? ''));
-    const pool = newPool(upstream.origin);
-    for (let index = 0; index < 20; index++) {
-      const handler = await succeeded(pool, { path: `/call/${index}` });
-      expect(handler.body).toBe(`/call/${index}`);
-    }
-    expect(upstream.requests).toHaveLength(20);
-    expect(upstream.connectionCount).toBe(1);
-    expect(pool.size).toBe(1);
-  });
-
   it('opens no more than maxConnections for concurrent calls, and serves them all', async () => {
     const upstream = await startHttpServer((request, response) => {
       setTimeout(() => ok(response, request.url ?? ''), 20);
@@ -549,22 +484,6 @@ describe('Http1Pool connection reuse', () => {
     expect(upstream.connectionCount).toBe(2);
     expect(pool.size).toBe(2);
     expect(new Set(upstream.requests.map(({ connectionIndex }) => connectionIndex))).toEqual(new Set([0, 1]));
-  });
-
-  it('still succeeds after the upstream closed an idle keep-alive connection', async () => {
-    // Answers each request, then closes the connection 10 ms later without having said so.
-    const answer = answerEveryRequest('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
-    const upstream = await startRawServer((socket, connectionIndex, data) => {
-      answer(socket, connectionIndex, data);
-      setTimeout(() => socket.end(), 10);
-    });
-    const pool = newPool(upstream.origin);
-    await succeeded(pool);
-    await waitFor(() => upstream.sockets.size === 0, 'the upstream to close the idle connection');
-    const handler = await succeeded(pool);
-    expect(handler.body).toBe('ok');
-    expect(upstream.connectionCount).toBe(2);
-    expect(upstream.received[1]?.toString()).toMatch(/^GET \/ HTTP\/1\.1\r\n/);
   });
 
   /** Answers the first request on each connection; destroys the connection at the first byte of a second one. */
@@ -651,15 +570,6 @@ describe('Http1Pool connection reuse', () => {
     expect(upstream.requests.map(({ connectionIndex }) => connectionIndex)).toEqual([0, 1, 1]);
   });
 
-  it('closes connections left idle for longer than keepAliveMs', async () => {
-    const upstream = await startHttpServer((_request, response) => ok(response));
-    const pool = newPool(upstream.origin, { keepAliveMs: 100 });
-    await succeeded(pool);
-    expect(pool.size).toBe(1);
-    await waitFor(() => pool.size === 0, 'the idle connection to expire');
-    await waitFor(() => upstream.sockets.size === 0, 'the upstream to see the close');
-  });
-
   it('does not reuse a connection idle for longer than the upstream said it keeps one', async () => {
     const upstream = await startRawServer(answerEveryRequest('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=1\r\nContent-Length: 2\r\n\r\nok'));
     const pool = newPool(upstream.origin, { keepAliveMs: 60_000 });
@@ -671,15 +581,6 @@ describe('Http1Pool connection reuse', () => {
 });
 
 describe('Http1Pool connection failures', () => {
-  it('fails a call with ECONNREFUSED when nothing listens', async () => {
-    const port = await closedPort();
-    const pool = newPool(new URL(`http://127.0.0.1:${port}`));
-    const handler = await send(pool);
-    expect(handler.errorCode).toBe('ECONNREFUSED');
-    expect(handler.events).toEqual(['error']);
-    expect(pool.size).toBe(0);
-  });
-
   it('fails every waiting call when connections are refused', async () => {
     const port = await closedPort();
     const pool = newPool(new URL(`http://127.0.0.1:${port}`), { maxConnections: 1 });
@@ -689,95 +590,9 @@ describe('Http1Pool connection failures', () => {
     expect(pool.size).toBe(0);
   });
 
-  it('fails with UPSTREAM_CONNECT_TIMEOUT when a TLS handshake never completes', async () => {
-    // Accepts the TCP connection and never says a word: TLS connect is done only at secureConnect.
-    const upstream = await startRawServer(() => undefined);
-    const pool = newPool(new URL(`https://127.0.0.1:${upstream.port}`), { connectTimeoutMs: 100 });
-    const started = performance.now();
-    const handler = await send(pool);
-    const elapsed = performance.now() - started;
-    expect(handler.errorCode).toBe('UPSTREAM_CONNECT_TIMEOUT');
-    expect(handler.error?.message).toMatch(/took over 100 ms/);
-    expect(elapsed).toBeGreaterThanOrEqual(95);
-    expect(elapsed).toBeLessThan(1_000);
-    expect(upstream.connectionCount).toBe(1);
-    // The client's ClientHello reached the server: the TCP connect itself had succeeded.
-    expect(upstream.received[0]?.[0]).toBe(0x16);
-    expect(pool.size).toBe(0);
-  });
-
-  const openssl = spawnSync('openssl', ['version'], { encoding: 'utf8' });
-  const opensslMissing = openssl.error !== undefined || openssl.status !== 0;
-  it.skipIf(opensslMissing)(
-    `verifies the certificate of an https upstream${opensslMissing ? ' (skipped: the openssl command is not available to make a certificate)' : ''}`,
-    async () => {
-      const directory = mkdtempSync(join(tmpdir(), 'http1-pool-test-'));
-      cleanUps.push(() => rmSync(directory, { recursive: true, force: true }));
-      const made = spawnSync(
-        'openssl',
-        [
-          'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-          '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-          '-keyout', join(directory, 'key.pem'), '-out', join(directory, 'certificate.pem'),
-        ],
-        { encoding: 'utf8' },
-      );
-      expect(made.status, made.stderr).toBe(0);
-      const server = createTlsServer({ key: readFileSync(join(directory, 'key.pem')), cert: readFileSync(join(directory, 'certificate.pem')) });
-      const tracked: ListeningServer = { port: 0, origin: new URL('https://127.0.0.1'), connectionCount: 0, sockets: new Set() };
-      trackConnections(server, tracked);
-      let applicationBytes = 0;
-      server.on('secureConnection', (socket) => socket.on('data', (data: Buffer) => (applicationBytes += data.length)));
-      server.on('tlsClientError', () => undefined);
-      tracked.port = await listen(server);
-      cleanUps.push(() => closeServer(server, tracked.sockets));
-
-      const pool = newPool(new URL(`https://127.0.0.1:${tracked.port}`));
-      const handler = await send(pool, { method: 'POST', body: 'must not be sent' });
-      expect(handler.errorCode).toBe('DEPTH_ZERO_SELF_SIGNED_CERT');
-      expect(handler.events).toEqual(['error']);
-      expect(tracked.connectionCount).toBe(1);
-      await sleep(20);
-      expect(applicationBytes).toBe(0);
-      expect(pool.size).toBe(0);
-    },
-  );
 });
 
-describe('Http1Pool abort, pause and resume', () => {
-  it('aborts a call in flight: its handler gets the error and the connection is closed', async () => {
-    const held: ServerResponse[] = [];
-    const upstream = await startHttpServer((_request, response) => held.push(response));
-    const pool = newPool(upstream.origin);
-    const { call, handler } = start(pool, { path: '/held' });
-    await waitFor(() => held.length === 1, 'the request to reach the upstream');
-    expect(pool.size).toBe(1);
-    const reason = new Error('the client went away');
-    call.abort(reason);
-    expect(handler.error).toBe(reason);
-    expect(handler.events).toEqual(['sent', 'error']);
-    await waitFor(() => pool.size === 0, 'the pool to close the connection');
-    await waitFor(() => upstream.sockets.size === 0, 'the upstream to see the close');
-    // Aborting again, or late, changes nothing.
-    call.abort(new Error('again'));
-    expect(handler.error).toBe(reason);
-    expect(handler.events).toEqual(['sent', 'error']);
-  });
-
-  it('aborts a call in the middle of its response body', async () => {
-    const upstream = await startHttpServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'text/plain' });
-      response.write('partial');
-    });
-    const pool = newPool(upstream.origin);
-    const { call, handler } = start(pool);
-    handler.onData = () => call.abort(new Error('enough'));
-    await handler.settled;
-    expect(handler.error?.message).toBe('enough');
-    expect(handler.events).toEqual(['sent', 'start', 'data', 'error']);
-    await waitFor(() => pool.size === 0, 'the pool to close the connection');
-  });
-
+describe('Http1Pool abort of a waiting call', () => {
   it('aborts a call still waiting for a connection: it is never sent', async () => {
     const held: ServerResponse[] = [];
     const upstream = await startHttpServer((_request, response) => held.push(response));
@@ -815,52 +630,6 @@ describe('Http1Pool abort, pause and resume', () => {
     expect(upstream.connectionCount).toBe(1);
   });
 
-  it('stops and restarts the delivery of a slowly streamed body with pause() and resume()', async () => {
-    let written = 0;
-    const upstream = await startHttpServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'text/plain' });
-      const timer = setInterval(() => {
-        response.write(`${written},`);
-        if (++written === 10) {
-          clearInterval(timer);
-          response.end();
-        }
-      }, 15);
-    });
-    const pool = newPool(upstream.origin);
-    const { call, handler } = start(pool);
-    handler.onData = () => {
-      if (handler.chunks.length === 1) call.pause();
-    };
-    await waitFor(() => handler.chunks.length === 1, 'the first body chunk');
-    expect(call.paused).toBe(true);
-    const writtenAtPause = written;
-    await sleep(100);
-    expect(written).toBeGreaterThanOrEqual(writtenAtPause + 4);
-    expect(handler.chunks).toHaveLength(1);
-    expect(handler.events).not.toContain('end');
-
-    call.resume();
-    expect(call.paused).toBe(false);
-    await handler.settled;
-    expect(handler.error).toBeNull();
-    expect(handler.chunks.length).toBeGreaterThan(1);
-    expect(handler.body).toBe('0,1,2,3,4,5,6,7,8,9,');
-  });
-
-  it('delivers nothing to a call paused before it got a connection until it is resumed', async () => {
-    const upstream = await startHttpServer((_request, response) => ok(response, 'late'));
-    const pool = newPool(upstream.origin);
-    const { call, handler } = start(pool);
-    call.pause();
-    await waitFor(() => upstream.requests.length === 1, 'the request to reach the upstream');
-    await sleep(50);
-    expect(handler.events).toEqual(['sent']);
-    call.resume();
-    await handler.settled;
-    expect(handler.events).toEqual(['sent', 'start', 'data', 'end']);
-    expect(handler.body).toBe('late');
-  });
 });
 
 describe('Http1Pool close', () => {
