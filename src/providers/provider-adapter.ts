@@ -2,8 +2,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { TProperties } from '@sinclair/typebox';
 import type { EndpointConfig, ModelType, UpstreamConfig } from '../config/index.js';
 import type { Usage } from '../core/index.js';
+import type { ChatCompletionResult, ChatRequestBody, ChatStreamEvent } from '../protocols/openai-chat/chat-types.js';
 
 export type { Usage } from '../core/index.js';
+// The chat protocol's types are the contract's words for a chat call; they live with the protocol.
+export type { ChatCompletionResult, ChatRequestBody, ChatStreamEvent } from '../protocols/openai-chat/chat-types.js';
 
 /**
  * The contract between the gateway's core and every provider. Core code imports only this file;
@@ -89,32 +92,10 @@ export interface Attempt {
   answered(statusCode: number, head: AnswerHead): void;
 }
 
-/** An OpenAI chat completions request body, already validated, with gateway-only fields removed. */
-export type ChatRequestBody = Record<string, unknown> & { model: string; messages: unknown[] };
-
 export interface ChatCall {
   body: ChatRequestBody;
   /** Cancelled when the client goes away; adapters stop the upstream request. */
   cancellation: AbortSignal;
-}
-
-export interface ChatCompletionResult {
-  /** The `chat.completion` JSON to send to the client, as bytes. */
-  payload: Uint8Array;
-  usage: Usage | null;
-  /** The generated text, used to estimate usage when the upstream reported none. */
-  completionText(): string;
-}
-
-export interface ChatStreamEvent {
-  /** One `chat.completion.chunk` as JSON, sent to the client as one `data:` line. */
-  data: string;
-  /** Usage carried by this chunk, if any. */
-  usage: Usage | null;
-  /** A chunk with usage and no choices: sent only to clients that asked for usage. */
-  usageOnly: boolean;
-  /** Generated text in this chunk, for estimating usage if the upstream never reports it. */
-  text: string;
 }
 
 export type EncodingFormat = 'float' | 'base64';

@@ -7,7 +7,7 @@ import { ModelCatalog, Router, type CatalogModel, type Route } from '../routing/
 import { RequestRecord } from '../usage/index.js';
 import { ResponsesService, type ResponsesInput, type ResponsesOutcome, type ResponsesServiceOptions } from './responses-service.js';
 import { ResponseStore, type ResponseStateStore } from './responses/response-store.js';
-import { streamEventSchemaErrors } from './responses/openai-responses-schema-contract.js';
+import { streamEventSchemaErrors } from '../protocols/openai-responses/openai-responses-schema-contract.js';
 
 const PRINCIPAL: Principal = { tokenId: 'tok_1', team: 'search', project: null, scopes: new Set(['chat']), models: null, expiresAt: null, revokedAt: null, hash: 'h', holders: [] };
 const CHAT_USAGE = { prompt_tokens: 20, completion_tokens: 7, total_tokens: 27 };

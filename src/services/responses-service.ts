@@ -5,22 +5,21 @@ import type { CatalogModel, ModelCatalog, Route, Router, RoutingSession } from '
 import { estimateChatUsage } from '../usage/index.js';
 import { resolveModel } from './resolve-model.js';
 import { routeRequest, type RoutedRequest } from './routed-request.js';
-import { ChatToolNames } from './responses/chat-tool-names.js';
-import { chatCompletionToResponse, responseOutputItems, turnItems } from './responses/convert-chat-to-response.js';
-import { responsesToChat } from './responses/convert-responses-to-chat.js';
+import { ChatToolNames } from '../protocols/openai-responses/chat-tool-names.js';
+import { chatCompletionToResponse, responseOutputItems, turnItems } from '../protocols/openai-responses/convert-chat-to-response.js';
+import { responsesToChat } from '../protocols/openai-responses/convert-responses-to-chat.js';
 import { convertedEvents } from './responses/converted-events.js';
-import type { DroppedTool } from './responses/convert-responses-tools.js';
+import type { DroppedTool } from '../protocols/openai-responses/convert-responses-tools.js';
 import { passedThroughBytes } from './responses/passed-through-bytes.js';
 import { passthroughBody } from './responses/passthrough-body.js';
 import { passesThrough, passthroughModelOf } from './responses/passthrough-model.js';
 import { withPublicModelEvents } from './responses/public-model-events.js';
 import { payloadWithPublicModel } from './public-model-name.js';
-import { refuseField } from './responses/refuse-field.js';
+import { refuseField } from '../protocols/openai-responses/refuse-field.js';
 import { resolveConversation, type ResolvedConversation } from './responses/resolve-conversation.js';
-import { nowSeconds, randomItemId, type ResponseContext, type ResponseObject } from './responses/response-object.js';
+import { nowSeconds, randomItemId, type ResponseContext, type ResponseObject } from '../protocols/openai-responses/response-object.js';
 import type { ResponseStore } from './responses/response-store.js';
-import { ResponsesEventStream, type ResponsesServerSentEvent } from './responses/responses-event-stream.js';
-import type { ResponsesRequest } from './responses/responses-request.js';
+import { ResponsesEventStream, type ResponsesServerSentEvent } from '../protocols/openai-responses/responses-event-stream.js';
 import { responsesSession } from './responses/responses-session.js';
 
 export interface ResponsesInput extends RoutedRequest {
@@ -87,7 +86,7 @@ export class ResponsesService {
 
   async create(input: ResponsesInput): Promise<ResponsesOutcome> {
     // Checked by the API schema for the fields it types; the converters check the rest as they read it.
-    const request = input.request as ResponsesRequest & Record<string, unknown>;
+    const { request } = input;
     const model = resolveModel(this.catalog, input.principal, request.model, 'chat');
     input.record.model = model.id;
     if (request.background === true) {
@@ -166,7 +165,7 @@ class Turn {
   private droppedReported = false;
 
   constructor(
-    private readonly request: ResponsesRequest & Record<string, unknown>,
+    private readonly request: ResponsesRequestBody,
     private readonly conversation: ResolvedConversation,
     model: CatalogModel<'chat'>,
     private readonly store: ResponseStore,

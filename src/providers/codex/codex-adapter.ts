@@ -19,9 +19,9 @@ import { CodexAccount, type CodexGrant, type CodexRefresher } from './codex-acco
 import { refreshCodexTokens, RefreshRejectedError } from './codex-token-refresh.js';
 import { CODEX_UPSTREAM_KEYS, DEFAULT_CODEX_BASE_URL, DEFAULT_CODEX_REFRESH_TIMEOUT_MS, DEFAULT_CODEX_TOKEN_URL } from './codex-upstream-keys.js';
 import { codexErrorDialect, mapCodexError } from './map-codex-error.js';
-import { collectChatCompletion } from './collect-chat-completion.js';
-import { toResponsesRequest } from './convert-to-responses-request.js';
-import { readResponsesAsChatStream } from './responses-chat-stream.js';
+import { collectChatCompletion } from '../../protocols/openai-responses/collect-chat-completion.js';
+import { toResponsesRequest } from '../../protocols/openai-responses/convert-to-responses-request.js';
+import { readResponsesAsChatStream } from './codex-chat-stream.js';
 import { ResponsesStreamTap } from '../shared/responses-stream-tap.js';
 
 /**

@@ -35,7 +35,7 @@ import { parseChatCompletion } from './parse-chat-completion.js';
 import { openAIEndpoints, type OpenAIEndpoints, type OpenAIOperation } from './openai-endpoints.js';
 import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from '../shared/upstream-keys.js';
 import { ResponsesStreamTap } from '../shared/responses-stream-tap.js';
-import { isObject, responsesUsage } from '../shared/responses-usage.js';
+import { isObject, responsesUsage } from '../../protocols/openai-responses/responses-usage.js';
 
 /**
  * Any OpenAI-compatible upstream: OpenAI itself, vLLM, Ollama, llama.cpp server, Groq, Together,

@@ -1,7 +1,7 @@
 import type { ChatRequestBody, ChatStreamEvent } from '../../providers/provider-adapter.js';
 import { estimateChatUsage, type RequestRecord } from '../../usage/index.js';
-import type { ResponseObject } from './response-object.js';
-import { ResponsesEventStream, type ResponsesServerSentEvent } from './responses-event-stream.js';
+import type { ResponseObject } from '../../protocols/openai-responses/response-object.js';
+import { ResponsesEventStream, type ResponsesServerSentEvent } from '../../protocols/openai-responses/responses-event-stream.js';
 
 export interface ConvertedEventsOptions {
   /** The chat request the upstream got, to estimate usage from when it reports none. */

@@ -1,5 +1,5 @@
 import { inputItems, withoutId, type ResolvedConversation } from './resolve-conversation.js';
-import type { ResponseInputItem } from './responses-request.js';
+import type { ResponseInputItem } from '../../protocols/openai-responses/responses-types.js';
 
 /**
  * The body an upstream that speaks the Responses API itself receives: the client's, with the

@@ -1,6 +1,6 @@
-import { isRecord } from './convert-chat-usage.js';
+import { isRecord } from '../../protocols/openai-responses/convert-chat-usage.js';
 import type { ResponseStore, StoredResponse } from './response-store.js';
-import type { ResponseInputItem, ResponsesRequest } from './responses-request.js';
+import type { ResponseInputItem, ResponsesRequest } from '../../protocols/openai-responses/responses-types.js';
 
 /** What a request's references to earlier responses resolve to, from the gateway's own store. */
 export interface ResolvedConversation {

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors/index.js';
-import { isRecord } from './convert-chat-usage.js';
-import type { ResponseInputItem } from './responses-request.js';
+import { isRecord } from '../../protocols/openai-responses/convert-chat-usage.js';
+import type { ResponseInputItem } from '../../protocols/openai-responses/responses-types.js';
 
 /** The shared-state operations stored responses need (`SharedState` has them). */
 export interface ResponseStateStore {

@@ -1,8 +1,8 @@
 import { inferSessionId, usableSessionId, type CatalogModel, type RoutingSession, type SessionIdentity } from '../../routing/index.js';
 import { namedSession, sessionFor, type RoutedRequest } from '../routed-request.js';
-import { isRecord } from './convert-chat-usage.js';
+import { isRecord } from '../../protocols/openai-responses/convert-chat-usage.js';
 import type { StoredResponse } from './response-store.js';
-import type { ResponsesRequest } from './responses-request.js';
+import type { ResponsesRequest } from '../../protocols/openai-responses/responses-types.js';
 
 /**
  * The session of a `/v1/responses` request, first found of:

@@ -1,5 +1,6 @@
 import type { QualifiedToolName } from './chat-tool-names.js';
-import type { IncompleteReason, ItemStatus, ResponseOutputContent, ResponseOutputItem } from './response-object.js';
+import type { IncompleteReason, ResponseOutputContent, ResponseOutputItem } from './response-object.js';
+import type { ItemStatus } from './responses-types.js';
 
 /** An event without its `sequence_number`, which the stream adds as it sends it. */
 export type OutputEvent = { type: string } & Record<string, unknown>;

@@ -1,21 +1,8 @@
 import { GatewayError } from '../../errors/index.js';
+import type { ChatMessage, ChatToolCall, ChatUserPart } from '../openai-chat/chat-types.js';
 import type { ChatToolNames } from './chat-tool-names.js';
 import { isRecord } from './convert-chat-usage.js';
 import { refuseField } from './refuse-field.js';
-
-export interface ChatToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
-export type ChatUserPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: string } };
-
-export type ChatMessage =
-  | { role: 'system'; content: string }
-  | { role: 'user'; content: string | ChatUserPart[] }
-  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[] }
-  | { role: 'tool'; tool_call_id: string; content: string };
 
 /** Where an item came from, for the `param` of a refusal: `input[3]`, or the stored conversation. */
 export type ItemLocation = (index: number) => string;

@@ -1,5 +1,5 @@
 import type { Usage } from '../../core/index.js';
-import type { ResponseUsage } from './response-object.js';
+import type { ResponseUsage } from './responses-types.js';
 
 export interface ConvertedUsage {
   /** For the Response object. */

@@ -9,7 +9,7 @@ import {
   type ResponseOutputItem,
   toolNameFields,
 } from './response-object.js';
-import type { ResponseInputItem, ResponsesRequest } from './responses-request.js';
+import type { ResponseInputItem, ResponsesRequest } from './responses-types.js';
 
 /**
  * A parsed `chat.completion` as a Response. Chat says nothing of the order of text and tool

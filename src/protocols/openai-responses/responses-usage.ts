@@ -1,4 +1,4 @@
-import type { Usage } from '../provider-adapter.js';
+import type { Usage } from '../../core/index.js';
 
 /**
  * A Responses API `usage` object as the gateway records it; null when it gives no counts. The API

@@ -1,14 +1,8 @@
+import type { ChatFunctionTool, ChatToolChoice } from '../openai-chat/chat-types.js';
 import { isRecord } from './convert-chat-usage.js';
 import type { ChatToolNames } from './chat-tool-names.js';
 import { refuseField } from './refuse-field.js';
-import type { ResponsesRequest, ResponseTextConfig } from './responses-request.js';
-
-export interface ChatFunctionTool {
-  type: 'function';
-  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
-}
-
-export type ChatToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+import type { ResponsesRequest, ResponseTextConfig } from './responses-types.js';
 
 export interface ChatToolFields {
   tools?: ChatFunctionTool[];
