@@ -3,6 +3,7 @@ import type { TProperties } from '@sinclair/typebox';
 import type { EndpointConfig, ModelType, UpstreamConfig } from '../config/index.js';
 import type { Usage } from '../core/index.js';
 import type { ChatCompletionResult, ChatRequestBody, ChatStreamEvent } from '../protocols/openai-chat/chat-types.js';
+import type { ResponseStreamEvent, StatelessResponsesRequest } from '../protocols/openai-responses/responses-types.js';
 
 export type { Usage } from '../core/index.js';
 // The chat protocol's types are the contract's words for a chat call; they live with the protocol.
@@ -296,6 +297,25 @@ export interface ResponsesProvider {
   servesResponses?(): boolean;
 }
 
+/**
+ * A Responses API call to an upstream that speaks it but keeps nothing (ChatGPT accounts: it only
+ * streams, and refuses to store): the gateway resolves and stores the conversation itself, and
+ * sends the whole of it.
+ */
+export interface StatelessResponsesCall {
+  body: StatelessResponsesRequest;
+  cancellation: AbortSignal;
+}
+
+export interface StatelessResponsesProvider {
+  /**
+   * The upstream's events, parsed, up to the one that ends the response (`response.completed` or
+   * `.incomplete`). Resolves once the upstream accepted the call; a refusal, a failure it reports
+   * in the stream and a stream cut short are thrown as classified GatewayErrors.
+   */
+  streamResponse(attempt: Attempt, call: StatelessResponsesCall): Promise<AsyncIterable<ResponseStreamEvent>>;
+}
+
 export interface TranscriptionProvider {
   transcribe(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult | TranscriptEvents>;
   /**
@@ -340,6 +360,11 @@ export interface ProviderAdapter {
    * servers that serve it. Chat routes without it serve `/v1/responses` by conversion to chat.
    */
   readonly responses?: ResponsesProvider;
+  /**
+   * The Responses API sent as such to an upstream that keeps nothing (codex): `/v1/responses` on
+   * its routes is neither passed through nor converted to chat; the gateway keeps the conversation.
+   */
+  readonly statelessResponses?: StatelessResponsesProvider;
   /** Models this endpoint offers by itself (the built-in `local` provider); the catalog adds those the config does not define. */
   publishedModels?(): readonly PublishedModel[];
   /** Models it would publish but cannot on this machine (a missing engine). */

@@ -1,6 +1,17 @@
 import type { ResponsesRequestBody } from '../api/responses-request.js';
 import { echo, GatewayError, isGatewayError } from '../errors/index.js';
-import type { Attempt, ChatCompletionResult, ChatRequestBody, ChatStreamEvent, ResponsesEventBytes, ResponsesPayload, ResponsesProvider, ResponsesResult } from '../providers/provider-adapter.js';
+import type { Usage } from '../core/index.js';
+import type {
+  Attempt,
+  ChatCompletionResult,
+  ChatRequestBody,
+  ChatStreamEvent,
+  ResponsesEventBytes,
+  ResponsesPayload,
+  ResponsesProvider,
+  ResponsesResult,
+  StatelessResponsesProvider,
+} from '../providers/provider-adapter.js';
 import type { CatalogModel, ModelCatalog, Route, Router, RoutingSession } from '../routing/index.js';
 import { estimateChatUsage } from '../usage/index.js';
 import { resolveModel } from './resolve-model.js';
@@ -20,6 +31,11 @@ import { resolveConversation, type ResolvedConversation } from './responses/reso
 import { nowSeconds, randomItemId, type ResponseContext, type ResponseObject } from '../protocols/openai-responses/response-object.js';
 import type { ResponseStore } from './responses/response-store.js';
 import { ResponsesEventStream, type ResponsesServerSentEvent } from '../protocols/openai-responses/responses-event-stream.js';
+import { fromFirstOutput, generatedText, readResponseEvents } from '../protocols/openai-responses/read-response-events.js';
+import type { ResponseStreamEvent } from '../protocols/openai-responses/responses-types.js';
+import { toStatelessRequest } from '../protocols/openai-responses/stateless-request.js';
+import { inputItems } from './responses/resolve-conversation.js';
+import { statelessEvents } from './responses/stateless-events.js';
 import { responsesSession } from './responses/responses-session.js';
 
 export interface ResponsesInput extends RoutedRequest {
@@ -53,13 +69,17 @@ type Answer =
   | { kind: 'passthrough-json'; result: ResponsesPayload }
   | { kind: 'passthrough-stream'; result: ResponsesEventBytes; first: IteratorResult<Buffer> }
   | { kind: 'converted-json'; result: ChatCompletionResult; response: ResponseObject; chat: ChatRequestBody }
-  | { kind: 'converted-stream'; first: IteratorResult<ChatStreamEvent>; iterator: AsyncIterator<ChatStreamEvent>; chat: ChatRequestBody };
+  | { kind: 'converted-stream'; first: IteratorResult<ChatStreamEvent>; iterator: AsyncIterator<ChatStreamEvent>; chat: ChatRequestBody }
+  | { kind: 'stateless-json'; response: ResponseObject; usage: Usage | null; chat: ChatRequestBody }
+  | { kind: 'stateless-stream'; first: IteratorResult<ResponseStreamEvent>; iterator: AsyncIterator<ResponseStreamEvent>; chat: ChatRequestBody };
 
 /**
  * `POST /v1/responses` for every chat model. Each attempt's route decides how: a credential whose
- * upstream speaks the Responses API (openai) gets the request passed through; any other is sent
- * it as chat completions, and its answer is converted back (src/services/responses/). Routing,
- * sessions, failover and usage are chat's. Converted responses are stored for
+ * upstream speaks the Responses API (openai) gets the request passed through; one whose upstream
+ * speaks it but keeps nothing (codex) is sent it as Responses, with the conversation the gateway
+ * keeps, and its events are read into the gateway's own; any other is sent it as chat
+ * completions, and its answer is converted back (src/protocols/openai-responses/). Routing,
+ * sessions, failover and usage are chat's. The responses the gateway makes are stored for
  * `previous_response_id` and `item_reference` (ResponseStore). See docs/responses-api.md.
  */
 export class ResponsesService {
@@ -99,9 +119,12 @@ export class ResponsesService {
     const turn = new Turn(request, conversation, model, this.store, team, session, this.reportDropped);
     const routed = routesFor(model, turn);
     const stream = request.stream === true;
-    const { value: answer } = await routeRequest(this.router, routed, input, session, (route, attempt) =>
-      passesThrough(route) ? turn.passThrough(route.responses as ResponsesProvider, route, attempt, stream, input.cancellation) : turn.convert(route, attempt, stream, input.cancellation),
-    );
+    const { value: answer } = await routeRequest(this.router, routed, input, session, (route, attempt) => {
+      if (passesThrough(route)) return turn.passThrough(route.responses as ResponsesProvider, route, attempt, stream, input.cancellation);
+      const stateless = route.statelessResponses;
+      if (stateless !== undefined && stateless !== null) return turn.sendStateless(stateless, route, attempt, stream, input.cancellation);
+      return turn.convert(route, attempt, stream, input.cancellation);
+    });
     const { record } = input;
     switch (answer.kind) {
       case 'passthrough-json':
@@ -130,6 +153,18 @@ export class ResponsesService {
           record,
           onFinal: (response) => turn.remember(response),
         });
+        return { kind: 'events', events };
+      }
+      case 'stateless-json': {
+        const { response, usage, chat } = answer;
+        record.usage = usage;
+        if (usage === null) record.estimateUsage = () => estimateChatUsage(chat, generatedText(response.output));
+        await turn.remember(response);
+        return { kind: 'json', payload: Buffer.from(JSON.stringify(response)) };
+      }
+      case 'stateless-stream': {
+        const converter = new ResponsesEventStream(turn.context, input.failedMidStream, readResponseEvents);
+        const events = statelessEvents(answer.first, answer.iterator, converter, { chat: answer.chat, record, onFinal: (response) => turn.remember(response) });
         return { kind: 'events', events };
       }
     }
@@ -227,10 +262,7 @@ class Turn {
 
   async convert(route: Route<'chat'>, attempt: Attempt, stream: boolean, cancellation: AbortSignal): Promise<Answer> {
     const { body, dropped } = this.chatBody();
-    if (!this.droppedReported) {
-      this.droppedReported = true;
-      this.reportDropped(dropped, this.context.model);
-    }
+    this.reportDroppedOnce(dropped);
     const chat: ChatRequestBody = { ...body, model: route.upstreamModel };
     if (!stream) {
       const result = await route.provider.chatCompletion(attempt, { body: chat, cancellation });
@@ -241,6 +273,43 @@ class Turn {
     const first = await iterator.next();
     if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending a chunk.`);
     return { kind: 'converted-stream', first, iterator, chat };
+  }
+
+  /**
+   * The request sent as Responses to an upstream that keeps nothing (codex), with the whole
+   * conversation the gateway keeps. It is refused for what conversion refuses, and offered the
+   * tools conversion offers (chatBody: a pool may mix these credentials with chat ones, and each
+   * answers alike), but as they came: namespaces, reasoning and text controls stay the Responses
+   * API's. Its events are read into the gateway's own Response, as a chat stream's are.
+   */
+  async sendStateless(provider: StatelessResponsesProvider, route: Route<'chat'>, attempt: Attempt, stream: boolean, cancellation: AbortSignal): Promise<Answer> {
+    const { body: chat, dropped } = this.chatBody();
+    this.reportDroppedOnce(dropped);
+    const history = this.conversation.previous?.items ?? [];
+    const body = toStatelessRequest(this.request, {
+      upstreamModel: route.upstreamModel,
+      input: [...history, ...inputItems(this.conversation.input)],
+      leftOut: new Set(dropped.map((tool) => tool.param)),
+    });
+    const events = fromFirstOutput(await provider.streamResponse(attempt, { body, cancellation }));
+    const iterator = events[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending an event.`);
+    if (stream) return { kind: 'stateless-stream', first, iterator, chat };
+    // The upstream only streams: a JSON answer is its stream, read to the end.
+    const converter = new ResponsesEventStream(this.context, undefined, readResponseEvents);
+    for await (const _event of converter.events(replay(first, iterator))) {
+      // Only the final response is kept.
+    }
+    const { response, usage, error } = converter.result();
+    if (error !== undefined) throw error;
+    return { kind: 'stateless-json', response, usage, chat };
+  }
+
+  private reportDroppedOnce(dropped: readonly DroppedTool[]): void {
+    if (this.droppedReported) return;
+    this.droppedReported = true;
+    this.reportDropped(dropped, this.context.model);
   }
 
   /**
@@ -260,6 +329,15 @@ class Turn {
   async rememberUpstreamResponse(id: string): Promise<void> {
     if (this.request.store === false || this.session === null) return;
     await this.store.save(this.team, id, { session: this.session.id, earlier: [], items: null }, []);
+  }
+}
+
+/** An iterator whose first result was read, as the whole sequence again. */
+async function* replay<T>(first: IteratorResult<T>, iterator: AsyncIterator<T>): AsyncGenerator<T> {
+  try {
+    for (let next = first; next.done !== true; next = await iterator.next()) yield next.value;
+  } finally {
+    await iterator.return?.();
   }
 }
 

@@ -11,7 +11,10 @@ import type {
   NativeProvider,
   NativeResponse,
   ProviderAdapter,
+  StatelessResponsesCall,
+  StatelessResponsesProvider,
 } from '../provider-adapter.js';
+import type { ResponseStreamEvent } from '../../protocols/openai-responses/responses-types.js';
 import type { ErrorDialect } from '../shared/classify-upstream-failure.js';
 import { readUpstreamKeys } from '../shared/upstream-keys.js';
 import { UpstreamClient, type StreamingResponse } from '../shared/upstream-client.js';
@@ -21,19 +24,22 @@ import { CODEX_UPSTREAM_KEYS, DEFAULT_CODEX_BASE_URL, DEFAULT_CODEX_REFRESH_TIME
 import { codexErrorDialect, mapCodexError } from './map-codex-error.js';
 import { collectChatCompletion } from '../../protocols/openai-responses/collect-chat-completion.js';
 import { toResponsesRequest } from '../../protocols/openai-responses/convert-to-responses-request.js';
-import { readResponsesAsChatStream } from './codex-chat-stream.js';
+import { readResponseEvents, readResponsesAsChatStream } from './codex-chat-stream.js';
 import { ResponsesStreamTap } from '../shared/responses-stream-tap.js';
 
 /**
  * ChatGPT subscription accounts (`codex`): the Codex backend at `{base_url}/responses`, reached
  * with an account's OAuth access token and `chatgpt-account-id`. It serves the native passthrough
- * (the client's bytes, untouched) and chat completions (converted to and from its Responses API).
+ * (the client's bytes, untouched), the Responses API as such (`/v1/responses`, the gateway keeping
+ * the conversation, since the backend keeps nothing) and chat completions (converted to and from
+ * its Responses API).
  * Each credential carries its CodexAccount; the adapter renews a token the backend refused, once.
  */
-export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvider {
+export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvider, StatelessResponsesProvider {
   readonly endpoint: string;
   readonly capabilities: Capabilities;
   readonly native: NativeProvider = this;
+  readonly statelessResponses: StatelessResponsesProvider = this;
   private readonly client: UpstreamClient;
   private readonly tokenClient: UpstreamClient;
   private readonly refreshTimeoutMs: number;
@@ -63,6 +69,11 @@ export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvid
     const body = Buffer.from(JSON.stringify(toResponsesRequest(call.body, { upstreamModel: call.body.model })));
     const response = await this.open(attempt, body, CHAT_HEADERS, call.cancellation);
     return readResponsesAsChatStream(response.body, { upstreamId: attempt.credential.id, model: call.body.model, maxEventBytes: this.client.maxEventBytes });
+  }
+
+  async streamResponse(attempt: Attempt, call: StatelessResponsesCall): Promise<AsyncIterable<ResponseStreamEvent>> {
+    const response = await this.open(attempt, Buffer.from(JSON.stringify(call.body)), CHAT_HEADERS, call.cancellation);
+    return readResponseEvents(response.body, { upstreamId: attempt.credential.id, maxEventBytes: this.client.maxEventBytes });
   }
 
   close(): Promise<void> {
@@ -119,7 +130,7 @@ export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvid
   }
 }
 
-/** What chat calls send besides the account's own headers: the backend streams Server-Sent Events of JSON. */
+/** What chat and Responses calls send besides the account's own headers: the backend streams Server-Sent Events of JSON. */
 const CHAT_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json', accept: 'text/event-stream' });
 
 function accountOf(attempt: Attempt): CodexAccount {

@@ -17,8 +17,7 @@ export interface ResponsesChatStreamContext {
 
 /**
  * The backend's Responses event stream as `chat.completion.chunk` events, as they arrive (the
- * conversion is the protocol's, protocols/openai-responses/responses-chat-chunks.ts): this reads
- * the events off the wire, and classifies a failure the backend reports in the stream.
+ * conversion is the protocol's, protocols/openai-responses/responses-chat-chunks.ts).
  */
 export async function* readResponsesAsChatStream(body: AsyncIterableIterator<Buffer>, context: ResponsesChatStreamContext): AsyncGenerator<ChatStreamEvent> {
   const converter = new ResponsesChatConverter({
@@ -26,25 +25,48 @@ export async function* readResponsesAsChatStream(body: AsyncIterableIterator<Buf
     ...(context.created === undefined ? {} : { created: context.created }),
     failed: (error, fallback) => streamFailure(error, context.upstreamId, fallback),
   });
+  for await (const event of readResponseEvents(body, context)) {
+    yield* converter.convert(event);
+    if (converter.finished) return;
+  }
+}
+
+/**
+ * The backend's Responses events, parsed, up to the one that ends the response
+ * (`response.completed` or `.incomplete`). A failure it reports in the stream (`response.failed`,
+ * `error`) is thrown classified (streamFailure), as is a stream cut before its end; the body is
+ * closed when the reader stops, which stops the upstream generating (and billing).
+ */
+export async function* readResponseEvents(body: AsyncIterableIterator<Buffer>, context: Pick<ResponsesChatStreamContext, 'upstreamId' | 'maxEventBytes'>): AsyncGenerator<ResponseStreamEvent> {
   const decoder = new ServerSentEventDecoder(context.maxEventBytes);
   try {
     for await (const chunk of body) {
       for (const event of decoder.push(chunk)) {
-        if (event.data !== '[DONE]') yield* converter.convert(parseEvent(event.data, context.upstreamId));
-        if (converter.finished) return;
+        if (event.data === '[DONE]') continue;
+        const parsed = parseEvent(event.data, context.upstreamId);
+        failOn(parsed, context.upstreamId);
+        yield parsed;
+        if (parsed.type === 'response.completed' || parsed.type === 'response.incomplete') return;
       }
     }
     for (const event of decoder.end()) {
-      if (event.data !== '[DONE]') yield* converter.convert(parseEvent(event.data, context.upstreamId));
-      if (converter.finished) return;
+      if (event.data === '[DONE]') continue;
+      const parsed = parseEvent(event.data, context.upstreamId);
+      failOn(parsed, context.upstreamId);
+      yield parsed;
+      if (parsed.type === 'response.completed' || parsed.type === 'response.incomplete') return;
     }
     throw protocolFailure(context.upstreamId, 'the stream ended before response.completed');
   } catch (error) {
     throw classifyTransport(error, context.upstreamId);
   } finally {
-    // Stops the upstream generating (and billing) when the client went away early.
     await body.return?.();
   }
+}
+
+function failOn(event: ResponseStreamEvent, upstreamId: string): void {
+  if (event.type === 'response.failed') throw streamFailure(event.response?.error, upstreamId, 'the response failed');
+  if (event.type === 'error') throw streamFailure(isObject(event.error) ? event.error : event, upstreamId, 'the stream reported an error');
 }
 
 /** One event's JSON, a typed object; what else the event says is checked as it is read. */
