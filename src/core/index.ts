@@ -6,3 +6,5 @@ export { SecretBox } from './secret-box.js';
 export { nearestValue, plainAddress, TrustedProxies, TrustedProxyEntryError } from './trusted-proxies.js';
 export { releaseVersion } from './release.js';
 export { closestNames, editDistance } from './closest-names.js';
+export { asObject, isObject, parseJson, parseJsonObject, type JsonObject } from './json.js';
+export { Peeked, peekFirst } from './peek-first.js';

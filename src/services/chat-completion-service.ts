@@ -1,4 +1,5 @@
 import type { ChatCompletionRequest } from '../api/chat-completion-request.js';
+import { peekFirst, type Peeked } from '../core/index.js';
 import { GatewayError } from '../errors/index.js';
 import type { ChatRequestBody, ChatStreamEvent } from '../providers/provider-adapter.js';
 import { estimateChatUsage, type RequestRecord } from '../usage/index.js';
@@ -61,16 +62,14 @@ export class ChatCompletionService {
       input,
       session,
       async (route, attempt) => {
-        const events = await route.provider.streamChatCompletion(attempt, { body: upstreamBody(input.request, route), cancellation: input.cancellation });
-        const iterator = events[Symbol.asyncIterator]();
-        const first = await iterator.next();
+        const events = await peekFirst(await route.provider.streamChatCompletion(attempt, { body: upstreamBody(input.request, route), cancellation: input.cancellation }));
         // A stream that ends before its first chunk (`data: [DONE]` alone, or nothing) answered nothing.
-        if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${route.credential.id} ended the stream without sending a chunk.`);
-        return { iterator, first };
+        if (events.empty) throw new GatewayError('upstream_invalid_response', `Upstream ${route.credential.id} ended the stream without sending a chunk.`);
+        return events;
       },
     );
     const clientWantsUsage = input.request.stream_options?.include_usage === true;
-    return { events: accountedEvents(opened.first, opened.iterator, clientWantsUsage, input.request, record, model.id) };
+    return { events: accountedEvents(opened, clientWantsUsage, input.request, record, model.id) };
   }
 
   private prepare(input: ChatInput): { model: CatalogModel<'chat'>; session: RoutingSession | null } {
@@ -90,8 +89,7 @@ export class ChatCompletionService {
  * public model id, not the upstream's name for it.
  */
 async function* accountedEvents(
-  first: IteratorResult<ChatStreamEvent>,
-  iterator: AsyncIterator<ChatStreamEvent>,
+  events: Peeked<ChatStreamEvent>,
   clientWantsUsage: boolean,
   request: ChatCompletionRequest,
   record: RequestRecord,
@@ -101,8 +99,7 @@ async function* accountedEvents(
   record.estimateUsage = () => estimateChatUsage(request, text);
   const withPublicModel = publicModelWriter(publicModel);
   try {
-    let next = first;
-    while (next.done !== true) {
+    for (let next = await events.next(); next.done !== true; next = await events.next()) {
       const event = next.value;
       if (event.usage !== null) record.usage = event.usage;
       text += event.text;
@@ -110,10 +107,9 @@ async function* accountedEvents(
         event.data = withPublicModel(event.data);
         yield event;
       }
-      next = await iterator.next();
     }
   } finally {
-    await iterator.return?.();
+    await events.return();
   }
 }
 

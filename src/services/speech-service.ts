@@ -1,3 +1,4 @@
+import { peekFirst } from '../core/index.js';
 import { SPEECH_CONTENT_TYPES, type SpeechRequest } from '../api/speech-request.js';
 import type { ModelCatalog, Router } from '../routing/index.js';
 import { resolveModel } from './resolve-model.js';
@@ -40,21 +41,9 @@ export class SpeechService {
           ...(request.instructions === undefined ? {} : { instructions: request.instructions }),
           cancellation,
         });
-        return { audio, first: await audio.next() };
+        return peekFirst(audio);
       },
     );
-    return { contentType: SPEECH_CONTENT_TYPES[format], audio: withFirst(value.first, value.audio) };
-  }
-}
-
-async function* withFirst(first: IteratorResult<Buffer>, rest: AsyncIterableIterator<Buffer>): AsyncGenerator<Buffer> {
-  try {
-    let next = first;
-    while (next.done !== true) {
-      yield next.value;
-      next = await rest.next();
-    }
-  } finally {
-    await rest.return?.();
+    return { contentType: SPEECH_CONTENT_TYPES[format], audio: value };
   }
 }

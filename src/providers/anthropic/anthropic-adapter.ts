@@ -1,5 +1,5 @@
 import type { EndpointConfig } from '../../config/index.js';
-import { GatewayError } from '../../errors/index.js';
+import { isObject } from '../../core/index.js';
 import type {
   Attempt,
   Capabilities,
@@ -12,12 +12,13 @@ import type {
   ProviderFactory,
 } from '../provider-adapter.js';
 import { CredentialHeaders } from '../shared/credential-headers.js';
-import { UpstreamClient, type BufferedResponse, type UpstreamRequest } from '../shared/upstream-client.js';
-import { readAnthropicChatStream } from './anthropic-chat-stream.js';
+import type { JsonGuard } from '../shared/json-guard.js';
+import { UpstreamClient, type UpstreamRequest } from '../shared/upstream-client.js';
+import { AnthropicChatEvents } from './anthropic-chat-stream.js';
 import { ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_BASE_URL, type AnthropicMessageResponse } from './anthropic-api.js';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.js';
 import { completionText, convertToOpenAICompletion } from './convert-to-openai-completion.js';
-import { mapAnthropicError } from './map-anthropic-error.js';
+import { anthropicErrorDialect } from './map-anthropic-error.js';
 import { toUsage } from './map-anthropic-usage.js';
 
 /**
@@ -37,9 +38,8 @@ export class AnthropicAdapter implements ProviderAdapter, ChatProvider {
 
   async chatCompletion(attempt: Attempt, call: ChatCall): Promise<ChatCompletionResult> {
     const request = convertToAnthropicRequest(call.body, { stream: false });
-    const response = await this.client.requestBuffered(this.post(attempt, JSON.stringify(request), call.cancellation));
-    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response, attempt);
-    const completion = convertToOpenAICompletion(parseMessage(response.body, attempt.credential.id), Math.floor(Date.now() / 1000));
+    const { value: message } = await this.client.postJson(this.post(attempt, JSON.stringify(request), call.cancellation), anthropicErrorDialect, MESSAGE);
+    const completion = convertToOpenAICompletion(message, Math.floor(Date.now() / 1000));
     return {
       payload: Buffer.from(JSON.stringify(completion)),
       usage: completion.usage === undefined ? null : toUsage(completion.usage),
@@ -47,11 +47,9 @@ export class AnthropicAdapter implements ProviderAdapter, ChatProvider {
     };
   }
 
-  async streamChatCompletion(attempt: Attempt, call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
+  streamChatCompletion(attempt: Attempt, call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
     const request = convertToAnthropicRequest(call.body, { stream: true });
-    const response = await this.client.openEventStream(this.post(attempt, JSON.stringify(request), call.cancellation));
-    if (!response.ok) throw this.error(response, attempt);
-    return readAnthropicChatStream(response.body, attempt.credential.id, undefined, this.client.maxEventBytes);
+    return this.client.openEvents(this.post(attempt, JSON.stringify(request), call.cancellation), anthropicErrorDialect, new AnthropicChatEvents(attempt.credential.id));
   }
 
   close(): Promise<void> {
@@ -60,10 +58,6 @@ export class AnthropicAdapter implements ProviderAdapter, ChatProvider {
 
   private post(attempt: Attempt, body: string, cancellation: AbortSignal): UpstreamRequest {
     return { path: '/v1/messages', method: 'POST', headers: this.headers.of(attempt.credential), body, cancellation, attempt };
-  }
-
-  private error(response: BufferedResponse, attempt: Attempt): GatewayError {
-    return mapAnthropicError(response.statusCode, response.body.toString('utf8'), response.headers, attempt.credential.id);
   }
 }
 
@@ -77,19 +71,9 @@ function anthropicHeaders(credential: Credential): Record<string, string> {
 }
 
 /** A Messages API answer: an object whose `content` is a list of blocks. Anything else is the upstream failing. */
-function parseMessage(body: Buffer, credentialId: string): AnthropicMessageResponse {
-  let message: unknown;
-  try {
-    message = JSON.parse(body.toString('utf8'));
-  } catch {
-    // Reported below.
-  }
-  if (isObject(message) && Array.isArray(message['content']) && message['content'].every(isObject)) return message as AnthropicMessageResponse;
-  throw new GatewayError('upstream_invalid_response', `Upstream ${credentialId} answered with a body that is not a message.`);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const MESSAGE: JsonGuard<AnthropicMessageResponse> = {
+  expected: 'a message',
+  test: (value): value is AnthropicMessageResponse => isObject(value) && Array.isArray(value['content']) && value['content'].every(isObject),
+};
 
 export const createAnthropicAdapter: ProviderFactory = (endpoint) => new AnthropicAdapter(endpoint);

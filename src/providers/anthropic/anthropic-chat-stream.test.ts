@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { splitIntoPieces } from '../../../test/fake-upstreams/sse-framing.js';
 import { GatewayError } from '../../errors/index.js';
 import type { ChatStreamEvent } from '../provider-adapter.js';
-import { readAnthropicChatStream } from './anthropic-chat-stream.js';
+import { readEvents } from '../shared/read-events.js';
+import { AnthropicChatEvents } from './anthropic-chat-stream.js';
 
 const NOW = 1_750_000_000;
 
@@ -18,14 +19,14 @@ async function* body(bytes: Buffer, sizes?: readonly number[]): AsyncGenerator<B
 
 async function collect(bytes: Buffer, sizes?: readonly number[]): Promise<ChatStreamEvent[]> {
   const events: ChatStreamEvent[] = [];
-  for await (const event of readAnthropicChatStream(body(bytes, sizes), 'claude', NOW)) events.push(event);
+  for await (const event of readEvents(body(bytes, sizes), new AnthropicChatEvents('claude', NOW), 'claude')) events.push(event);
   return events;
 }
 
 async function failure(bytes: Buffer): Promise<{ error: GatewayError; events: ChatStreamEvent[] }> {
   const events: ChatStreamEvent[] = [];
   try {
-    for await (const event of readAnthropicChatStream(body(bytes), 'claude', NOW)) events.push(event);
+    for await (const event of readEvents(body(bytes), new AnthropicChatEvents('claude', NOW), 'claude')) events.push(event);
   } catch (error) {
     if (error instanceof GatewayError) return { error, events };
     throw error;
@@ -45,7 +46,7 @@ type Chunk = {
 const chunks = (events: ChatStreamEvent[]) => events.map((event) => JSON.parse(event.data) as Chunk);
 const deltas = (events: ChatStreamEvent[]) => chunks(events).flatMap((chunk) => chunk.choices.map((choice) => choice.delta));
 
-describe('readAnthropicChatStream', () => {
+describe('AnthropicChatEvents', () => {
   it('turns the recorded text stream, split at odd byte boundaries, into OpenAI chunks', async () => {
     for (const sizes of [[1], [3, 7, 13, 29], [4096]]) {
       const events = await collect(fixture('stream-text.sse'), sizes);

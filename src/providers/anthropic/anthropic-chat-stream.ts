@@ -1,7 +1,7 @@
 import { GatewayError } from '../../errors/index.js';
 import type { ChatStreamEvent } from '../provider-adapter.js';
-import { classifyTransport } from '../shared/classify-upstream-failure.js';
-import { ServerSentEventDecoder } from '../shared/server-sent-events.js';
+import type { EventReader } from '../shared/read-events.js';
+import type { ServerSentEvent } from '../shared/server-sent-events.js';
 import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-api.js';
 import { mapAnthropicStreamError } from './map-anthropic-error.js';
 import { mapAnthropicFinishReason, type OpenAIFinishReason } from './map-anthropic-finish-reason.js';
@@ -14,40 +14,12 @@ interface ChunkDelta {
 }
 
 /**
- * Turns Anthropic's Messages event stream into OpenAI `chat.completion.chunk` events as they
- * arrive. Anthropic numbers content blocks (text, thinking, tool_use…) together; OpenAI numbers
- * tool calls alone, so each tool_use block gets the next tool call index.
+ * Reads Anthropic's Messages event stream into OpenAI `chat.completion.chunk` events as they
+ * arrive, until `message_stop`. Anthropic numbers content blocks (text, thinking, tool_use…)
+ * together; OpenAI numbers tool calls alone, so each tool_use block gets the next tool call index.
  */
-export async function* readAnthropicChatStream(
-  body: AsyncIterableIterator<Buffer>,
-  upstreamId: string,
-  nowSeconds: number = Math.floor(Date.now() / 1000),
-  maxEventBytes?: number,
-): AsyncGenerator<ChatStreamEvent> {
-  const converter = new StreamConverter(upstreamId, nowSeconds);
-  const decoder = new ServerSentEventDecoder(maxEventBytes);
-  try {
-    for await (const chunk of body) {
-      for (const event of decoder.push(chunk)) {
-        yield* converter.convert(event.data);
-        if (converter.finished) return;
-      }
-    }
-    for (const event of decoder.end()) {
-      yield* converter.convert(event.data);
-      if (converter.finished) return;
-    }
-    throw new GatewayError('upstream_error', `Upstream ${upstreamId} closed the stream before message_stop.`);
-  } catch (error) {
-    throw classifyTransport(error, upstreamId);
-  } finally {
-    // Stops the upstream generating (and billing) when the client went away early.
-    await body.return?.();
-  }
-}
-
-class StreamConverter {
-  finished = false;
+export class AnthropicChatEvents implements EventReader<ChatStreamEvent> {
+  done = false;
   private id = '';
   private model = '';
   private readonly usage: AnthropicUsage = {};
@@ -56,38 +28,37 @@ class StreamConverter {
 
   constructor(
     private readonly upstreamId: string,
-    private readonly created: number,
+    private readonly created: number = Math.floor(Date.now() / 1000),
   ) {}
 
-  *convert(data: string): Generator<ChatStreamEvent> {
+  read({ data }: ServerSentEvent): ChatStreamEvent | undefined {
     const event = this.parse(data);
     switch (event.type) {
       case 'message_start': {
         this.id = event.message?.id ?? '';
         this.model = event.message?.model ?? '';
         this.addUsage(event.message?.usage);
-        yield this.chunk({ role: 'assistant', content: '' }, null, '');
-        break;
+        return this.chunk({ role: 'assistant', content: '' }, null, '');
       }
       case 'content_block_start': {
         const block = event.content_block;
         if (block?.type === 'text' && typeof block.text === 'string' && block.text !== '') {
-          yield this.chunk({ content: block.text }, null, block.text);
+          return this.chunk({ content: block.text }, null, block.text);
         } else if (block?.type === 'tool_use') {
           const index = this.toolIndexes.size;
           this.toolIndexes.set(event.index ?? -1, index);
           const name = block.name ?? '';
-          yield this.chunk({ tool_calls: [{ index, id: block.id ?? '', type: 'function', function: { name, arguments: '' } }] }, null, name);
+          return this.chunk({ tool_calls: [{ index, id: block.id ?? '', type: 'function', function: { name, arguments: '' } }] }, null, name);
         }
         break;
       }
       case 'content_block_delta': {
         const delta = event.delta;
         if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') {
-          yield this.chunk({ content: delta.text }, null, delta.text);
+          return this.chunk({ content: delta.text }, null, delta.text);
         } else if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && delta.partial_json !== '') {
           const index = this.toolIndexes.get(event.index ?? -1);
-          if (index !== undefined) yield this.chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] }, null, delta.partial_json);
+          if (index !== undefined) return this.chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] }, null, delta.partial_json);
         }
         // thinking_delta, signature_delta and citations have no place in an OpenAI chunk.
         break;
@@ -95,17 +66,14 @@ class StreamConverter {
       case 'message_delta': {
         // Usage in message_delta is cumulative: it replaces what message_start said.
         this.addUsage(event.usage);
-        yield this.chunk({}, mapAnthropicFinishReason(event.delta?.stop_reason), '');
-        break;
+        return this.chunk({}, mapAnthropicFinishReason(event.delta?.stop_reason), '');
       }
       case 'message_stop': {
-        this.finished = true;
+        this.done = true;
         const usage = mapAnthropicUsage(this.usage);
-        if (usage !== null) {
-          const data = JSON.stringify({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage });
-          yield { data, usage: toUsage(usage), usageOnly: true, text: '' };
-        }
-        break;
+        if (usage === null) return undefined;
+        const data = JSON.stringify({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage });
+        return { data, usage: toUsage(usage), usageOnly: true, text: '' };
       }
       case 'error':
         throw mapAnthropicStreamError(event.error, this.upstreamId);
@@ -113,6 +81,11 @@ class StreamConverter {
         // ping, content_block_stop, and event types Anthropic adds later (its versioning policy says to ignore them).
         break;
     }
+    return undefined;
+  }
+
+  end(): undefined {
+    throw new GatewayError('upstream_error', `Upstream ${this.upstreamId} closed the stream before message_stop.`);
   }
 
   private parse(data: string): AnthropicStreamEvent {

@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { mapAnthropicError, mapAnthropicStreamError } from './map-anthropic-error.js';
+import { anthropicErrorDialect, mapAnthropicStreamError } from './map-anthropic-error.js';
+import { errorMapping } from '../../../test/support/error-dialect.js';
+
+const mapAnthropicError = errorMapping(anthropicErrorDialect);
 
 function errorFixture(name: string): string {
   return readFileSync(new URL(`../../../test/fixtures/anthropic/errors/${name}`, import.meta.url), 'utf8');

@@ -1,6 +1,5 @@
 import { GatewayError } from '../../errors/index.js';
-import type { IncomingHttpHeaders } from 'node:http';
-import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
+import type { ErrorDialect } from '../shared/classify-upstream-failure.js';
 import type { AnthropicErrorBody, AnthropicErrorObject } from './anthropic-api.js';
 
 /** What an Anthropic error body says (`{"type":"error","error":{"type","message"}}`); 529 is its "overloaded". */
@@ -10,11 +9,6 @@ export const anthropicErrorDialect: ErrorDialect = {
     return error === null ? null : { message: error.message };
   },
 };
-
-/** An Anthropic error response, classified (shared/classify-upstream-failure.ts). */
-export function mapAnthropicError(status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string): GatewayError {
-  return classifyAnswer(status, headers, bodyText, upstreamId, anthropicErrorDialect);
-}
 
 /**
  * An `error` event inside a stream that had started. Anthropic sends the error types it would

@@ -3,8 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/index.js';
 import type { CohereEmbedResponse, CohereRerankResponse } from './cohere-api.js';
 import { convertCohereEmbedRequest, convertCohereRerankRequest } from './convert-cohere-request.js';
-import { mapCohereError } from './map-cohere-error.js';
+import { cohereErrorDialect } from './map-cohere-error.js';
 import { mapCohereEmbedResponse, mapCohereRerankResponse } from './map-cohere-response.js';
+import { errorMapping } from '../../../test/support/error-dialect.js';
+
+const mapCohereError = errorMapping(cohereErrorDialect);
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/cohere/${name}`, import.meta.url), 'utf8');
 const cancellation = new AbortController().signal;

@@ -1,6 +1,4 @@
-import type { GatewayError } from '../../errors/index.js';
-import type { IncomingHttpHeaders } from 'node:http';
-import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
+import type { ErrorDialect } from '../shared/classify-upstream-failure.js';
 import type { CohereErrorBody } from './cohere-api.js';
 
 /**
@@ -12,11 +10,6 @@ export const cohereErrorDialect: ErrorDialect = {
     return { message: cohereErrorMessage(bodyText) ?? undefined, class: status === 498 ? 'caller' : undefined };
   },
 };
-
-/** A Cohere error response, classified (shared/classify-upstream-failure.ts). */
-export function mapCohereError(status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string): GatewayError {
-  return classifyAnswer(status, headers, bodyText, upstreamId, cohereErrorDialect);
-}
 
 function cohereErrorMessage(bodyText: string): string | null {
   try {

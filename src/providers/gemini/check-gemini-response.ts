@@ -1,3 +1,5 @@
+import { isObject } from '../../core/index.js';
+import type { JsonGuard } from '../shared/json-guard.js';
 import type { GeminiGenerateContentResponse } from './gemini-api.js';
 
 /**
@@ -13,7 +15,13 @@ export function isGenerateContentResponse(value: unknown): value is GeminiGenera
  * A whole (non-streamed) answer: besides the shape, it has candidates, or says why the prompt was
  * blocked. Stream events may carry only usage; a whole answer with neither answered nothing.
  */
-export function isCompleteGenerateContentResponse(value: unknown): value is GeminiGenerateContentResponse {
+export const GENERATE_CONTENT_ANSWER: JsonGuard<GeminiGenerateContentResponse> = {
+  expected: 'a GenerateContentResponse',
+  unparsed: 'JSON',
+  test: isCompleteGenerateContentResponse,
+};
+
+function isCompleteGenerateContentResponse(value: unknown): value is GeminiGenerateContentResponse {
   if (!hasReadableShape(value)) return false;
   const { candidates, promptFeedback } = value as GeminiGenerateContentResponse;
   return (Array.isArray(candidates) && candidates.length > 0) || typeof promptFeedback?.blockReason === 'string';
@@ -38,8 +46,4 @@ function hasReadableShape(value: unknown): boolean {
 
 function optionalObject(value: unknown): boolean {
   return value === undefined || value === null || isObject(value);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

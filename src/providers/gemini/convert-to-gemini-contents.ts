@@ -1,3 +1,4 @@
+import { isObject, parseJson } from '../../core/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type { GeminiContent, GeminiPart, GeminiRole } from './gemini-api.js';
 
@@ -148,21 +149,15 @@ function parseArguments(text: string | undefined, param: string): Record<string,
   } catch {
     throw new GatewayError('upstream_bad_request', `${param} is not valid JSON, which Gemini requires.`, { param });
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new GatewayError('upstream_bad_request', `${param} must be a JSON object for Gemini.`, { param });
-  }
-  return parsed as Record<string, unknown>;
+  if (!isObject(parsed)) throw new GatewayError('upstream_bad_request', `${param} must be a JSON object for Gemini.`, { param });
+  return parsed;
 }
 
 /** Gemini wants a JSON object as the function's response; other results are wrapped in one. */
 function toolResponse(text: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-    return { content: parsed };
-  } catch {
-    return { content: text };
-  }
+  const parsed = parseJson(text);
+  if (parsed === undefined) return { content: text };
+  return isObject(parsed) ? parsed : { content: parsed };
 }
 
 /** The text of a message whose content may only be text (system, assistant, tool). */

@@ -16,7 +16,8 @@ import type {
   ProviderFactory,
 } from '../provider-adapter.js';
 import { CredentialHeaders } from '../shared/credential-headers.js';
-import { UpstreamClient, type BufferedResponse } from '../shared/upstream-client.js';
+import { JSON_ANSWER } from '../shared/json-guard.js';
+import { UpstreamClient, type UpstreamRequest } from '../shared/upstream-client.js';
 import { convertGeminiResponse } from './convert-gemini-response.js';
 import { convertToGeminiRequest } from './convert-to-gemini-request.js';
 import {
@@ -25,9 +26,9 @@ import {
   type GeminiBatchEmbedContentsResponse,
   type GeminiEmbedContentRequest,
 } from './gemini-api.js';
-import { isCompleteGenerateContentResponse } from './check-gemini-response.js';
-import { readGeminiChatStream } from './gemini-chat-stream.js';
-import { mapGeminiError } from './map-gemini-error.js';
+import { GENERATE_CONTENT_ANSWER } from './check-gemini-response.js';
+import { GeminiChatEvents } from './gemini-chat-stream.js';
+import { geminiErrorDialect } from './map-gemini-error.js';
 import { toUsage } from './map-gemini-usage.js';
 import { generatedText } from './read-gemini-candidate.js';
 import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from '../shared/upstream-keys.js';
@@ -52,9 +53,8 @@ export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingPr
 
   async chatCompletion(attempt: Attempt, call: ChatCall): Promise<ChatCompletionResult> {
     const body = JSON.stringify(convertToGeminiRequest(call.body));
-    const response = await this.postJson<unknown>(attempt, `${modelPath(call.body.model)}:generateContent`, body, call.cancellation);
-    if (!isCompleteGenerateContentResponse(response)) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} answered with a body that is not a GenerateContentResponse.`);
-    const { completion, outputs } = convertGeminiResponse(response, call.body.model);
+    const { value } = await this.client.postJson(this.post(attempt, `${modelPath(call.body.model)}:generateContent`, body, call.cancellation), geminiErrorDialect, GENERATE_CONTENT_ANSWER);
+    const { completion, outputs } = convertGeminiResponse(value, call.body.model);
     return {
       payload: Buffer.from(JSON.stringify(completion)),
       usage: toUsage(completion.usage ?? null),
@@ -62,18 +62,10 @@ export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingPr
     };
   }
 
-  async streamChatCompletion(attempt: Attempt, call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
+  streamChatCompletion(attempt: Attempt, call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
     const body = JSON.stringify(convertToGeminiRequest(call.body));
-    const response = await this.client.openEventStream({
-      path: `${modelPath(call.body.model)}:streamGenerateContent?alt=sse`,
-      method: 'POST',
-      headers: this.headers.of(attempt.credential),
-      body,
-      cancellation: call.cancellation,
-      attempt,
-    });
-    if (!response.ok) throw this.error(response, attempt);
-    return readGeminiChatStream(response.body, attempt.credential.id, call.body.model, this.client.maxEventBytes);
+    const request = this.post(attempt, `${modelPath(call.body.model)}:streamGenerateContent?alt=sse`, body, call.cancellation);
+    return this.client.openEvents(request, geminiErrorDialect, new GeminiChatEvents(attempt.credential.id, call.body.model));
   }
 
   async embed(attempt: Attempt, call: EmbeddingCall): Promise<EmbeddingResult> {
@@ -88,7 +80,8 @@ export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingPr
         ...(call.dimensions === undefined ? {} : { outputDimensionality: call.dimensions }),
       };
     });
-    const parsed = await this.postJson<GeminiBatchEmbedContentsResponse>(attempt, `${path}:batchEmbedContents`, JSON.stringify({ requests }), call.cancellation);
+    const answer = await this.client.postJson(this.post(attempt, `${path}:batchEmbedContents`, JSON.stringify({ requests }), call.cancellation), geminiErrorDialect, JSON_ANSWER);
+    const parsed = answer.value as GeminiBatchEmbedContentsResponse;
     const embeddings = parsed.embeddings ?? [];
     // Gemini answers in request order and gives no index; a count mismatch means they cannot be matched up.
     if (embeddings.length !== call.inputs.length || embeddings.some((embedding) => !Array.isArray(embedding.values))) {
@@ -102,18 +95,8 @@ export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingPr
     return this.client.close();
   }
 
-  private async postJson<T>(attempt: Attempt, path: string, body: string, cancellation: AbortSignal): Promise<T> {
-    const response = await this.client.requestBuffered({ path, method: 'POST', headers: this.headers.of(attempt.credential), body, cancellation, attempt });
-    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response, attempt);
-    try {
-      return JSON.parse(response.body.toString('utf8')) as T;
-    } catch {
-      throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} answered with a body that is not JSON.`);
-    }
-  }
-
-  private error(response: BufferedResponse, attempt: Attempt): GatewayError {
-    return mapGeminiError(response.statusCode, response.body.toString('utf8'), response.headers, attempt.credential.id);
+  private post(attempt: Attempt, path: string, body: string, cancellation: AbortSignal): UpstreamRequest {
+    return { path, method: 'POST', headers: this.headers.of(attempt.credential), body, cancellation, attempt };
   }
 }
 

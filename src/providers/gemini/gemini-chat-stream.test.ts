@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { conformanceErrors } from '../../../test/support/openai-conformance.js';
 import { GatewayError } from '../../errors/index.js';
 import type { ChatStreamEvent } from '../provider-adapter.js';
-import { readGeminiChatStream } from './gemini-chat-stream.js';
+import { readEvents } from '../shared/read-events.js';
+import { GeminiChatEvents } from './gemini-chat-stream.js';
 
 interface Chunk {
   id: string;
@@ -28,7 +29,7 @@ async function* pieces(text: string, sizes = [1, 3, 7, 13, 29]): AsyncIterableIt
 
 async function collect(body: string): Promise<ChatStreamEvent[]> {
   const events: ChatStreamEvent[] = [];
-  for await (const event of readGeminiChatStream(pieces(body), 'gemini-a', 'requested-model')) events.push(event);
+  for await (const event of readEvents(pieces(body), new GeminiChatEvents('gemini-a', 'requested-model'), 'gemini-a')) events.push(event);
   return events;
 }
 
@@ -44,7 +45,7 @@ async function failure(body: string): Promise<GatewayError> {
 
 const chunks = (events: ChatStreamEvent[]) => events.map((event) => JSON.parse(event.data) as Chunk);
 
-describe('readGeminiChatStream', () => {
+describe('GeminiChatEvents', () => {
   it('streams a recorded answer as text deltas, one finish chunk, then a usage-only chunk', async () => {
     const events = await collect(fixture('stream-generate-content.sse'));
     const parsed = chunks(events);

@@ -1,8 +1,8 @@
 import { GatewayError } from '../../errors/index.js';
 import type { ChatStreamEvent } from '../provider-adapter.js';
-import { classifyTransport } from '../shared/classify-upstream-failure.js';
+import type { EventReader } from '../shared/read-events.js';
+import type { ServerSentEvent } from '../shared/server-sent-events.js';
 import { isGenerateContentResponse } from './check-gemini-response.js';
-import { ServerSentEventDecoder } from '../shared/server-sent-events.js';
 import { completionId } from './convert-gemini-response.js';
 import type { GeminiErrorObject } from './gemini-api.js';
 import { mapGeminiStreamError, parseGeminiError } from './map-gemini-error.js';
@@ -27,44 +27,25 @@ interface ChoiceDelta {
 }
 
 /**
- * Turns a Gemini `streamGenerateContent?alt=sse` body into OpenAI `chat.completion.chunk` events
+ * Reads a Gemini `streamGenerateContent?alt=sse` body into OpenAI `chat.completion.chunk` events
  * as each Gemini event arrives. Finish reasons are held until the stream ends: Gemini may say STOP
  * in a chunk that more text follows (older models put it on every chunk), and a function call and
  * the STOP after it arrive in different events. Usage comes last, from the last `usageMetadata`.
  */
-export async function* readGeminiChatStream(body: AsyncIterableIterator<Buffer>, upstreamId: string, requestedModel: string, maxEventBytes?: number): AsyncGenerator<ChatStreamEvent> {
-  const stream = new GeminiStreamState(upstreamId, requestedModel);
-  const decoder = new ServerSentEventDecoder(maxEventBytes);
-  const utf8 = new TextDecoder();
-  let tail = '';
-  try {
-    for await (const chunk of body) {
-      tail = (tail + utf8.decode(chunk, { stream: true })).slice(-TAIL_LENGTH);
-      for (const event of decoder.push(chunk)) {
-        const converted = stream.convert(event.data);
-        if (converted !== null) yield converted;
-      }
-    }
-    for (const event of decoder.end()) {
-      const converted = stream.convert(event.data);
-      if (converted !== null) yield converted;
-    }
-    yield* stream.finish(tail);
-  } catch (error) {
-    throw classifyTransport(error, upstreamId);
-  } finally {
-    // Stops the upstream generating (and billing) when the client went away early.
-    await body.return?.();
-  }
-}
-
-class GeminiStreamState {
+export class GeminiChatEvents implements EventReader<ChatStreamEvent> {
+  /** Gemini has no last event: the stream ends when the upstream closes it. */
+  readonly done = false;
   private id: string | null = null;
   private readonly created = Math.floor(Date.now() / 1000);
   private model: string;
   private readonly candidates = new Map<number, CandidateState>();
   private usage: OpenAIUsageObject | null = null;
   private blocked = false;
+  private readonly utf8 = new TextDecoder();
+  /** The stream's last characters, to find an error body Google wrote into it without SSE framing. */
+  private tail = '';
+  /** The usage chunk, owed after the finish chunk. */
+  private owed: ChatStreamEvent | undefined = undefined;
 
   constructor(
     private readonly upstreamId: string,
@@ -73,8 +54,12 @@ class GeminiStreamState {
     this.model = requestedModel;
   }
 
+  received(chunk: Buffer): void {
+    this.tail = (this.tail + this.utf8.decode(chunk, { stream: true })).slice(-TAIL_LENGTH);
+  }
+
   /** One Gemini event as a chunk, or null when it carries nothing to show (only usage or a finish). */
-  convert(data: string): ChatStreamEvent | null {
+  read({ data }: ServerSentEvent): ChatStreamEvent | undefined {
     let parsed: unknown;
     try {
       parsed = JSON.parse(data);
@@ -108,15 +93,15 @@ class GeminiStreamState {
       text += generatedText(output);
       choices.push({ index, delta, logprobs: null, finish_reason: null });
     });
-    if (choices.length === 0) return null;
+    if (choices.length === 0) return undefined;
     return { data: JSON.stringify(this.chunk(choices)), usage: null, usageOnly: false, text };
   }
 
-  /** The finish chunk and the usage chunk, once the upstream has closed the stream. */
-  *finish(tail: string): Generator<ChatStreamEvent> {
+  /** The finish chunk (the usage chunk owed after it), once the upstream has closed the stream. */
+  end(): ChatStreamEvent {
     const finished = [...this.candidates.values()].some((state) => state.finishReason !== null);
     if (!finished && !this.blocked) {
-      const error = unframedError(tail);
+      const error = unframedError(this.tail);
       if (error !== null) throw mapGeminiStreamError(error, this.upstreamId);
       throw new GatewayError('upstream_error', `Upstream ${this.upstreamId} ended the stream before it finished.`);
     }
@@ -130,10 +115,15 @@ class GeminiStreamState {
         logprobs: null,
         finish_reason: this.blocked && state.finishReason === null ? 'content_filter' : mapGeminiFinishReason(state.finishReason, state.toolCalls > 0),
       }));
-    yield { data: JSON.stringify(this.chunk(choices)), usage: null, usageOnly: false, text: '' };
-    if (this.usage !== null) {
-      yield { data: JSON.stringify({ ...this.chunk([]), usage: this.usage }), usage: toUsage(this.usage), usageOnly: true, text: '' };
-    }
+    const finish: ChatStreamEvent = { data: JSON.stringify(this.chunk(choices)), usage: null, usageOnly: false, text: '' };
+    if (this.usage !== null) this.owed = { data: JSON.stringify({ ...this.chunk([]), usage: this.usage }), usage: toUsage(this.usage), usageOnly: true, text: '' };
+    return finish;
+  }
+
+  more(): ChatStreamEvent | undefined {
+    const owed = this.owed;
+    this.owed = undefined;
+    return owed;
   }
 
   private candidateState(index: number): CandidateState {

@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { mapGeminiError } from './map-gemini-error.js';
+import { geminiErrorDialect } from './map-gemini-error.js';
+import { errorMapping } from '../../../test/support/error-dialect.js';
+
+const mapGeminiError = errorMapping(geminiErrorDialect);
 
 function errorBody(name: string): string {
   return readFileSync(new URL(`../../../test/fixtures/gemini/errors/${name}`, import.meta.url), 'utf8');

@@ -1,5 +1,4 @@
 import { GatewayError } from '../../errors/index.js';
-import type { IncomingHttpHeaders } from 'node:http';
 import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
 import type { GeminiErrorBody, GeminiErrorObject } from './gemini-api.js';
 
@@ -28,15 +27,10 @@ export const geminiErrorDialect: ErrorDialect = {
   },
 };
 
-/** A Gemini error response, classified (shared/classify-upstream-failure.ts). */
-export function mapGeminiError(status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string): GatewayError {
-  return classifyAnswer(status, headers, bodyText, upstreamId, geminiErrorDialect);
-}
-
 /** An `error` object Gemini sent inside a stream that had already started. */
 export function mapGeminiStreamError(error: GeminiErrorObject, upstreamId: string): GatewayError {
   const code = typeof error.code === 'number' && error.code >= 400 && error.code < 600 ? error.code : 500;
-  const mapped = mapGeminiError(code, JSON.stringify({ error }), undefined, upstreamId);
+  const mapped = classifyAnswer(code, undefined, JSON.stringify({ error }), upstreamId, geminiErrorDialect);
   return new GatewayError(mapped.code, `Mid-stream: ${mapped.message}`, {
     ...(mapped.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: mapped.retryAfterSeconds }),
     ...(mapped.upstream === undefined ? {} : { upstream: { ...mapped.upstream, status: null } }),

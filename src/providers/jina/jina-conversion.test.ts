@@ -2,8 +2,11 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { JinaEmbeddingsResponse, JinaRerankResponse } from './jina-api.js';
 import { convertJinaEmbeddingsRequest, convertJinaRerankRequest } from './convert-jina-request.js';
-import { mapJinaError } from './map-jina-error.js';
+import { jinaErrorDialect } from './map-jina-error.js';
 import { mapJinaEmbeddingsResponse, mapJinaRerankResponse } from './map-jina-response.js';
+import { errorMapping } from '../../../test/support/error-dialect.js';
+
+const mapJinaError = errorMapping(jinaErrorDialect);
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/jina/${name}`, import.meta.url), 'utf8');
 const cancellation = new AbortController().signal;

@@ -1,6 +1,4 @@
-import type { GatewayError } from '../../errors/index.js';
-import type { IncomingHttpHeaders } from 'node:http';
-import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
+import type { ErrorDialect } from '../shared/classify-upstream-failure.js';
 import type { JinaErrorBody } from './jina-api.js';
 
 /** What a Jina error body says (FastAPI's `detail`: a string, a validation list, or an object). 402 is an empty balance. */
@@ -9,11 +7,6 @@ export const jinaErrorDialect: ErrorDialect = {
     return { message: jinaErrorMessage(bodyText) ?? undefined };
   },
 };
-
-/** A Jina error response, classified (shared/classify-upstream-failure.ts). */
-export function mapJinaError(status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string): GatewayError {
-  return classifyAnswer(status, headers, bodyText, upstreamId, jinaErrorDialect);
-}
 
 function jinaErrorMessage(bodyText: string): string | null {
   let body: JinaErrorBody | null;

@@ -1,6 +1,5 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../../errors/index.js';
-import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
+import type { ErrorDialect } from '../shared/classify-upstream-failure.js';
 import type { OpenAIErrorBody, OpenAIErrorObject } from './openai-api.js';
 
 /**
@@ -19,11 +18,6 @@ export const openAIErrorDialect: ErrorDialect = {
     };
   },
 };
-
-/** An OpenAI-compatible upstream's error response, classified (shared/classify-upstream-failure.ts). */
-export function mapOpenAIError(status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string): GatewayError {
-  return classifyAnswer(status, headers, bodyText, upstreamId, openAIErrorDialect);
-}
 
 /** An `error` object sent inside a stream after it started. */
 export function mapOpenAIStreamError(error: OpenAIErrorObject | string, upstreamId: string): GatewayError {

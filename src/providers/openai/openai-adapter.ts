@@ -24,18 +24,21 @@ import {
   type TranscriptionCall,
   type TranscriptionResult,
 } from '../provider-adapter.js';
+import { isObject, type JsonObject } from '../../core/index.js';
+import { readWhole } from '../shared/body-chunks.js';
 import { CredentialHeaders } from '../shared/credential-headers.js';
+import { JSON_ANSWER, type JsonGuard } from '../shared/json-guard.js';
 import { multipartBody } from '../shared/multipart-body.js';
 import { headerValue, UpstreamClient, type BufferedResponse, type UpstreamRequest } from '../shared/upstream-client.js';
 import { OPENAI_EMBEDDING_LIMITS, type OpenAIChatCompletion, type OpenAICompatibleRerankResponse, type OpenAIEmbeddingResponse } from './openai-api.js';
-import { mapOpenAIError } from './map-openai-error.js';
+import { openAIErrorDialect } from './map-openai-error.js';
 import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
-import { readOpenAIChatStream } from './openai-chat-stream.js';
-import { parseChatCompletion } from './parse-chat-completion.js';
+import { OpenAIChatEvents } from './openai-chat-stream.js';
+import { CHAT_COMPLETION } from './check-chat-completion.js';
 import { openAIEndpoints, type OpenAIEndpoints, type OpenAIOperation } from './openai-endpoints.js';
 import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from '../shared/upstream-keys.js';
 import { ResponsesStreamTap } from '../shared/responses-stream-tap.js';
-import { isObject, responsesUsage } from '../../protocols/openai-responses/responses-usage.js';
+import { responsesUsage } from '../../protocols/openai-responses/responses-usage.js';
 
 /**
  * Any OpenAI-compatible upstream: OpenAI itself, vLLM, Ollama, llama.cpp server, Groq, Together,
@@ -68,23 +71,18 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
   }
 
   async chatCompletion(attempt: Attempt, call: ChatCall): Promise<ChatCompletionResult> {
-    const response = await this.client.requestBuffered(this.post(attempt, 'chat/completions', call.body.model, JSON.stringify(call.body), call.cancellation));
-    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response, attempt);
     // The body passes through as bytes, but only once it is known to be a chat completion: a 2xx
     // with anything else (an HTML page, `null`, `{"choices":"x"}`) is the upstream failing.
-    const payload = response.body;
-    const completion = parseChatCompletion(payload);
-    if (completion === null) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} answered with a body that is not a chat completion.`);
+    const { body: payload, value: completion } = await this.client.postJson(this.post(attempt, 'chat/completions', call.body.model, JSON.stringify(call.body), call.cancellation), openAIErrorDialect, CHAT_COMPLETION);
     return { payload, usage: mapOpenAIUsage(completion.usage), completionText: () => completionText(completion) };
   }
 
-  async streamChatCompletion(attempt: Attempt, call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
+  streamChatCompletion(attempt: Attempt, call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
     // Usage is always requested so it can be recorded; the gateway drops the usage chunk for clients that did not ask.
     const streamOptions = typeof call.body['stream_options'] === 'object' && call.body['stream_options'] !== null ? call.body['stream_options'] : {};
     const body = { ...call.body, stream: true, stream_options: { ...streamOptions, include_usage: true } };
-    const response = await this.client.openEventStream(this.post(attempt, 'chat/completions', call.body.model, JSON.stringify(body), call.cancellation));
-    if (!response.ok) throw this.error(response, attempt);
-    return readOpenAIChatStream(response.body, attempt.credential.id, this.client.maxEventBytes);
+    const request = this.post(attempt, 'chat/completions', call.body.model, JSON.stringify(body), call.cancellation);
+    return this.client.openEvents(request, openAIErrorDialect, new OpenAIChatEvents(attempt.credential.id));
   }
 
   servesResponses(): boolean {
@@ -94,17 +92,18 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
   /** The Responses API passed through: the body as given, the upstream's JSON or event stream back as bytes. */
   async createResponse(attempt: Attempt, call: ResponsesCall): Promise<ResponsesResult> {
     const request = this.post(attempt, 'responses', call.body.model, JSON.stringify(call.body), call.cancellation);
-    if (!call.stream) {
-      const response = await this.client.requestBuffered(request);
-      if (response.statusCode < 200 || response.statusCode >= 300) throw this.responsesError(response, attempt);
-      const parsed = parseResponse(response.body);
-      if (parsed === null) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} answered with a body that is not a Response object.`);
-      return { kind: 'json', payload: response.body, usage: responsesUsage(parsed['usage']), responseId: typeof parsed['id'] === 'string' ? parsed['id'] : null };
+    try {
+      if (!call.stream) {
+        const { body: payload, value: parsed } = await this.client.postJson(request, openAIErrorDialect, RESPONSE_OBJECT);
+        return { kind: 'json', payload, usage: responsesUsage(parsed['usage']), responseId: typeof parsed['id'] === 'string' ? parsed['id'] : null };
+      }
+      const response = await this.client.openBody(request, openAIErrorDialect, true);
+      const tap = new ResponsesStreamTap(this.client.maxEventBytes);
+      return { kind: 'stream', body: tap.tap(response.body), usage: () => tap.usage, responseId: () => tap.responseId };
+    } catch (error) {
+      this.noteResponsesMissing(error);
+      throw error;
     }
-    const response = await this.client.openEventStream(request);
-    if (!response.ok) throw this.responsesError(response, attempt);
-    const tap = new ResponsesStreamTap(this.client.maxEventBytes);
-    return { kind: 'stream', body: tap.tap(response.body), usage: () => tap.usage, responseId: () => tap.responseId };
   }
 
   async embed(attempt: Attempt, call: EmbeddingCall): Promise<EmbeddingResult> {
@@ -115,7 +114,7 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
       ...(call.dimensions === undefined ? {} : { dimensions: call.dimensions }),
       ...(call.user === undefined ? {} : { user: call.user }),
     });
-    const parsed = await this.postJson<OpenAIEmbeddingResponse>(attempt, this.post(attempt, 'embeddings', call.model, body, call.cancellation));
+    const parsed = (await this.client.postJson(this.post(attempt, 'embeddings', call.model, body, call.cancellation), openAIErrorDialect, JSON_ANSWER)).value as OpenAIEmbeddingResponse;
     const vectors: Array<number[] | string | undefined> = Array.from({ length: call.inputs.length }, () => undefined);
     let placed = 0;
     for (const [position, item] of (parsed.data ?? []).entries()) {
@@ -143,7 +142,7 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
       ...(call.topN === undefined ? {} : { top_n: call.topN }),
       return_documents: false,
     });
-    const parsed = await this.postJson<OpenAICompatibleRerankResponse>(attempt, this.post(attempt, 'rerank', call.model, body, call.cancellation));
+    const parsed = (await this.client.postJson(this.post(attempt, 'rerank', call.model, body, call.cancellation), openAIErrorDialect, JSON_ANSWER)).value as OpenAICompatibleRerankResponse;
     const scores = (parsed.results ?? []).flatMap((result) => {
       const score = result.relevance_score ?? result.score;
       return typeof result.index === 'number' && typeof score === 'number' ? [{ index: result.index, score }] : [];
@@ -163,8 +162,7 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
       speed: call.speed,
       ...(call.instructions === undefined ? {} : { instructions: call.instructions }),
     });
-    const response = await this.client.openStream(this.post(attempt, 'audio/speech', call.model, body, call.cancellation));
-    if (!response.ok) throw this.error(response, attempt);
+    const response = await this.client.openBody(this.post(attempt, 'audio/speech', call.model, body, call.cancellation), openAIErrorDialect);
     return { audio: response.body };
   }
 
@@ -175,16 +173,15 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
    */
   async transcribe(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult | TranscriptEvents> {
     const request = this.audioUpload(attempt, 'audio/transcriptions', call);
-    if (!call.stream) return this.audioAnswer(attempt, await this.client.requestBuffered(request));
-    const response = await this.client.openStream(request);
-    if (!response.ok) throw this.error(response, attempt);
+    if (!call.stream) return audioAnswer(await this.client.requestOk(request, openAIErrorDialect));
+    const response = await this.client.openBody(request, openAIErrorDialect);
     const contentType = headerValue(response.headers, 'content-type') ?? 'application/json';
     if (contentType.trimStart().toLowerCase().startsWith('text/event-stream')) return { events: response.body };
     return { contentType, body: await readWhole(response.body, this.maxResponseBytes, attempt.credential.id) };
   }
 
   async translate(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult> {
-    return this.audioAnswer(attempt, await this.client.requestBuffered(this.audioUpload(attempt, 'audio/translations', call)));
+    return audioAnswer(await this.client.requestOk(this.audioUpload(attempt, 'audio/translations', call), openAIErrorDialect));
   }
 
   private audioUpload(attempt: Attempt, operation: 'audio/transcriptions' | 'audio/translations', call: TranscriptionCall): UpstreamRequest {
@@ -203,23 +200,8 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
     };
   }
 
-  private audioAnswer(attempt: Attempt, response: BufferedResponse): TranscriptionResult {
-    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response, attempt);
-    return { contentType: headerValue(response.headers, 'content-type') ?? 'application/json', body: response.body };
-  }
-
   close(): Promise<void> {
     return this.client.close();
-  }
-
-  private async postJson<T>(attempt: Attempt, request: UpstreamRequest): Promise<T> {
-    const response = await this.client.requestBuffered(request);
-    if (response.statusCode < 200 || response.statusCode >= 300) throw this.error(response, attempt);
-    try {
-      return JSON.parse(response.body.toString('utf8')) as T;
-    } catch {
-      throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} answered with a body that is not JSON.`);
-    }
   }
 
   private post(attempt: Attempt, operation: OpenAIOperation, model: string, body: string, cancellation: AbortSignal): UpstreamRequest {
@@ -231,38 +213,20 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
    * (an unknown model is the caller's, and the chat call would say the same) means the server has
    * no Responses API: remembered, so that this request and the later ones are converted to chat.
    */
-  private responsesError(response: BufferedResponse, attempt: Attempt): GatewayError {
-    const error = this.error(response, attempt);
-    if (this.endpoints.responses === 'auto' && (response.statusCode === 404 || response.statusCode === 405) && !/model/i.test(error.message)) this.responsesMissing = true;
-    return error;
-  }
-
-  private error(response: BufferedResponse, attempt: Attempt): GatewayError {
-    return mapOpenAIError(response.statusCode, response.body.toString('utf8'), response.headers, attempt.credential.id);
+  private noteResponsesMissing(error: unknown): void {
+    const status = error instanceof GatewayError ? error.upstream?.status : undefined;
+    if (this.endpoints.responses === 'auto' && (status === 404 || status === 405) && !/model/i.test((error as GatewayError).message)) this.responsesMissing = true;
   }
 }
 
-/** A Response object, or null when the body is not one (a JSON object that says `object: response`, or has an `output` list). */
-function parseResponse(payload: Buffer): Record<string, unknown> | null {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(payload.toString('utf8'));
-  } catch {
-    return null;
-  }
-  return isObject(parsed) && (parsed['object'] === 'response' || Array.isArray(parsed['output'])) ? parsed : null;
-}
+/** A Response object: a JSON object that says `object: response`, or has an `output` list. */
+const RESPONSE_OBJECT: JsonGuard<JsonObject> = {
+  expected: 'a Response object',
+  test: (value): value is JsonObject => isObject(value) && (value['object'] === 'response' || Array.isArray(value['output'])),
+};
 
-/** A streamed body read whole, as `requestBuffered` would, failing past the endpoint's cap. */
-async function readWhole(body: AsyncIterableIterator<Buffer>, maxBytes: number, credentialId: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > maxBytes) throw new GatewayError('upstream_invalid_response', `Upstream ${credentialId} answered with more than ${maxBytes} bytes (max_response_bytes).`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
+function audioAnswer(response: BufferedResponse): TranscriptionResult {
+  return { contentType: headerValue(response.headers, 'content-type') ?? 'application/json', body: response.body };
 }
 
 function completionText(completion: OpenAIChatCompletion): string {

@@ -1,50 +1,45 @@
+import { isObject } from '../../core/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type { ChatStreamEvent } from '../provider-adapter.js';
-import { ServerSentEventDecoder } from '../shared/server-sent-events.js';
-import { classifyTransport } from '../shared/classify-upstream-failure.js';
+import type { EventReader } from '../shared/read-events.js';
+import type { ServerSentEvent } from '../shared/server-sent-events.js';
 import type { OpenAIChatCompletionChunk } from './openai-api.js';
 import { mapOpenAIStreamError } from './map-openai-error.js';
 import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
 
 /**
- * Turns an OpenAI-compatible SSE body into chunk events as they arrive. Each chunk's JSON is
- * forwarded as the upstream wrote it; it is parsed only to read usage and generated text.
+ * Reads an OpenAI-compatible chat stream into chunk events as they arrive, until `[DONE]`. Each
+ * chunk's JSON is forwarded as the upstream wrote it; it is parsed only to read usage and
+ * generated text. A stream that ends without `[DONE]` ends there (older servers omit it).
  */
-export async function* readOpenAIChatStream(body: AsyncIterableIterator<Buffer>, upstreamId: string, maxEventBytes?: number): AsyncGenerator<ChatStreamEvent> {
-  const decoder = new ServerSentEventDecoder(maxEventBytes);
-  try {
-    for await (const chunk of body) {
-      for (const event of decoder.push(chunk)) {
-        if (event.data === '[DONE]') return;
-        yield toEvent(event.data, upstreamId);
-      }
-    }
-    for (const event of decoder.end()) {
-      if (event.data === '[DONE]') return;
-      yield toEvent(event.data, upstreamId);
-    }
-  } catch (error) {
-    throw classifyTransport(error, upstreamId);
-  } finally {
-    // Stops the upstream generating (and billing) when the client went away early.
-    await body.return?.();
-  }
-}
+export class OpenAIChatEvents implements EventReader<ChatStreamEvent> {
+  done = false;
 
-function toEvent(data: string, upstreamId: string): ChatStreamEvent {
-  let chunk: OpenAIChatCompletionChunk;
-  try {
-    chunk = JSON.parse(data) as OpenAIChatCompletionChunk;
-  } catch {
-    throw new GatewayError('upstream_invalid_response', `Upstream ${upstreamId} sent a stream event that is not JSON.`);
+  constructor(private readonly upstreamId: string) {}
+
+  read(event: ServerSentEvent): ChatStreamEvent | undefined {
+    const data = event.data;
+    if (data === '[DONE]') {
+      this.done = true;
+      return undefined;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} sent a stream event that is not JSON.`);
+    }
+    if (!isObject(parsed)) throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} sent a stream event that is not a JSON object.`);
+    const chunk = parsed as OpenAIChatCompletionChunk;
+    if (chunk.error !== undefined && chunk.error !== null) throw mapOpenAIStreamError(chunk.error, this.upstreamId);
+    const usage = mapOpenAIUsage(chunk.usage);
+    const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
+    let text = '';
+    for (const choice of choices) if (typeof choice === 'object' && choice !== null) text += generatedText(choice.delta);
+    return { data, usage, usageOnly: usage !== null && choices.length === 0, text };
   }
-  if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) {
-    throw new GatewayError('upstream_invalid_response', `Upstream ${upstreamId} sent a stream event that is not a JSON object.`);
+
+  end(): undefined {
+    return undefined;
   }
-  if (chunk.error !== undefined && chunk.error !== null) throw mapOpenAIStreamError(chunk.error, upstreamId);
-  const usage = mapOpenAIUsage(chunk.usage);
-  const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
-  let text = '';
-  for (const choice of choices) if (typeof choice === 'object' && choice !== null) text += generatedText(choice.delta);
-  return { data, usage, usageOnly: usage !== null && choices.length === 0, text };
 }

@@ -11,7 +11,10 @@ import type {
   RerankProvider,
   RerankResult,
 } from '../provider-adapter.js';
-import { JsonUpstream, type UpstreamErrorMapper } from './json-upstream.js';
+import type { ErrorDialect } from './classify-upstream-failure.js';
+import { CredentialHeaders, bearerHeaders } from './credential-headers.js';
+import { JSON_ANSWER } from './json-guard.js';
+import { UpstreamClient } from './upstream-client.js';
 import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from './upstream-keys.js';
 
 /** One JSON operation of an embeddings-and-rerank API: where it is, and its conversions both ways. */
@@ -30,7 +33,7 @@ export interface EmbedRerankApi<EmbedAnswer, RerankAnswer> {
   /** Its public address; null when there is none and `base_url` is required (TEI). */
   readonly defaultBaseUrl: string | null;
   readonly embeddingLimits: EmbeddingLimits;
-  readonly mapError: UpstreamErrorMapper;
+  readonly dialect: ErrorDialect;
   readonly embed: JsonOperation<EmbeddingCall, EmbedAnswer, EmbeddingResult>;
   readonly rerank: JsonOperation<RerankCall, RerankAnswer, RerankResult>;
 }
@@ -39,7 +42,8 @@ export class EmbedRerankAdapter<EmbedAnswer, RerankAnswer> implements ProviderAd
   readonly endpoint: string;
   readonly capabilities: Capabilities = { embedding: this, rerank: this };
   readonly embeddingLimits: EmbeddingLimits;
-  private readonly http: JsonUpstream;
+  private readonly client: UpstreamClient;
+  private readonly headers = new CredentialHeaders(bearerHeaders);
 
   constructor(
     endpoint: EndpointConfig,
@@ -51,7 +55,7 @@ export class EmbedRerankAdapter<EmbedAnswer, RerankAnswer> implements ProviderAd
     this.endpoint = endpoint.name;
     const maxInputs = readUpstreamKeys(endpoint, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs;
     this.embeddingLimits = { ...api.embeddingLimits, maxInputs: maxInputs ?? api.embeddingLimits.maxInputs };
-    this.http = new JsonUpstream(baseUrl, endpoint, api.mapError);
+    this.client = new UpstreamClient(baseUrl, endpoint);
   }
 
   embed(attempt: Attempt, call: EmbeddingCall): Promise<EmbeddingResult> {
@@ -63,11 +67,13 @@ export class EmbedRerankAdapter<EmbedAnswer, RerankAnswer> implements ProviderAd
   }
 
   close(): Promise<void> {
-    return this.http.close();
+    return this.client.close();
   }
 
+  /** Posts the converted call with the attempt's credential; the answer must be a JSON object or array, read by the operation. */
   private async call<Call, Answer, Result>(attempt: Attempt, operation: JsonOperation<Call, Answer, Result>, call: Call, cancellation: AbortSignal): Promise<Result> {
-    const answer = await this.http.post<Answer>(attempt, operation.path, operation.convert(call), cancellation);
-    return operation.map(answer, call, attempt.credential.id);
+    const body = JSON.stringify(operation.convert(call));
+    const answer = await this.client.postJson({ path: operation.path, method: 'POST', headers: this.headers.of(attempt.credential), body, cancellation, attempt }, this.api.dialect, JSON_ANSWER);
+    return operation.map(answer.value as Answer, call, attempt.credential.id);
   }
 }

@@ -4,13 +4,19 @@ import type { EndpointConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type { Attempt } from '../provider-adapter.js';
 import { ChunkQueue } from './chunk-queue.js';
-import { DeadlineWatch, deadlineResolution, type WatchedCall } from './deadline-watch.js';
-import { classifyTransport } from './classify-upstream-failure.js';
+import { DeadlineWatch, deadlineResolution } from './deadline-watch.js';
+import { BodyChunks } from './body-chunks.js';
+import { classifyAnswer, classifyTransport, type ErrorDialect } from './classify-upstream-failure.js';
 import { createTransport } from './create-transport.js';
+import { readJson, type JsonGuard } from './json-guard.js';
+import { describeMediaType, headerValue, isEventStream } from './media-type.js';
+import { readEvents, type EventReader } from './read-events.js';
+import { TimedCall, type CallTimeouts } from './timed-call.js';
 import type { ResponseHeadView, Transport, TransportCall, TransportHandler } from './transport.js';
 
 /** Idle upstream connections are closed after this (sooner if the upstream's `Keep-Alive` says so). */
 const KEEP_ALIVE_MS = 30_000;
+export { headerValue } from './media-type.js';
 /** What is kept of an error answer: enough for any provider's message; the rest is not read. */
 export const ERROR_BODY_BYTES = 64 * 1024;
 
@@ -32,10 +38,21 @@ export interface BufferedResponse {
   readonly body: Buffer;
 }
 
+/** A successful JSON answer: its bytes (to pass on as they are) and the value its guard checked. */
+export interface JsonResponse<T> extends BufferedResponse {
+  readonly value: T;
+}
+
+/** A 2xx answer's body as it arrives. */
+export interface OpenedBody {
+  ok: true;
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: AsyncIterableIterator<Buffer>;
+}
+
 /** A 2xx answer's body as it arrives; anything else is read whole, to be mapped to an error. */
-export type StreamingResponse =
-  | { ok: true; statusCode: number; headers: IncomingHttpHeaders; body: AsyncIterableIterator<Buffer> }
-  | { ok: false; statusCode: number; headers: IncomingHttpHeaders; body: Buffer };
+export type StreamingResponse = OpenedBody | { ok: false; statusCode: number; headers: IncomingHttpHeaders; body: Buffer };
 
 class CancelledError extends Error {
   constructor() {
@@ -45,7 +62,10 @@ class CancelledError extends Error {
 }
 
 /** Headers are parsed only if someone reads them: a successful JSON answer seldom needs them. */
-class BufferedUpstreamResponse implements BufferedResponse {
+class BufferedUpstreamResponse implements JsonResponse<unknown> {
+  /** What the call's JSON guard checked; undefined for a call without one. */
+  value: unknown = undefined;
+
   constructor(
     readonly statusCode: number,
     private readonly head: ResponseHeadView,
@@ -57,74 +77,11 @@ class BufferedUpstreamResponse implements BufferedResponse {
   }
 }
 
-/** What a call needs to time itself out: the pool's watch and the upstream's two limits. */
-interface CallTimeouts {
-  readonly watch: DeadlineWatch;
-  readonly firstByteMs: number;
-  readonly idleMs: number;
-  /** `timeouts.total_ms`: the longest the whole call may take, null for no limit. */
-  readonly totalMs: number | null;
-  /** Largest successful answer read whole. */
-  readonly maxResponseBytes: number;
-}
-
-/**
- * The first-byte and idle timeouts of one call. The first-byte clock starts when the request is
- * written to a connection and restarts with each chunk of a streamed upload (as undici's own did:
- * waiting for a free connection, or a slow upload, is not counted), the
- * idle clock restarts on every chunk, and while the gateway itself has paused the body (a slow
- * reader) no clock runs: that silence is ours, not the upstream's.
- */
-abstract class TimedCall implements WatchedCall {
-  deadline = 0;
-  watchSlot = -1;
-  private headersReceived = false;
-  /** When the whole call must have ended (`total_ms` from its start); Infinity without a limit. */
-  private readonly endBy: number;
-
-  protected constructor(
-    protected readonly timeouts: CallTimeouts,
-    protected readonly attempt: Attempt,
-  ) {
-    this.endBy = timeouts.totalMs === null ? Infinity : performance.now() + timeouts.totalMs;
-  }
-
-  protected abstract abortWith(error: Error): void;
-
-  expire(): void {
-    const { firstByteMs, idleMs, totalMs } = this.timeouts;
-    const upstreamId = this.attempt.credential.id;
-    this.abortWith(
-      performance.now() >= this.endBy
-        ? new GatewayError('upstream_timeout', `Upstream ${upstreamId} did not finish within total_ms (${totalMs} ms).`)
-        : this.headersReceived
-          ? new GatewayError('upstream_timeout', `Upstream ${upstreamId} sent nothing for ${idleMs} ms in the middle of its response.`)
-          : new GatewayError('upstream_timeout', `Upstream ${upstreamId} sent no response headers within ${firstByteMs} ms.`),
-    );
-  }
-
-  protected sent(): void {
-    this.watchFor(this.timeouts.firstByteMs);
-  }
-
-  protected received(): void {
-    this.headersReceived = true;
-    this.watchFor(this.timeouts.idleMs);
-  }
-
-  /** The phase's own limit, or what is left of the total, whichever ends first. */
-  private watchFor(phaseMs: number): void {
-    this.timeouts.watch.watch(this, Math.min(phaseMs, this.endBy - performance.now()));
-  }
-
-  protected stopWatching(): void {
-    this.timeouts.watch.unwatch(this);
-  }
-}
-
 /**
  * Collects one response whole, within caps: a successful answer past `maxResponseBytes` fails the
- * call; of an error answer the first ERROR_BODY_BYTES are kept and the rest is not read.
+ * call; of an error answer the first ERROR_BODY_BYTES are kept and the rest is not read. Given the
+ * provider's error dialect, an error answer fails the call (classified), and given a guard too, a
+ * successful one is parsed and checked: the kit's `postJson`, with no step added after the call.
  */
 class BufferingHandler extends TimedCall implements TransportHandler {
   private statusCode = 0;
@@ -140,6 +97,8 @@ class BufferingHandler extends TimedCall implements TransportHandler {
     attempt: Attempt,
     private readonly resolve: (response: BufferedResponse) => void,
     private readonly reject: (error: unknown) => void,
+    private readonly dialect: ErrorDialect | null = null,
+    private readonly guard: JsonGuard<unknown> | null = null,
   ) {
     super(timeouts, attempt);
   }
@@ -173,7 +132,16 @@ class BufferingHandler extends TimedCall implements TransportHandler {
   onResponseEnd(): void {
     this.stopWatching();
     this.release();
-    this.resolve(new BufferedUpstreamResponse(this.statusCode, this.head as ResponseHeadView, this.chunks.concat()));
+    const response = new BufferedUpstreamResponse(this.statusCode, this.head as ResponseHeadView, this.chunks.concat());
+    if (this.dialect === null) return this.resolve(response);
+    const credentialId = this.attempt.credential.id;
+    try {
+      if (!isSuccess(response.statusCode)) throw classifyAnswer(response.statusCode, response.headers, response.body.toString('utf8'), credentialId, this.dialect);
+      if (this.guard !== null) response.value = readJson(response.body, this.guard, credentialId);
+    } catch (error) {
+      return this.reject(error);
+    }
+    this.resolve(response);
   }
 
   onResponseError(error: Error): void {
@@ -184,29 +152,6 @@ class BufferingHandler extends TimedCall implements TransportHandler {
 
   protected abortWith(error: Error): void {
     this.call?.abort(error);
-  }
-}
-
-/** Body chunks gathered up to a cap, without copying until the end. */
-class BodyChunks {
-  private first: Buffer | null = null;
-  private rest: Buffer[] | null = null;
-  private size = 0;
-
-  /** Adds what fits under `limit`; false when the chunk went past it (what fitted is kept). */
-  add(chunk: Buffer, limit: number): boolean {
-    const room = limit - this.size;
-    const kept = chunk.length <= room ? chunk : chunk.subarray(0, Math.max(room, 0));
-    if (kept.length > 0) {
-      if (this.first === null) this.first = kept;
-      else (this.rest ??= [this.first]).push(kept);
-      this.size += kept.length;
-    }
-    return kept.length === chunk.length;
-  }
-
-  concat(): Buffer {
-    return this.rest !== null ? Buffer.concat(this.rest) : (this.first ?? Buffer.alloc(0));
   }
 }
 
@@ -323,6 +268,42 @@ export class UpstreamClient {
     return new Promise((resolve, reject) => this.dispatch(request, new BufferingHandler(this.timeouts, request.attempt, resolve, reject)));
   }
 
+  /**
+   * A JSON call: a non-2xx answer fails as the provider's dialect reads it (through the one
+   * classifier), and a 2xx answer must pass the guard (its wire schema). Nothing is added after
+   * the call: the check runs as the answer ends.
+   */
+  postJson<T>(request: UpstreamRequest, dialect: ErrorDialect, guard: JsonGuard<T>): Promise<JsonResponse<T>> {
+    return new Promise((resolve, reject) => this.dispatch(request, new BufferingHandler(this.timeouts, request.attempt, resolve as (response: BufferedResponse) => void, reject, dialect, guard)));
+  }
+
+  /** A 2xx answer read whole (audio, a transcript); anything else fails as the provider's dialect reads it. */
+  requestOk(request: UpstreamRequest, dialect: ErrorDialect): Promise<BufferedResponse> {
+    return new Promise((resolve, reject) => this.dispatch(request, new BufferingHandler(this.timeouts, request.attempt, resolve, reject, dialect)));
+  }
+
+  /**
+   * The provider's event stream, read by its reader (read-events.ts: the loop, the transport
+   * classification and the body's closing, once). A non-2xx answer fails as the dialect reads it,
+   * and a 2xx answer that is not an event stream as `upstream_invalid_response`.
+   */
+  async openEvents<T>(request: UpstreamRequest, dialect: ErrorDialect, reader: EventReader<T>): Promise<AsyncGenerator<T>> {
+    const response = await this.openEventStream(request);
+    const credentialId = request.attempt.credential.id;
+    if (!response.ok) throw classifyAnswer(response.statusCode, response.headers, response.body.toString('utf8'), credentialId, dialect);
+    return readEvents(response.body, reader, credentialId, this.maxEventBytes);
+  }
+
+  /**
+   * A 2xx answer's body as it arrives (audio; with `eventStream`, events passed on as bytes, which
+   * must then be an event stream); anything else fails as the provider's dialect reads it.
+   */
+  async openBody(request: UpstreamRequest, dialect: ErrorDialect, eventStream = false): Promise<OpenedBody> {
+    const response = await (eventStream ? this.openEventStream(request) : this.openStream(request));
+    if (!response.ok) throw classifyAnswer(response.statusCode, response.headers, response.body.toString('utf8'), request.attempt.credential.id, dialect);
+    return response;
+  }
+
   /** Resolves when the response headers arrive; a 2xx body is then read chunk by chunk. */
   openStream(request: UpstreamRequest): Promise<StreamingResponse> {
     return new Promise((resolve, reject) => this.dispatch(request, new StreamingHandler(this.timeouts, request.attempt, resolve, reject)));
@@ -364,17 +345,6 @@ export class UpstreamClient {
 
 function noRelease(): void {}
 
-function isEventStream(contentType: string | undefined): boolean {
-  return contentType !== undefined && contentType.trimStart().toLowerCase().startsWith('text/event-stream');
-}
-
-function describeMediaType(contentType: string | undefined): string {
-  if (contentType === undefined) return 'no content type';
-  const mediaType = contentType.split(';', 1)[0]?.trim().slice(0, 64) ?? '';
-  return mediaType === '' ? 'no content type' : mediaType;
-}
-
-export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
+function isSuccess(statusCode: number): boolean {
+  return statusCode >= 200 && statusCode < 300;
 }

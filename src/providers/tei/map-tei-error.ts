@@ -1,6 +1,4 @@
-import type { GatewayError } from '../../errors/index.js';
-import type { IncomingHttpHeaders } from 'node:http';
-import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
+import type { ErrorDialect } from '../shared/classify-upstream-failure.js';
 import type { TeiErrorBody } from './tei-api.js';
 
 /**
@@ -13,11 +11,6 @@ export const teiErrorDialect: ErrorDialect = {
     return { message: teiErrorMessage(bodyText) ?? undefined };
   },
 };
-
-/** A TEI error response, classified (shared/classify-upstream-failure.ts). */
-export function mapTeiError(status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string): GatewayError {
-  return classifyAnswer(status, headers, bodyText, upstreamId, teiErrorDialect);
-}
 
 function teiErrorMessage(bodyText: string): string | null {
   try {

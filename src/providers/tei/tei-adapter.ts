@@ -1,7 +1,7 @@
 import type { ProviderFactory } from '../provider-adapter.js';
 import { EmbedRerankAdapter, type EmbedRerankApi } from '../shared/embed-rerank-adapter.js';
 import { convertTeiEmbedRequest, convertTeiRerankRequest } from './convert-tei-request.js';
-import { mapTeiError } from './map-tei-error.js';
+import { teiErrorDialect } from './map-tei-error.js';
 import { mapTeiEmbedResponse, mapTeiRerankResponse } from './map-tei-response.js';
 import { TEI_EMBEDDING_LIMITS, type TeiEmbedResponse, type TeiRerankResponse } from './tei-api.js';
 
@@ -13,7 +13,7 @@ import { TEI_EMBEDDING_LIMITS, type TeiEmbedResponse, type TeiRerankResponse } f
 export const TEI_API: EmbedRerankApi<TeiEmbedResponse, TeiRerankResponse> = {
   defaultBaseUrl: null,
   embeddingLimits: TEI_EMBEDDING_LIMITS,
-  mapError: mapTeiError,
+  dialect: teiErrorDialect,
   embed: { path: '/embed', convert: convertTeiEmbedRequest, map: (answer, call, credentialId) => mapTeiEmbedResponse(answer, call.inputs.length, credentialId) },
   rerank: { path: '/rerank', convert: convertTeiRerankRequest, map: (answer, _call, credentialId) => mapTeiRerankResponse(answer, credentialId) },
 };

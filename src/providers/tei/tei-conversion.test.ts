@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { convertTeiEmbedRequest, convertTeiRerankRequest } from './convert-tei-request.js';
-import { mapTeiError } from './map-tei-error.js';
+import { teiErrorDialect } from './map-tei-error.js';
 import { mapTeiEmbedResponse, mapTeiRerankResponse } from './map-tei-response.js';
 import { createTeiAdapter } from './tei-adapter.js';
 import { testEndpoint } from '../../../test/support/attempts.js';
+import { errorMapping } from '../../../test/support/error-dialect.js';
+
+const mapTeiError = errorMapping(teiErrorDialect);
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/tei/${name}`, import.meta.url), 'utf8');
 const cancellation = new AbortController().signal;
