@@ -1,6 +1,6 @@
 import type { ResponsesRequestBody } from '../api/responses-request.js';
 import { echo, GatewayError, isGatewayError } from '../errors/index.js';
-import type { Usage } from '../core/index.js';
+import { peekFirst, type Peeked, type Usage } from '../core/index.js';
 import type {
   Attempt,
   ChatCompletionResult,
@@ -67,11 +67,11 @@ export interface ResponsesServiceOptions {
 /** What one attempt got, before it is turned into the answer. */
 type Answer =
   | { kind: 'passthrough-json'; result: ResponsesPayload }
-  | { kind: 'passthrough-stream'; result: ResponsesEventBytes; first: IteratorResult<Buffer> }
+  | { kind: 'passthrough-stream'; result: ResponsesEventBytes; body: Peeked<Buffer> }
   | { kind: 'converted-json'; result: ChatCompletionResult; response: ResponseObject; chat: ChatRequestBody }
-  | { kind: 'converted-stream'; first: IteratorResult<ChatStreamEvent>; iterator: AsyncIterator<ChatStreamEvent>; chat: ChatRequestBody }
+  | { kind: 'converted-stream'; events: Peeked<ChatStreamEvent>; chat: ChatRequestBody }
   | { kind: 'stateless-json'; response: ResponseObject; usage: Usage | null; chat: ChatRequestBody }
-  | { kind: 'stateless-stream'; first: IteratorResult<ResponseStreamEvent>; iterator: AsyncIterator<ResponseStreamEvent>; chat: ChatRequestBody };
+  | { kind: 'stateless-stream'; events: Peeked<ResponseStreamEvent>; chat: ChatRequestBody };
 
 /**
  * `POST /v1/responses` for every chat model. Each attempt's route decides how: a credential whose
@@ -135,7 +135,7 @@ export class ResponsesService {
         return {
           kind: 'bytes',
           body: withPublicModelEvents(
-            passedThroughBytes(answer.first, answer.result, record, (id) => void turn.rememberUpstreamResponse(id)),
+            passedThroughBytes(answer.body, answer.result, record, (id) => void turn.rememberUpstreamResponse(id)),
             model.id,
           ),
         };
@@ -148,7 +148,7 @@ export class ResponsesService {
       }
       case 'converted-stream': {
         const converter = new ResponsesEventStream(turn.context, input.failedMidStream);
-        const events = convertedEvents(answer.first, answer.iterator, converter, {
+        const events = convertedEvents(answer.events, converter, {
           chat: answer.chat,
           record,
           onFinal: (response) => turn.remember(response),
@@ -164,7 +164,7 @@ export class ResponsesService {
       }
       case 'stateless-stream': {
         const converter = new ResponsesEventStream(turn.context, input.failedMidStream, readResponseEvents);
-        const events = statelessEvents(answer.first, answer.iterator, converter, { chat: answer.chat, record, onFinal: (response) => turn.remember(response) });
+        const events = statelessEvents(answer.events, converter, { chat: answer.chat, record, onFinal: (response) => turn.remember(response) });
         return { kind: 'events', events };
       }
     }
@@ -254,10 +254,10 @@ class Turn {
       return { kind: 'passthrough-json', result };
     }
     if (!stream) throw new Error(`${attempt.credential.id}: createResponse answered a JSON request with a stream`);
-    const first = await result.body.next();
+    const bytes = await peekFirst(result.body);
     // A stream that ends before its first byte answered nothing: the next route may.
-    if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending an event.`);
-    return { kind: 'passthrough-stream', result, first };
+    if (bytes.empty) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending an event.`);
+    return { kind: 'passthrough-stream', result, body: bytes };
   }
 
   async convert(route: Route<'chat'>, attempt: Attempt, stream: boolean, cancellation: AbortSignal): Promise<Answer> {
@@ -268,11 +268,9 @@ class Turn {
       const result = await route.provider.chatCompletion(attempt, { body: chat, cancellation });
       return { kind: 'converted-json', result, response: chatCompletionToResponse(parseCompletion(result.payload, attempt.credential.id), this.context), chat };
     }
-    const events = await route.provider.streamChatCompletion(attempt, { body: chat, cancellation });
-    const iterator = events[Symbol.asyncIterator]();
-    const first = await iterator.next();
-    if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending a chunk.`);
-    return { kind: 'converted-stream', first, iterator, chat };
+    const events = await peekFirst(await route.provider.streamChatCompletion(attempt, { body: chat, cancellation }));
+    if (events.empty) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending a chunk.`);
+    return { kind: 'converted-stream', events, chat };
   }
 
   /**
@@ -291,14 +289,12 @@ class Turn {
       input: [...history, ...inputItems(this.conversation.input)],
       leftOut: new Set(dropped.map((tool) => tool.param)),
     });
-    const events = fromFirstOutput(await provider.streamResponse(attempt, { body, cancellation }));
-    const iterator = events[Symbol.asyncIterator]();
-    const first = await iterator.next();
-    if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending an event.`);
-    if (stream) return { kind: 'stateless-stream', first, iterator, chat };
+    const events = await peekFirst(fromFirstOutput(await provider.streamResponse(attempt, { body, cancellation })));
+    if (events.empty) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending an event.`);
+    if (stream) return { kind: 'stateless-stream', events, chat };
     // The upstream only streams: a JSON answer is its stream, read to the end.
     const converter = new ResponsesEventStream(this.context, undefined, readResponseEvents);
-    for await (const _event of converter.events(replay(first, iterator))) {
+    for await (const _event of converter.events(events)) {
       // Only the final response is kept.
     }
     const { response, usage, error } = converter.result();
@@ -329,15 +325,6 @@ class Turn {
   async rememberUpstreamResponse(id: string): Promise<void> {
     if (this.request.store === false || this.session === null) return;
     await this.store.save(this.team, id, { session: this.session.id, earlier: [], items: null }, []);
-  }
-}
-
-/** An iterator whose first result was read, as the whole sequence again. */
-async function* replay<T>(first: IteratorResult<T>, iterator: AsyncIterator<T>): AsyncGenerator<T> {
-  try {
-    for (let next = first; next.done !== true; next = await iterator.next()) yield next.value;
-  } finally {
-    await iterator.return?.();
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Usage } from '../../core/index.js';
+import { isObject, type Usage } from '../../core/index.js';
 import type { ResponseUsage } from './responses-types.js';
 
 export interface ConvertedUsage {
@@ -14,15 +14,15 @@ export interface ConvertedUsage {
  * schema but chat usage has no such field; a few upstreams send one under `prompt_tokens_details`.
  */
 export function convertChatUsage(value: unknown): ConvertedUsage | null {
-  if (!isRecord(value)) return null;
+  if (!isObject(value)) return null;
   const input = count(value['prompt_tokens']);
   const output = count(value['completion_tokens']);
   if (input === undefined && output === undefined) return null;
   const inputTokens = input ?? 0;
   const outputTokens = output ?? 0;
   const totalTokens = count(value['total_tokens']) ?? inputTokens + outputTokens;
-  const promptDetails = isRecord(value['prompt_tokens_details']) ? value['prompt_tokens_details'] : {};
-  const completionDetails = isRecord(value['completion_tokens_details']) ? value['completion_tokens_details'] : {};
+  const promptDetails = isObject(value['prompt_tokens_details']) ? value['prompt_tokens_details'] : {};
+  const completionDetails = isObject(value['completion_tokens_details']) ? value['completion_tokens_details'] : {};
   const cached = count(promptDetails['cached_tokens']);
   const reasoning = count(completionDetails['reasoning_tokens']);
   const usage: Usage = { promptTokens: inputTokens, completionTokens: outputTokens, totalTokens };
@@ -42,8 +42,4 @@ export function convertChatUsage(value: unknown): ConvertedUsage | null {
 
 function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

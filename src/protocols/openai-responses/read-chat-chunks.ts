@@ -1,12 +1,13 @@
 import { GatewayError } from '../../errors/index.js';
 import { incompleteReasonOf } from './convert-chat-to-response.js';
-import { convertChatUsage, isRecord } from './convert-chat-usage.js';
+import { isObject } from '../../core/index.js';
+import { convertChatUsage } from './convert-chat-usage.js';
 import type { StreamReaderFactory } from './responses-event-stream.js';
 
 /** Reads parsed `chat.completion.chunk` objects into a Responses stream's items: the converted path. */
 export const readChatChunks: StreamReaderFactory = (items, state) => (chunk) => {
-  if (!isRecord(chunk)) return;
-  if (isRecord(chunk['error']) && chunk['choices'] === undefined) {
+  if (!isObject(chunk)) return;
+  if (isObject(chunk['error']) && chunk['choices'] === undefined) {
     const message = chunk['error']['message'];
     throw new GatewayError('upstream_error', typeof message === 'string' ? message : 'The upstream failed while streaming.');
   }
@@ -15,16 +16,16 @@ export const readChatChunks: StreamReaderFactory = (items, state) => (chunk) => 
   const choices = Array.isArray(chunk['choices']) ? (chunk['choices'] as unknown[]) : [];
   for (const choice of choices) {
     // The gateway never asks for n > 1; any other choice is not this response's.
-    if (!isRecord(choice) || (choice['index'] ?? 0) !== 0) continue;
-    const delta = isRecord(choice['delta']) ? choice['delta'] : {};
+    if (!isObject(choice) || (choice['index'] ?? 0) !== 0) continue;
+    const delta = isObject(choice['delta']) ? choice['delta'] : {};
     // `reasoning_content` (DeepSeek, vLLM…) is not turned into reasoning items: a client hands
     // those back on its next turn, and no chat upstream can take them back.
     if (typeof delta['content'] === 'string' && delta['content'] !== '') items.text(delta['content'], 'output_text');
     if (typeof delta['refusal'] === 'string' && delta['refusal'] !== '') items.text(delta['refusal'], 'refusal');
     const calls = Array.isArray(delta['tool_calls']) ? (delta['tool_calls'] as unknown[]) : [];
     calls.forEach((call, position) => {
-      if (!isRecord(call)) return;
-      const fn = isRecord(call['function']) ? call['function'] : {};
+      if (!isObject(call)) return;
+      const fn = isObject(call['function']) ? call['function'] : {};
       const index = typeof call['index'] === 'number' ? call['index'] : position;
       items.toolCall(index, { id: stringOrUndefined(call['id']), name: stringOrUndefined(fn['name']), arguments: stringOrUndefined(fn['arguments']) });
     });

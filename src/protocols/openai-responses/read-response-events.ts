@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors/index.js';
-import { isRecord } from './convert-chat-usage.js';
+import { isObject } from '../../core/index.js';
 import type { ResponseOutputItem } from './response-object.js';
 import type { StreamReaderFactory } from './responses-event-stream.js';
 import type { ResponseFunctionCallItem, ResponseStreamEvent, StreamedOutputItem, StreamedResponse } from './responses-types.js';
@@ -85,14 +85,14 @@ export const readResponseEvents: StreamReaderFactory = (items, state) => {
 
   const finish = (type: 'response.completed' | 'response.incomplete', response: StreamedResponse | undefined): void => {
     state.usage = convertResponsesUsage(response?.usage) ?? state.usage;
-    if (isRecord(response) && response['service_tier'] !== undefined) state.serviceTier = response['service_tier'];
+    if (isObject(response) && response['service_tier'] !== undefined) state.serviceTier = response['service_tier'];
     if (type === 'response.incomplete' || response?.status === 'incomplete') {
       state.incompleteReason = response?.incomplete_details?.reason === 'content_filter' ? 'content_filter' : 'max_output_tokens';
     }
   };
 
   return (value) => {
-    if (!isRecord(value) || typeof value['type'] !== 'string') return;
+    if (!isObject(value) || typeof value['type'] !== 'string') return;
     const event = value as unknown as ResponseStreamEvent;
     switch (event.type) {
       case 'response.output_text.delta':

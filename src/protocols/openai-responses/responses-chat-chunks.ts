@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isObject } from '../../core/index.js';
 import type { ChatCompletionChunk, ChatDelta, ChatFinishReason, ChatStreamEvent } from '../openai-chat/chat-types.js';
 import { toChatUsage } from './map-responses-usage.js';
 import type { ResponseError, ResponseFunctionCallItem, ResponseStreamEvent, StreamedOutputItem, StreamedResponse } from './responses-types.js';
@@ -176,8 +177,4 @@ export class ResponsesChatConverter {
 
 function isFunctionCall(item: StreamedOutputItem | undefined): item is ResponseFunctionCallItem {
   return item?.type === 'function_call';
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -1,4 +1,4 @@
-import type { Usage } from '../../core/index.js';
+import { isObject, type Usage } from '../../core/index.js';
 import type { ConvertedUsage } from './convert-chat-usage.js';
 
 /**
@@ -20,10 +20,6 @@ export function responsesUsage(value: unknown): Usage | null {
   if (cached !== undefined) usage.cachedTokens = cached;
   if (reasoning !== undefined) usage.reasoningTokens = reasoning;
   return usage;
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function count(value: unknown): number | undefined {

@@ -1,4 +1,4 @@
-import { isRecord } from './convert-chat-usage.js';
+import { isObject } from '../../core/index.js';
 import type { ResponseInputItem, ResponsesRequest, ResponseTool, StatelessResponsesRequest } from './responses-types.js';
 
 /**
@@ -49,7 +49,7 @@ function offeredTools(tools: readonly ResponseTool[], leftOut: ReadonlySet<strin
   tools.forEach((tool, index) => {
     const param = `tools[${index}]`;
     if (leftOut.has(param)) return;
-    const members = tool.type === 'namespace' && isRecord(tool) ? tool['tools'] : undefined;
+    const members = tool.type === 'namespace' && isObject(tool) ? tool['tools'] : undefined;
     if (!Array.isArray(members)) {
       offered.push(tool);
       return;

@@ -15,13 +15,13 @@ import type {
   StatelessResponsesProvider,
 } from '../provider-adapter.js';
 import type { ResponseStreamEvent } from '../../protocols/openai-responses/responses-types.js';
-import type { ErrorDialect } from '../shared/classify-upstream-failure.js';
+import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
 import { readUpstreamKeys } from '../shared/upstream-keys.js';
 import { UpstreamClient, type StreamingResponse } from '../shared/upstream-client.js';
 import { CodexAccount, type CodexGrant, type CodexRefresher } from './codex-account.js';
 import { refreshCodexTokens, RefreshRejectedError } from './codex-token-refresh.js';
 import { CODEX_UPSTREAM_KEYS, DEFAULT_CODEX_BASE_URL, DEFAULT_CODEX_REFRESH_TIMEOUT_MS, DEFAULT_CODEX_TOKEN_URL } from './codex-upstream-keys.js';
-import { codexErrorDialect, mapCodexError } from './map-codex-error.js';
+import { codexErrorDialect } from './map-codex-error.js';
 import { collectChatCompletion } from '../../protocols/openai-responses/collect-chat-completion.js';
 import { toResponsesRequest } from '../../protocols/openai-responses/convert-to-responses-request.js';
 import { readResponseEvents, readResponsesAsChatStream } from './codex-chat-stream.js';
@@ -101,7 +101,7 @@ export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvid
         grant = await this.withRefreshFailures(attempt, () => account.renew(refused, refresher));
         continue;
       }
-      throw mapCodexError(response.statusCode, response.body.toString('utf8'), response.headers, attempt.credential.id, this.dialect);
+      throw classifyAnswer(response.statusCode, response.headers, response.body.toString('utf8'), attempt.credential.id, this.dialect);
     }
   }
 

@@ -14,31 +14,19 @@ export interface StatelessEventsOptions {
 }
 
 /**
- * A Responses upstream's events (codex), its first output already received, as the gateway's
- * own Responses events (the converter reads them with readResponseEvents). The usage goes on the
- * record when the response ends; an upstream failure after the first event ends the stream
- * in-band, as on the converted path.
+ * A Responses upstream's events (codex; the first with output already read with peekFirst), as
+ * the gateway's own Responses events (the converter reads them with readResponseEvents). The
+ * usage goes on the record when the response ends; an upstream failure after the first event
+ * ends the stream in-band, as on the converted path.
  */
 export async function* statelessEvents(
-  first: IteratorResult<ResponseStreamEvent>,
-  iterator: AsyncIterator<ResponseStreamEvent>,
+  events: AsyncIterableIterator<ResponseStreamEvent>,
   converter: ResponsesEventStream,
   options: StatelessEventsOptions,
 ): AsyncGenerator<ResponsesServerSentEvent> {
   const { record } = options;
   record.estimateUsage = () => estimateChatUsage(options.chat, generatedText(converter.result().response.output));
-  async function* events(): AsyncGenerator<ResponseStreamEvent> {
-    try {
-      let next = first;
-      while (next.done !== true) {
-        yield next.value;
-        next = await iterator.next();
-      }
-    } finally {
-      await iterator.return?.();
-    }
-  }
-  for await (const event of converter.events(events())) {
+  for await (const event of converter.events(events)) {
     if (event.event === 'response.completed' || event.event === 'response.incomplete') {
       const { response, usage } = converter.result();
       if (usage !== null) record.usage = usage;
