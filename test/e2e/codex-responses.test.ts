@@ -16,7 +16,9 @@ let backend: FakeChatGpt;
 let running: TestGateway;
 let token: string;
 
-const MODEL = 'gpt-5.1-codex';
+/** The public id; the backend knows the model as UPSTREAM_MODEL. */
+const MODEL = 'codex-fast';
+const UPSTREAM_MODEL = 'gpt-5.1-codex';
 
 const NAMESPACE_TOOL = {
   type: 'namespace',
@@ -35,6 +37,16 @@ async function create(body: Record<string, unknown>): Promise<{ status: number; 
   return { status: response.status, text: await response.text(), requestId: response.headers.get('x-request-id') };
 }
 
+/** The request log row of a request, once it is written. */
+async function logRow(requestId: string | null): Promise<Record<string, unknown>> {
+  for (let tries = 0; tries < 200; tries++) {
+    const [row] = requestId === null ? [] : await running.gateway.stores.requestLogs.query({ requestId, limit: 1 });
+    if (row !== undefined) return row as unknown as Record<string, unknown>;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`no request log row for ${String(requestId)}`);
+}
+
 function sentBody(index: number): Record<string, unknown> {
   return backend.requests[index]?.body as Record<string, unknown>;
 }
@@ -46,7 +58,7 @@ beforeAll(async () => {
   writeFileSync(join(authDirectory, 'a.json'), backend.authJson('acct-a'), { mode: 0o600 });
   running = await startTestGateway({
     upstreams: [{ id: 'chatgpt-a', provider: 'codex', base_url: backend.baseUrl, token_url: backend.tokenUrl, auth_file: join(authDirectory, 'a.json') }],
-    models: [{ id: MODEL, type: 'chat', routes: [{ upstream: 'chatgpt-a', model: MODEL }] }],
+    models: [{ id: MODEL, type: 'chat', routes: [{ upstream: 'chatgpt-a', model: UPSTREAM_MODEL }] }],
     request_log: { flush_interval_ms: 20 },
   });
   token = (await running.gateway.tokens.create({ team: 'codex-users', scopes: ['chat'] })).secret;
@@ -77,6 +89,13 @@ describe('/v1/responses on a ChatGPT account', () => {
     expect(response.id).toMatch(/^resp_[0-9a-f]{48}$/);
     expect(response.output).toEqual([expect.objectContaining({ type: 'message', role: 'assistant', content: [expect.objectContaining({ type: 'output_text', text: DEFAULT_REPLY_TEXT })] })]);
     expect(response.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
+    expect(await logRow(first.requestId)).toMatchObject({
+      endpoint: 'responses',
+      model: MODEL,
+      promptTokens: response.usage['input_tokens'],
+      completionTokens: response.usage['output_tokens'],
+      usageSource: 'upstream',
+    });
 
     const sent = sentBody(0);
     // Through chat, the namespace became a function `multi_agent_v1__spawn_agent`, the
@@ -84,7 +103,7 @@ describe('/v1/responses on a ChatGPT account', () => {
     expect(sent['tools']).toEqual([NAMESPACE_TOOL, EXEC_TOOL]);
     expect(sent['instructions']).toBe('Be brief.');
     expect(sent['reasoning']).toEqual({ effort: 'low', summary: 'auto' });
-    expect(sent).toMatchObject({ model: MODEL, stream: true, store: false, input: [{ type: 'message', role: 'user', content: 'Say hello.' }] });
+    expect(sent).toMatchObject({ model: UPSTREAM_MODEL, stream: true, store: false, input: [{ type: 'message', role: 'user', content: 'Say hello.' }] });
     expect(sent).not.toHaveProperty('metadata');
 
     const second = await create({ previous_response_id: response.id, input: 'And again?', stream: true });
