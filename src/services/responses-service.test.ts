@@ -83,7 +83,7 @@ class FakeResponses implements ResponsesProvider {
  * in-band right after `response.created` (a usage limit), `failMidStream` after its first text.
  */
 class FakeStateless implements StatelessResponsesProvider {
-  readonly bodies: Array<Record<string, unknown>> = [];
+  readonly bodies: StatelessResponsesCall['body'][] = [];
   constructor(private readonly plan: 'answer' | 'failBeforeOutput' | 'failMidStream' = 'answer') {}
 
   async streamResponse(attempt: Attempt, call: StatelessResponsesCall): Promise<AsyncIterable<ResponseStreamEvent>> {
