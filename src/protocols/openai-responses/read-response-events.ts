@@ -84,8 +84,8 @@ export const readResponseEvents: StreamReaderFactory = (items, state) => {
   };
 
   const finish = (type: 'response.completed' | 'response.incomplete', response: StreamedResponse | undefined): void => {
+    // The upstream's `service_tier` is not echoed: the ChatGPT backend's tiers are its plan's, not the caller's choice.
     state.usage = convertResponsesUsage(response?.usage) ?? state.usage;
-    if (isObject(response) && response['service_tier'] !== undefined) state.serviceTier = response['service_tier'];
     if (type === 'response.incomplete' || response?.status === 'incomplete') {
       state.incompleteReason = response?.incomplete_details?.reason === 'content_filter' ? 'content_filter' : 'max_output_tokens';
     }
