@@ -1,3 +1,4 @@
+import { asObject, type JsonObject } from '../../core/index.js';
 import { echo, GatewayError } from '../../errors/index.js';
 import type { ChatRequestBody } from '../openai-chat/chat-types.js';
 import type {
@@ -20,8 +21,6 @@ export interface ResponsesRequestOptions {
   /** Keeps a conversation on the backend's warm prompt cache; the caller's own key otherwise. */
   promptCacheKey?: string;
 }
-
-type JsonObject = Record<string, unknown>;
 
 /**
  * An OpenAI chat completions body as a request to the ChatGPT Codex backend's Responses API.
@@ -295,10 +294,6 @@ function isImageDetail(value: unknown): value is ResponseImageDetail {
 
 function isPresent(value: unknown): boolean {
   return value !== undefined && value !== null && value !== false;
-}
-
-function asObject(value: unknown): JsonObject | undefined {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : undefined;
 }
 
 /** The caller asked for something this upstream cannot do: a 400 naming the field, not retried elsewhere. */

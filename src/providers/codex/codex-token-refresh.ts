@@ -1,4 +1,4 @@
-import { parseJsonObject } from '../../core/index.js';
+import { asObject, parseJsonObject } from '../../core/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type { Attempt, Credential } from '../provider-adapter.js';
 import type { UpstreamClient } from '../shared/upstream-client.js';
@@ -87,9 +87,7 @@ function errorCode(text: string): string | null {
   if (body === null) return null;
   const error = body['error'];
   if (typeof error === 'string') return error;
-  if (error !== null && typeof error === 'object') {
-    const code = (error as Record<string, unknown>)['code'];
-    if (typeof code === 'string') return code;
-  }
+  const code = asObject(error)?.['code'];
+  if (typeof code === 'string') return code;
   return stringField(body, 'code');
 }
