@@ -80,7 +80,7 @@ const rows = [
     name: 'providers/provider-adapter.ts',
     from: file('providers/provider-adapter.ts'),
     values: [...core],
-    types: [folder('config')],
+    types: [folder('config'), folder('protocols')],
   },
   {
     name: 'providers/registry.ts',

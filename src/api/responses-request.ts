@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { GatewayError } from '../errors/index.js';
+import type { ResponsesRequest } from '../protocols/openai-responses/responses-types.js';
 import { toIssue, validationError } from './validation-issues.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
@@ -46,8 +47,17 @@ export const ResponsesRequestSchema = Type.Object(
   { additionalProperties: true },
 );
 
-/** A checked request body: the fields above in their ranges, anything else as sent. */
-export type ResponsesRequestBody = Static<typeof ResponsesRequestSchema> & Record<string, unknown>;
+/**
+ * A checked request body: the protocol's one request type (protocols/openai-responses), the fields
+ * above in their ranges, anything else as sent. The schema checks shapes, the type names the
+ * parts; the converters check at run time what they read of the rest.
+ */
+export type ResponsesRequestBody = ResponsesRequest & Record<string, unknown>;
+
+/** Every field the schema checks is a field of the protocol's type, so the two cannot drift apart. */
+type UntypedSchemaFields = Exclude<keyof Static<typeof ResponsesRequestSchema>, keyof ResponsesRequest>;
+const schemaFieldsAreTyped: [UntypedSchemaFields] extends [never] ? true : UntypedSchemaFields = true;
+void schemaFieldsAreTyped;
 
 const checker = TypeCompiler.Compile(ResponsesRequestSchema);
 

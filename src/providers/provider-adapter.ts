@@ -2,8 +2,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { TProperties } from '@sinclair/typebox';
 import type { EndpointConfig, ModelType, UpstreamConfig } from '../config/index.js';
 import type { Usage } from '../core/index.js';
+import type { ChatCompletionResult, ChatRequestBody, ChatStreamEvent } from '../protocols/openai-chat/chat-types.js';
+import type { ResponseStreamEvent, StatelessResponsesRequest } from '../protocols/openai-responses/responses-types.js';
 
 export type { Usage } from '../core/index.js';
+// The chat protocol's types are the contract's words for a chat call; they live with the protocol.
+export type { ChatCompletionResult, ChatRequestBody, ChatStreamEvent } from '../protocols/openai-chat/chat-types.js';
 
 /**
  * The contract between the gateway's core and every provider. Core code imports only this file;
@@ -90,32 +94,10 @@ export interface Attempt {
   answered(statusCode: number, head: AnswerHead): void;
 }
 
-/** An OpenAI chat completions request body, already validated, with gateway-only fields removed. */
-export type ChatRequestBody = Record<string, unknown> & { model: string; messages: unknown[] };
-
 export interface ChatCall {
   body: ChatRequestBody;
   /** Cancelled when the client goes away; adapters stop the upstream request. */
   cancellation: AbortSignal;
-}
-
-export interface ChatCompletionResult {
-  /** The `chat.completion` JSON to send to the client, as bytes. */
-  payload: Uint8Array;
-  usage: Usage | null;
-  /** The generated text, used to estimate usage when the upstream reported none. */
-  completionText(): string;
-}
-
-export interface ChatStreamEvent {
-  /** One `chat.completion.chunk` as JSON, sent to the client as one `data:` line. */
-  data: string;
-  /** Usage carried by this chunk, if any. */
-  usage: Usage | null;
-  /** A chunk with usage and no choices: sent only to clients that asked for usage. */
-  usageOnly: boolean;
-  /** Generated text in this chunk, for estimating usage if the upstream never reports it. */
-  text: string;
 }
 
 export type EncodingFormat = 'float' | 'base64';
@@ -316,6 +298,25 @@ export interface ResponsesProvider {
   servesResponses?(): boolean;
 }
 
+/**
+ * A Responses API call to an upstream that speaks it but keeps nothing (ChatGPT accounts: it only
+ * streams, and refuses to store): the gateway resolves and stores the conversation itself, and
+ * sends the whole of it.
+ */
+export interface StatelessResponsesCall {
+  body: StatelessResponsesRequest;
+  cancellation: AbortSignal;
+}
+
+export interface StatelessResponsesProvider {
+  /**
+   * The upstream's events, parsed, up to the one that ends the response (`response.completed` or
+   * `.incomplete`). Resolves once the upstream accepted the call; a refusal, a failure it reports
+   * in the stream and a stream cut short are thrown as classified GatewayErrors.
+   */
+  streamResponse(attempt: Attempt, call: StatelessResponsesCall): Promise<AsyncIterable<ResponseStreamEvent>>;
+}
+
 export interface TranscriptionProvider {
   transcribe(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult | TranscriptEvents>;
   /**
@@ -360,6 +361,11 @@ export interface ProviderAdapter {
    * servers that serve it. Chat routes without it serve `/v1/responses` by conversion to chat.
    */
   readonly responses?: ResponsesProvider;
+  /**
+   * The Responses API sent as such to an upstream that keeps nothing (codex): `/v1/responses` on
+   * its routes is neither passed through nor converted to chat; the gateway keeps the conversation.
+   */
+  readonly statelessResponses?: StatelessResponsesProvider;
   /** Models this endpoint offers by itself (the built-in `local` provider); the catalog adds those the config does not define. */
   publishedModels?(): readonly PublishedModel[];
   /** Models it would publish but cannot on this machine (a missing engine). */

@@ -1,6 +1,6 @@
 import { ConfigError } from '../config/config-error.js';
 import type { ModelConfig, ModelType, ProviderKind, RoutingStrategy } from '../config/index.js';
-import type { CapabilityOf, Credential, NativeProvider, ProviderAdapter, ResponsesProvider } from '../providers/provider-adapter.js';
+import type { CapabilityOf, Credential, NativeProvider, ProviderAdapter, ResponsesProvider, StatelessResponsesProvider } from '../providers/provider-adapter.js';
 import { hash32 } from './rendezvous.js';
 
 /** A configured credential (one `upstreams[]` entry) and the adapter of the endpoint it reaches. */
@@ -32,6 +32,8 @@ export interface Route<Type extends ModelType = ModelType> {
   readonly native: NativeProvider | null;
   /** The Responses API passed through, on credentials whose upstream speaks it (openai); null: `/v1/responses` is converted to chat. */
   readonly responses: ResponsesProvider | null;
+  /** The Responses API sent as such to an upstream that keeps nothing (codex); absent: see `responses`. */
+  readonly statelessResponses?: StatelessResponsesProvider | null;
 }
 
 export interface CatalogModel<Type extends ModelType = ModelType> {
@@ -115,6 +117,7 @@ export function buildCatalog(models: readonly ModelConfig[], credentials: Readon
             provider,
             native: entry.adapter.native ?? null,
             responses: entry.adapter.responses ?? null,
+            statelessResponses: entry.adapter.statelessResponses ?? null,
           };
         });
       });

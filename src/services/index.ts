@@ -2,8 +2,8 @@ export { ChatCompletionService, type ChatInput, type CompletionOutcome, type Str
 export { NativeService, type NativeInput, type NativeOutcome } from './native-service.js';
 export { ResponsesService, type ResponsesInput, type ResponsesOutcome, type ResponsesServiceOptions } from './responses-service.js';
 export { ResponseStore, type ResponseStateStore, type StoredResponse } from './responses/response-store.js';
-export { responsesErrorEvent } from './responses/responses-error-event.js';
-export type { ResponsesServerSentEvent } from './responses/responses-event-stream.js';
+export { responsesErrorEvent } from '../protocols/openai-responses/responses-error-event.js';
+export type { ResponsesServerSentEvent } from '../protocols/openai-responses/responses-event-stream.js';
 export { EmbeddingService, type EmbeddingInput, type EmbeddingList } from './embedding-service.js';
 export { RerankService, type RerankInput, type RerankList } from './rerank-service.js';
 export { resolveModel } from './resolve-model.js';

@@ -2,12 +2,24 @@ import { describe, expect, it } from 'vitest';
 import type { Principal } from '../access/index.js';
 import { parseResponsesRequest } from '../api/responses-request.js';
 import { GatewayError } from '../errors/index.js';
-import type { Attempt, ChatCall, ChatCompletionResult, ChatProvider, ChatStreamEvent, ResponsesCall, ResponsesProvider, ResponsesResult } from '../providers/provider-adapter.js';
+import type {
+  Attempt,
+  ChatCall,
+  ChatCompletionResult,
+  ChatProvider,
+  ChatStreamEvent,
+  ResponsesCall,
+  ResponsesProvider,
+  ResponsesResult,
+  StatelessResponsesCall,
+  StatelessResponsesProvider,
+} from '../providers/provider-adapter.js';
+import type { ResponseStreamEvent } from '../protocols/openai-responses/responses-types.js';
 import { ModelCatalog, Router, type CatalogModel, type Route } from '../routing/index.js';
 import { RequestRecord } from '../usage/index.js';
 import { ResponsesService, type ResponsesInput, type ResponsesOutcome, type ResponsesServiceOptions } from './responses-service.js';
 import { ResponseStore, type ResponseStateStore } from './responses/response-store.js';
-import { streamEventSchemaErrors } from './responses/openai-responses-schema-contract.js';
+import { streamEventSchemaErrors } from '../protocols/openai-responses/openai-responses-schema-contract.js';
 
 const PRINCIPAL: Principal = { tokenId: 'tok_1', team: 'search', project: null, scopes: new Set(['chat']), models: null, expiresAt: null, revokedAt: null, hash: 'h', holders: [] };
 const CHAT_USAGE = { prompt_tokens: 20, completion_tokens: 7, total_tokens: 27 };
@@ -66,8 +78,29 @@ class FakeResponses implements ResponsesProvider {
   }
 }
 
-function route(id: string, chat: ChatProvider, responses: ResponsesProvider | null, priority = 0): Route<'chat'> {
-  return { credential: { id, apiKey: undefined, headers: {} }, upstreamModel: `${id}-model`, weight: 1, priority, maxInFlight: null, credentialHash: 0, provider: chat, native: null, responses };
+/**
+ * A Responses upstream that keeps nothing (codex), remembering each body: `failBeforeOutput` fails
+ * in-band right after `response.created` (a usage limit), `failMidStream` after its first text.
+ */
+class FakeStateless implements StatelessResponsesProvider {
+  readonly bodies: StatelessResponsesCall['body'][] = [];
+  constructor(private readonly plan: 'answer' | 'failBeforeOutput' | 'failMidStream' = 'answer') {}
+
+  async streamResponse(attempt: Attempt, call: StatelessResponsesCall): Promise<AsyncIterable<ResponseStreamEvent>> {
+    this.bodies.push(call.body);
+    const { plan } = this;
+    return (async function* (): AsyncGenerator<ResponseStreamEvent> {
+      yield { type: 'response.created', response: { id: 'resp_upstream', status: 'in_progress' } };
+      if (plan === 'failBeforeOutput') throw new GatewayError('upstream_error', `Upstream ${attempt.credential.id}: the server is overloaded.`);
+      yield { type: 'response.output_text.delta', item_id: 'msg_up', output_index: 0, delta: 'Hello' };
+      if (plan === 'failMidStream') throw new GatewayError('upstream_error', `Upstream ${attempt.credential.id} failed.`);
+      yield { type: 'response.completed', response: { status: 'completed', usage: { input_tokens: 9, output_tokens: 1, total_tokens: 10 } } };
+    })();
+  }
+}
+
+function route(id: string, chat: ChatProvider, responses: ResponsesProvider | null, priority = 0, statelessResponses: StatelessResponsesProvider | null = null): Route<'chat'> {
+  return { credential: { id, apiKey: undefined, headers: {} }, upstreamModel: `${id}-model`, weight: 1, priority, maxInFlight: null, credentialHash: 0, provider: chat, native: null, responses, statelessResponses };
 }
 
 function model(id: string, routes: Route<'chat'>[]): CatalogModel<'chat'> {
@@ -235,6 +268,30 @@ describe('ResponsesService: converted streams', () => {
     const failed = JSON.parse(events.at(-1)?.data ?? '{}') as { type: string; response: { id: string } };
     expect(failed.type).toBe('response.failed');
     await expect(call({ model: 'claude', input: 'x', previous_response_id: failed.response.id })).rejects.toMatchObject({ param: 'previous_response_id' });
+  });
+});
+
+describe('ResponsesService: upstreams that speak the Responses API and keep nothing (codex)', () => {
+  it('sends them Responses, not chat, and fails over from one whose stream fails before any output', async () => {
+    const limited = new FakeStateless('failBeforeOutput');
+    const answering = new FakeStateless();
+    const unused = new FakeChat('never');
+    const { call } = setup([model('codex', [route('chatgpt-a', unused, null, 0, limited), route('chatgpt-b', unused, null, 1, answering)])]);
+    const { outcome, record } = await call({ model: 'codex', instructions: 'Be brief.', input: 'Hi', tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 'f' }] }] });
+    expect(json(outcome)).toMatchObject({ model: 'codex', status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: 'Hello' }] }] });
+    expect(unused.bodies).toEqual([]);
+    expect(limited.bodies).toHaveLength(1);
+    expect(answering.bodies[0]).toMatchObject({ model: 'chatgpt-b-model', instructions: 'Be brief.', tools: [{ type: 'namespace', name: 'ns' }], stream: true, store: false });
+    expect(record.usage).toEqual({ promptTokens: 9, completionTokens: 1, totalTokens: 10 });
+  });
+
+  it('ends a stream that fails after its first output in-band, and stores nothing', async () => {
+    const { call } = setup([model('codex', [route('chatgpt-a', new FakeChat('never'), null, 0, new FakeStateless('failMidStream'))])]);
+    const { outcome } = await call({ model: 'codex', input: 'Hi', stream: true });
+    if (outcome.kind !== 'events') throw new Error(`expected events, got ${outcome.kind}`);
+    const events = await collect(outcome.events);
+    expect(events.map((event) => event.event).slice(-2)).toEqual(['error', 'response.failed']);
+    expect(events.at(-2)?.data).toContain('What the caller is told.');
   });
 });
 

@@ -1,26 +1,41 @@
 import type { ResponsesRequestBody } from '../api/responses-request.js';
 import { echo, GatewayError, isGatewayError } from '../errors/index.js';
-import type { Attempt, ChatCompletionResult, ChatRequestBody, ChatStreamEvent, ResponsesEventBytes, ResponsesPayload, ResponsesProvider, ResponsesResult } from '../providers/provider-adapter.js';
+import { peekFirst, type Peeked, type Usage } from '../core/index.js';
+import type {
+  Attempt,
+  ChatCompletionResult,
+  ChatRequestBody,
+  ChatStreamEvent,
+  ResponsesEventBytes,
+  ResponsesPayload,
+  ResponsesProvider,
+  ResponsesResult,
+  StatelessResponsesProvider,
+} from '../providers/provider-adapter.js';
 import type { CatalogModel, ModelCatalog, Route, Router, RoutingSession } from '../routing/index.js';
 import { estimateChatUsage } from '../usage/index.js';
 import { resolveModel } from './resolve-model.js';
 import { routeRequest, type RoutedRequest } from './routed-request.js';
-import { ChatToolNames } from './responses/chat-tool-names.js';
-import { chatCompletionToResponse, responseOutputItems, turnItems } from './responses/convert-chat-to-response.js';
-import { responsesToChat } from './responses/convert-responses-to-chat.js';
+import { ChatToolNames } from '../protocols/openai-responses/chat-tool-names.js';
+import { chatCompletionToResponse, responseOutputItems, turnItems } from '../protocols/openai-responses/convert-chat-to-response.js';
+import { responsesToChat } from '../protocols/openai-responses/convert-responses-to-chat.js';
 import { convertedEvents } from './responses/converted-events.js';
-import type { DroppedTool } from './responses/convert-responses-tools.js';
+import type { DroppedTool } from '../protocols/openai-responses/convert-responses-tools.js';
 import { passedThroughBytes } from './responses/passed-through-bytes.js';
 import { passthroughBody } from './responses/passthrough-body.js';
 import { passesThrough, passthroughModelOf } from './responses/passthrough-model.js';
 import { withPublicModelEvents } from './responses/public-model-events.js';
 import { payloadWithPublicModel } from './public-model-name.js';
-import { refuseField } from './responses/refuse-field.js';
+import { refuseField } from '../protocols/openai-responses/refuse-field.js';
 import { resolveConversation, type ResolvedConversation } from './responses/resolve-conversation.js';
-import { nowSeconds, randomItemId, type ResponseContext, type ResponseObject } from './responses/response-object.js';
+import { nowSeconds, randomItemId, type ResponseContext, type ResponseObject } from '../protocols/openai-responses/response-object.js';
 import type { ResponseStore } from './responses/response-store.js';
-import { ResponsesEventStream, type ResponsesServerSentEvent } from './responses/responses-event-stream.js';
-import type { ResponsesRequest } from './responses/responses-request.js';
+import { ResponsesEventStream, type ResponsesServerSentEvent } from '../protocols/openai-responses/responses-event-stream.js';
+import { fromFirstOutput, generatedText, readResponseEvents } from '../protocols/openai-responses/read-response-events.js';
+import type { ResponseStreamEvent } from '../protocols/openai-responses/responses-types.js';
+import { toStatelessRequest } from '../protocols/openai-responses/stateless-request.js';
+import { inputItems } from './responses/resolve-conversation.js';
+import { statelessEvents } from './responses/stateless-events.js';
 import { responsesSession } from './responses/responses-session.js';
 
 export interface ResponsesInput extends RoutedRequest {
@@ -52,15 +67,19 @@ export interface ResponsesServiceOptions {
 /** What one attempt got, before it is turned into the answer. */
 type Answer =
   | { kind: 'passthrough-json'; result: ResponsesPayload }
-  | { kind: 'passthrough-stream'; result: ResponsesEventBytes; first: IteratorResult<Buffer> }
+  | { kind: 'passthrough-stream'; result: ResponsesEventBytes; body: Peeked<Buffer> }
   | { kind: 'converted-json'; result: ChatCompletionResult; response: ResponseObject; chat: ChatRequestBody }
-  | { kind: 'converted-stream'; first: IteratorResult<ChatStreamEvent>; iterator: AsyncIterator<ChatStreamEvent>; chat: ChatRequestBody };
+  | { kind: 'converted-stream'; events: Peeked<ChatStreamEvent>; chat: ChatRequestBody }
+  | { kind: 'stateless-json'; response: ResponseObject; usage: Usage | null; chat: ChatRequestBody }
+  | { kind: 'stateless-stream'; events: Peeked<ResponseStreamEvent>; chat: ChatRequestBody };
 
 /**
  * `POST /v1/responses` for every chat model. Each attempt's route decides how: a credential whose
- * upstream speaks the Responses API (openai) gets the request passed through; any other is sent
- * it as chat completions, and its answer is converted back (src/services/responses/). Routing,
- * sessions, failover and usage are chat's. Converted responses are stored for
+ * upstream speaks the Responses API (openai) gets the request passed through; one whose upstream
+ * speaks it but keeps nothing (codex) is sent it as Responses, with the conversation the gateway
+ * keeps, and its events are read into the gateway's own; any other is sent it as chat
+ * completions, and its answer is converted back (src/protocols/openai-responses/). Routing,
+ * sessions, failover and usage are chat's. The responses the gateway makes are stored for
  * `previous_response_id` and `item_reference` (ResponseStore). See docs/responses-api.md.
  */
 export class ResponsesService {
@@ -87,7 +106,7 @@ export class ResponsesService {
 
   async create(input: ResponsesInput): Promise<ResponsesOutcome> {
     // Checked by the API schema for the fields it types; the converters check the rest as they read it.
-    const request = input.request as ResponsesRequest & Record<string, unknown>;
+    const { request } = input;
     const model = resolveModel(this.catalog, input.principal, request.model, 'chat');
     input.record.model = model.id;
     if (request.background === true) {
@@ -100,9 +119,12 @@ export class ResponsesService {
     const turn = new Turn(request, conversation, model, this.store, team, session, this.reportDropped);
     const routed = routesFor(model, turn);
     const stream = request.stream === true;
-    const { value: answer } = await routeRequest(this.router, routed, input, session, (route, attempt) =>
-      passesThrough(route) ? turn.passThrough(route.responses as ResponsesProvider, route, attempt, stream, input.cancellation) : turn.convert(route, attempt, stream, input.cancellation),
-    );
+    const { value: answer } = await routeRequest(this.router, routed, input, session, (route, attempt) => {
+      if (passesThrough(route)) return turn.passThrough(route.responses as ResponsesProvider, route, attempt, stream, input.cancellation);
+      const stateless = route.statelessResponses;
+      if (stateless !== undefined && stateless !== null) return turn.sendStateless(stateless, route, attempt, stream, input.cancellation);
+      return turn.convert(route, attempt, stream, input.cancellation);
+    });
     const { record } = input;
     switch (answer.kind) {
       case 'passthrough-json':
@@ -113,7 +135,7 @@ export class ResponsesService {
         return {
           kind: 'bytes',
           body: withPublicModelEvents(
-            passedThroughBytes(answer.first, answer.result, record, (id) => void turn.rememberUpstreamResponse(id)),
+            passedThroughBytes(answer.body, answer.result, record, (id) => void turn.rememberUpstreamResponse(id)),
             model.id,
           ),
         };
@@ -126,11 +148,23 @@ export class ResponsesService {
       }
       case 'converted-stream': {
         const converter = new ResponsesEventStream(turn.context, input.failedMidStream);
-        const events = convertedEvents(answer.first, answer.iterator, converter, {
+        const events = convertedEvents(answer.events, converter, {
           chat: answer.chat,
           record,
           onFinal: (response) => turn.remember(response),
         });
+        return { kind: 'events', events };
+      }
+      case 'stateless-json': {
+        const { response, usage, chat } = answer;
+        record.usage = usage;
+        if (usage === null) record.estimateUsage = () => estimateChatUsage(chat, generatedText(response.output));
+        await turn.remember(response);
+        return { kind: 'json', payload: Buffer.from(JSON.stringify(response)) };
+      }
+      case 'stateless-stream': {
+        const converter = new ResponsesEventStream(turn.context, input.failedMidStream, readResponseEvents);
+        const events = statelessEvents(answer.events, converter, { chat: answer.chat, record, onFinal: (response) => turn.remember(response) });
         return { kind: 'events', events };
       }
     }
@@ -166,7 +200,7 @@ class Turn {
   private droppedReported = false;
 
   constructor(
-    private readonly request: ResponsesRequest & Record<string, unknown>,
+    private readonly request: ResponsesRequestBody,
     private readonly conversation: ResolvedConversation,
     model: CatalogModel<'chat'>,
     private readonly store: ResponseStore,
@@ -220,28 +254,58 @@ class Turn {
       return { kind: 'passthrough-json', result };
     }
     if (!stream) throw new Error(`${attempt.credential.id}: createResponse answered a JSON request with a stream`);
-    const first = await result.body.next();
+    const bytes = await peekFirst(result.body);
     // A stream that ends before its first byte answered nothing: the next route may.
-    if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending an event.`);
-    return { kind: 'passthrough-stream', result, first };
+    if (bytes.empty) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending an event.`);
+    return { kind: 'passthrough-stream', result, body: bytes };
   }
 
   async convert(route: Route<'chat'>, attempt: Attempt, stream: boolean, cancellation: AbortSignal): Promise<Answer> {
     const { body, dropped } = this.chatBody();
-    if (!this.droppedReported) {
-      this.droppedReported = true;
-      this.reportDropped(dropped, this.context.model);
-    }
+    this.reportDroppedOnce(dropped);
     const chat: ChatRequestBody = { ...body, model: route.upstreamModel };
     if (!stream) {
       const result = await route.provider.chatCompletion(attempt, { body: chat, cancellation });
       return { kind: 'converted-json', result, response: chatCompletionToResponse(parseCompletion(result.payload, attempt.credential.id), this.context), chat };
     }
-    const events = await route.provider.streamChatCompletion(attempt, { body: chat, cancellation });
-    const iterator = events[Symbol.asyncIterator]();
-    const first = await iterator.next();
-    if (first.done === true) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending a chunk.`);
-    return { kind: 'converted-stream', first, iterator, chat };
+    const events = await peekFirst(await route.provider.streamChatCompletion(attempt, { body: chat, cancellation }));
+    if (events.empty) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending a chunk.`);
+    return { kind: 'converted-stream', events, chat };
+  }
+
+  /**
+   * The request sent as Responses to an upstream that keeps nothing (codex), with the whole
+   * conversation the gateway keeps. It is refused for what conversion refuses, and offered the
+   * tools conversion offers (chatBody: a pool may mix these credentials with chat ones, and each
+   * answers alike), but as they came: namespaces, reasoning and text controls stay the Responses
+   * API's. Its events are read into the gateway's own Response, as a chat stream's are.
+   */
+  async sendStateless(provider: StatelessResponsesProvider, route: Route<'chat'>, attempt: Attempt, stream: boolean, cancellation: AbortSignal): Promise<Answer> {
+    const { body: chat, dropped } = this.chatBody();
+    this.reportDroppedOnce(dropped);
+    const history = this.conversation.previous?.items ?? [];
+    const body = toStatelessRequest(this.request, {
+      upstreamModel: route.upstreamModel,
+      input: [...history, ...inputItems(this.conversation.input)],
+      leftOut: new Set(dropped.map((tool) => tool.param)),
+    });
+    const events = await peekFirst(fromFirstOutput(await provider.streamResponse(attempt, { body, cancellation })));
+    if (events.empty) throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} ended the stream without sending an event.`);
+    if (stream) return { kind: 'stateless-stream', events, chat };
+    // The upstream only streams: a JSON answer is its stream, read to the end.
+    const converter = new ResponsesEventStream(this.context, undefined, readResponseEvents);
+    for await (const _event of converter.events(events)) {
+      // Only the final response is kept.
+    }
+    const { response, usage, error } = converter.result();
+    if (error !== undefined) throw error;
+    return { kind: 'stateless-json', response, usage, chat };
+  }
+
+  private reportDroppedOnce(dropped: readonly DroppedTool[]): void {
+    if (this.droppedReported) return;
+    this.droppedReported = true;
+    this.reportDropped(dropped, this.context.model);
   }
 
   /**

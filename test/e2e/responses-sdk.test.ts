@@ -5,7 +5,7 @@ import { generateText, streamText, type ModelMessage } from 'ai';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { responsesSchemaErrors, streamEventSchemaErrors } from '../../src/services/responses/openai-responses-schema-contract.js';
+import { responsesSchemaErrors, streamEventSchemaErrors } from '../../src/protocols/openai-responses/openai-responses-schema-contract.js';
 import type { RequestLogEntry } from '../../src/store/index.js';
 import { startFakeAnthropicUpstream, type FakeAnthropicUpstream } from '../fake-upstreams/anthropic-upstream.js';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../fake-upstreams/openai-upstream.js';

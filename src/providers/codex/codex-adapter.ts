@@ -11,29 +11,35 @@ import type {
   NativeProvider,
   NativeResponse,
   ProviderAdapter,
+  StatelessResponsesCall,
+  StatelessResponsesProvider,
 } from '../provider-adapter.js';
-import type { ErrorDialect } from '../shared/classify-upstream-failure.js';
+import type { ResponseStreamEvent } from '../../protocols/openai-responses/responses-types.js';
+import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
 import { readUpstreamKeys } from '../shared/upstream-keys.js';
 import { UpstreamClient, type StreamingResponse } from '../shared/upstream-client.js';
 import { CodexAccount, type CodexGrant, type CodexRefresher } from './codex-account.js';
 import { refreshCodexTokens, RefreshRejectedError } from './codex-token-refresh.js';
 import { CODEX_UPSTREAM_KEYS, DEFAULT_CODEX_BASE_URL, DEFAULT_CODEX_REFRESH_TIMEOUT_MS, DEFAULT_CODEX_TOKEN_URL } from './codex-upstream-keys.js';
-import { codexErrorDialect, mapCodexError } from './map-codex-error.js';
-import { collectChatCompletion } from './collect-chat-completion.js';
-import { toResponsesRequest } from './convert-to-responses-request.js';
-import { readResponsesAsChatStream } from './responses-chat-stream.js';
+import { codexErrorDialect } from './map-codex-error.js';
+import { collectChatCompletion } from '../../protocols/openai-responses/collect-chat-completion.js';
+import { toResponsesRequest } from '../../protocols/openai-responses/convert-to-responses-request.js';
+import { readResponseEvents, readResponsesAsChatStream } from './codex-chat-stream.js';
 import { ResponsesStreamTap } from '../shared/responses-stream-tap.js';
 
 /**
  * ChatGPT subscription accounts (`codex`): the Codex backend at `{base_url}/responses`, reached
  * with an account's OAuth access token and `chatgpt-account-id`. It serves the native passthrough
- * (the client's bytes, untouched) and chat completions (converted to and from its Responses API).
+ * (the client's bytes, untouched), the Responses API as such (`/v1/responses`, the gateway keeping
+ * the conversation, since the backend keeps nothing) and chat completions (converted to and from
+ * its Responses API).
  * Each credential carries its CodexAccount; the adapter renews a token the backend refused, once.
  */
-export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvider {
+export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvider, StatelessResponsesProvider {
   readonly endpoint: string;
   readonly capabilities: Capabilities;
   readonly native: NativeProvider = this;
+  readonly statelessResponses: StatelessResponsesProvider = this;
   private readonly client: UpstreamClient;
   private readonly tokenClient: UpstreamClient;
   private readonly refreshTimeoutMs: number;
@@ -65,6 +71,11 @@ export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvid
     return readResponsesAsChatStream(response.body, { upstreamId: attempt.credential.id, model: call.body.model, maxEventBytes: this.client.maxEventBytes });
   }
 
+  async streamResponse(attempt: Attempt, call: StatelessResponsesCall): Promise<AsyncIterable<ResponseStreamEvent>> {
+    const response = await this.open(attempt, Buffer.from(JSON.stringify(call.body)), CHAT_HEADERS, call.cancellation);
+    return readResponseEvents(response.body, { upstreamId: attempt.credential.id, maxEventBytes: this.client.maxEventBytes });
+  }
+
   close(): Promise<void> {
     return Promise.all([this.client.close(), this.tokenClient.close()]).then(() => undefined);
   }
@@ -90,7 +101,7 @@ export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvid
         grant = await this.withRefreshFailures(attempt, () => account.renew(refused, refresher));
         continue;
       }
-      throw mapCodexError(response.statusCode, response.body.toString('utf8'), response.headers, attempt.credential.id, this.dialect);
+      throw classifyAnswer(response.statusCode, response.headers, response.body.toString('utf8'), attempt.credential.id, this.dialect);
     }
   }
 
@@ -119,7 +130,7 @@ export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvid
   }
 }
 
-/** What chat calls send besides the account's own headers: the backend streams Server-Sent Events of JSON. */
+/** What chat and Responses calls send besides the account's own headers: the backend streams Server-Sent Events of JSON. */
 const CHAT_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json', accept: 'text/event-stream' });
 
 function accountOf(attempt: Attempt): CodexAccount {

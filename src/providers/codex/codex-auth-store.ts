@@ -1,3 +1,4 @@
+import { asObject, parseJsonObject } from '../../core/index.js';
 import type { AccountDocument } from '../provider-adapter.js';
 import { parseCodexAuth, type CodexTokens } from './codex-tokens.js';
 
@@ -43,14 +44,9 @@ export class CodexAuthStore implements CodexTokenStore {
 
 /** An auth.json with `tokens` and `last_refresh` replaced, the rest of `previous` kept. */
 export function codexAuthText(tokens: CodexTokens, previous: string): string {
-  let document: Record<string, unknown> = {};
-  try {
-    const parsed = JSON.parse(previous) as unknown;
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) document = parsed as Record<string, unknown>;
-  } catch {
-    // Nothing to keep.
-  }
-  const kept = document['tokens'] !== null && typeof document['tokens'] === 'object' ? (document['tokens'] as Record<string, unknown>) : {};
+  // A previous document that is not a JSON object has nothing to keep.
+  const document = parseJsonObject(previous) ?? {};
+  const kept = asObject(document['tokens']) ?? {};
   const updated = {
     ...document,
     auth_mode: document['auth_mode'] ?? 'chatgpt',

@@ -1,10 +1,10 @@
+import { asObject, parseJsonObject } from '../../core/index.js';
 import { GatewayError } from '../../errors/index.js';
 import type { Attempt, Credential } from '../provider-adapter.js';
 import type { UpstreamClient } from '../shared/upstream-client.js';
 import { classifyTransport } from '../shared/classify-upstream-failure.js';
 import { accountClaims, type CodexTokens } from './codex-tokens.js';
 import { CODEX_CLIENT_ID } from './codex-upstream-keys.js';
-import { parseJsonObject } from './parse-json-object.js';
 
 /** Refresh errors after which the refresh token will never work again: the account must log in anew. */
 const PERMANENT_CODES = new Set(['refresh_token_expired', 'refresh_token_reused', 'refresh_token_invalidated', 'invalid_grant']);
@@ -87,9 +87,7 @@ function errorCode(text: string): string | null {
   if (body === null) return null;
   const error = body['error'];
   if (typeof error === 'string') return error;
-  if (error !== null && typeof error === 'object') {
-    const code = (error as Record<string, unknown>)['code'];
-    if (typeof code === 'string') return code;
-  }
+  const code = asObject(error)?.['code'];
+  if (typeof code === 'string') return code;
   return stringField(body, 'code');
 }

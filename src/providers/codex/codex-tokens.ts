@@ -1,3 +1,5 @@
+import { asObject, parseJsonObject } from '../../core/index.js';
+
 /**
  * A ChatGPT account as Codex CLI's auth.json holds it, and what its tokens say: when the access
  * token expires, which account it is, the plan. The id token's claims are read without checking
@@ -49,18 +51,13 @@ export function parseCodexAuth(text: string): CodexTokens {
 export function jwtPayload(token: string): Record<string, unknown> | null {
   const parts = token.split('.');
   if (parts.length !== 3) return null;
-  try {
-    const payload = JSON.parse(Buffer.from(parts[1] as string, 'base64url').toString('utf8')) as unknown;
-    return payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? (payload as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
+  return parseJsonObject(Buffer.from(parts[1] as string, 'base64url').toString('utf8'));
 }
 
 /** The account and plan an id token names (`https://api.openai.com/auth` → `chatgpt_account_id`, `chatgpt_plan_type`). */
 export function accountClaims(idToken: string): AccountClaims {
   const auth = jwtPayload(idToken)?.[AUTH_CLAIM];
-  const claims = auth !== null && typeof auth === 'object' ? (auth as Record<string, unknown>) : {};
+  const claims = asObject(auth) ?? {};
   const accountId = claims['chatgpt_account_id'];
   const planType = claims['chatgpt_plan_type'];
   return { accountId: typeof accountId === 'string' ? accountId : null, planType: typeof planType === 'string' ? planType : null };

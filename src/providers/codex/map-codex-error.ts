@@ -1,7 +1,5 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import type { GatewayError } from '../../errors/index.js';
-import { classifyAnswer, type ErrorDialect } from '../shared/classify-upstream-failure.js';
-import { parseJsonObject } from './parse-json-object.js';
+import { parseJsonObject } from '../../core/index.js';
+import type { ErrorDialect } from '../shared/classify-upstream-failure.js';
 
 /**
  * What the ChatGPT backend's error bodies say: OpenAI's envelope (`{"error": {type, code,
@@ -24,11 +22,6 @@ export function codexErrorDialect(now: () => number = Date.now): ErrorDialect {
       return { message: message ?? 'usage limit reached', class: 'quota', retryAfterSeconds: secondsUntilReset(fields, now()) };
     },
   };
-}
-
-/** A non-2xx answer of the backend, classified once (shared/classify-upstream-failure.ts). */
-export function mapCodexError(status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, credentialId: string, dialect: ErrorDialect): GatewayError {
-  return classifyAnswer(status, headers, bodyText, credentialId, dialect);
 }
 
 function secondsUntilReset(error: Record<string, unknown>, now: number): number | undefined {

@@ -39,7 +39,7 @@ import { CHAT_COMPLETION } from './check-chat-completion.js';
 import { openAIEndpoints, type OpenAIEndpoints, type OpenAIOperation } from './openai-endpoints.js';
 import { EMBEDDING_UPSTREAM_KEYS, readUpstreamKeys } from '../shared/upstream-keys.js';
 import { ResponsesStreamTap } from '../shared/responses-stream-tap.js';
-import { responsesUsage } from '../shared/responses-usage.js';
+import { responsesUsage } from '../../protocols/openai-responses/responses-usage.js';
 
 /**
  * Any OpenAI-compatible upstream: OpenAI itself, vLLM, Ollama, llama.cpp server, Groq, Together,

@@ -82,7 +82,7 @@ export function classifyTransport(error: unknown, credentialId: string): Gateway
     // request can have caused it (docs/routing.md: it cools the credential at once).
     return new GatewayError('upstream_timeout', `Upstream ${credentialId} timed out (${code}).`, { cause: error, upstream: failure('connect', code) });
   }
-  if (code === 'HTTP1_PROTOCOL' || (code !== undefined && code.startsWith('HPE_'))) {
+  if (code === 'HTTP1_PROTOCOL' || code?.startsWith('HPE_') === true) {
     const detail = (error as Error).message;
     return new GatewayError('upstream_invalid_response', `Upstream ${credentialId} sent an invalid HTTP response (${detail}).`, { cause: error, upstream: failure('protocol', detail) });
   }

@@ -1,5 +1,6 @@
 import type { Usage } from '../provider-adapter.js';
-import { isObject, responsesUsage } from './responses-usage.js';
+import { isObject } from '../../core/index.js';
+import { responsesUsage } from '../../protocols/openai-responses/responses-usage.js';
 import { ServerSentEventDecoder } from './server-sent-events.js';
 
 /** The events that begin a Responses stream, each with the response and its id. */

@@ -1,7 +1,7 @@
 import type { ChatRequestBody, ChatStreamEvent } from '../../providers/provider-adapter.js';
 import { estimateChatUsage, type RequestRecord } from '../../usage/index.js';
-import type { ResponseObject } from './response-object.js';
-import { ResponsesEventStream, type ResponsesServerSentEvent } from './responses-event-stream.js';
+import type { ResponseObject } from '../../protocols/openai-responses/response-object.js';
+import type { ResponsesEventStream, ResponsesServerSentEvent } from '../../protocols/openai-responses/responses-event-stream.js';
 
 export interface ConvertedEventsOptions {
   /** The chat request the upstream got, to estimate usage from when it reports none. */
@@ -16,14 +16,13 @@ export interface ConvertedEventsOptions {
 }
 
 /**
- * A chat stream, its first chunk already received, as Responses API events. Usage and generated
+ * A chat stream (its first chunk already read with peekFirst), as Responses API events. Usage and generated
  * text are noted on the record as the chunks pass, as chat does; an upstream failure after the
  * first chunk ends the stream in-band (`error`, `response.failed`), in the words the converter's
  * `toCaller` gives it.
  */
 export async function* convertedEvents(
-  first: IteratorResult<ChatStreamEvent>,
-  iterator: AsyncIterator<ChatStreamEvent>,
+  events: AsyncIterator<ChatStreamEvent>,
   converter: ResponsesEventStream,
   options: ConvertedEventsOptions,
 ): AsyncGenerator<ResponsesServerSentEvent> {
@@ -32,16 +31,14 @@ export async function* convertedEvents(
   record.estimateUsage = () => estimateChatUsage(options.chat, text);
   async function* chunks(): AsyncGenerator<unknown> {
     try {
-      let next = first;
-      while (next.done !== true) {
+      for (let next = await events.next(); next.done !== true; next = await events.next()) {
         const event = next.value;
         if (event.usage !== null) record.usage = event.usage;
         text += event.text;
         yield JSON.parse(event.data) as unknown;
-        next = await iterator.next();
       }
     } finally {
-      await iterator.return?.();
+      await events.return?.();
     }
   }
   for await (const event of converter.events(chunks())) {

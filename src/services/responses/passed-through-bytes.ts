@@ -2,13 +2,14 @@ import type { ResponsesEventBytes } from '../../providers/provider-adapter.js';
 import type { RequestRecord } from '../../usage/index.js';
 
 /**
- * An upstream's Responses stream, its first chunk already received, passed on byte for byte.
+ * An upstream's Responses stream (`body`: `result.body`, its first chunk already read with
+ * peekFirst), passed on byte for byte.
  * The response's id is told as soon as the upstream's events have named it (so that it is
  * remembered long before the client can continue it); its usage goes on the record when the
  * stream ends, however it ends.
  */
 export async function* passedThroughBytes(
-  first: IteratorResult<Buffer>,
+  body: AsyncIterator<Buffer>,
   result: ResponsesEventBytes,
   record: RequestRecord,
   onResponseId: (id: string) => void,
@@ -22,15 +23,13 @@ export async function* passedThroughBytes(
     onResponseId(id);
   };
   try {
-    let next = first;
-    while (next.done !== true) {
+    for (let next = await body.next(); next.done !== true; next = await body.next()) {
       noteId();
       yield next.value;
-      next = await result.body.next();
     }
     noteId();
   } finally {
     record.usage = result.usage();
-    await result.body.return?.();
+    await body.return?.();
   }
 }

@@ -1,5 +1,6 @@
+import { isObject } from '../../core/index.js';
 import { inputItems, withoutId, type ResolvedConversation } from './resolve-conversation.js';
-import type { ResponseInputItem } from './responses-request.js';
+import type { ResponseInputItem } from '../../protocols/openai-responses/responses-types.js';
 
 /**
  * The body an upstream that speaks the Responses API itself receives: the client's, with the
@@ -13,8 +14,8 @@ import type { ResponseInputItem } from './responses-request.js';
 export function passthroughBody(body: Readonly<Record<string, unknown>>, conversation: ResolvedConversation, upstreamModel: string): Record<string, unknown> & { model: string } {
   const passed: Record<string, unknown> & { model: string } = { ...body, model: upstreamModel };
   const metadata = body['metadata'];
-  if (metadata !== null && typeof metadata === 'object' && ('session_id' in metadata || 'sticky_key' in metadata)) {
-    const { session_id: _sessionId, sticky_key: _stickyKey, ...rest } = metadata as Record<string, unknown>;
+  if (isObject(metadata) && ('session_id' in metadata || 'sticky_key' in metadata)) {
+    const { session_id: _sessionId, sticky_key: _stickyKey, ...rest } = metadata;
     if (Object.keys(rest).length === 0) delete passed['metadata'];
     else passed['metadata'] = rest;
   }

@@ -1,6 +1,6 @@
-import { isRecord } from './convert-chat-usage.js';
+import { isObject } from '../../core/index.js';
 import type { ResponseStore, StoredResponse } from './response-store.js';
-import type { ResponseInputItem, ResponsesRequest } from './responses-request.js';
+import type { ResponseInputItem, ResponsesRequest } from '../../protocols/openai-responses/responses-types.js';
 
 /** What a request's references to earlier responses resolve to, from the gateway's own store. */
 export interface ResolvedConversation {
@@ -49,7 +49,7 @@ export function withoutId(item: ResponseInputItem | null): ResponseInputItem | n
  * the API allows, no type and no role (the conversion reads items by the same rule).
  */
 export function referencedId(item: unknown): string | null {
-  if (!isRecord(item)) return null;
+  if (!isObject(item)) return null;
   const type = item['type'];
   const isReference = type === 'item_reference' || ((type === undefined || type === null) && item['role'] === undefined);
   return isReference && typeof item['id'] === 'string' && item['id'] !== '' ? item['id'] : null;

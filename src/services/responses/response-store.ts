@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors/index.js';
-import { isRecord } from './convert-chat-usage.js';
-import type { ResponseInputItem } from './responses-request.js';
+import { isObject } from '../../core/index.js';
+import type { ResponseInputItem } from '../../protocols/openai-responses/responses-types.js';
 
 /** The shared-state operations stored responses need (`SharedState` has them). */
 export interface ResponseStateStore {
@@ -118,7 +118,7 @@ export class ResponseStore {
   /** An output item of one of the team's stored responses, in input form; null when unknown. */
   async findItem(team: string, id: string): Promise<ResponseInputItem | null> {
     const item = parse(await this.read(ResponseStore.itemKey(team, id)));
-    return isRecord(item) ? (item as unknown as ResponseInputItem) : null;
+    return isObject(item) ? (item as unknown as ResponseInputItem) : null;
   }
 
   /**
@@ -153,7 +153,7 @@ export class ResponseStore {
 
 function parseTurn(value: string | null): StoredTurn | null {
   const stored = parse(value);
-  if (!isRecord(stored)) return null;
+  if (!isObject(stored)) return null;
   const { session, earlier, items } = stored;
   return {
     session: typeof session === 'string' ? session : null,

@@ -3,11 +3,11 @@ import { generateText, jsonSchema, streamText, tool, type ModelMessage } from 'a
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/index.js';
-import { chatCompletionToResponse } from './convert-chat-to-response.js';
-import { responsesToChat } from './convert-responses-to-chat.js';
-import type { ResponseContext } from './response-object.js';
-import { ResponsesEventStream } from './responses-event-stream.js';
-import type { ResponsesRequest } from './responses-request.js';
+import { chatCompletionToResponse } from '../../protocols/openai-responses/convert-chat-to-response.js';
+import { responsesToChat } from '../../protocols/openai-responses/convert-responses-to-chat.js';
+import type { ResponseContext } from '../../protocols/openai-responses/response-object.js';
+import { ResponsesEventStream } from '../../protocols/openai-responses/responses-event-stream.js';
+import type { ResponsesRequest } from '../../protocols/openai-responses/responses-types.js';
 
 /**
  * The official clients against the converters, through a stand-in for the service: the client's

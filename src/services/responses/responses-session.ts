@@ -1,8 +1,8 @@
 import { inferSessionId, usableSessionId, type CatalogModel, type RoutingSession, type SessionIdentity } from '../../routing/index.js';
 import { namedSession, sessionFor, type RoutedRequest } from '../routed-request.js';
-import { isRecord } from './convert-chat-usage.js';
+import { isObject } from '../../core/index.js';
 import type { StoredResponse } from './response-store.js';
-import type { ResponsesRequest } from './responses-request.js';
+import type { ResponsesRequest } from '../../protocols/openai-responses/responses-types.js';
 
 /**
  * The session of a `/v1/responses` request, first found of:
@@ -43,6 +43,6 @@ function conversationStart(body: ResponsesRequest): { messages: Array<{ role?: u
   if (typeof body.instructions === 'string' && body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
   const { input } = body;
   if (typeof input === 'string') messages.push({ role: 'user', content: input });
-  else if (Array.isArray(input)) for (const item of input) if (isRecord(item) && item['role'] !== undefined) messages.push({ role: item['role'], content: item['content'] });
+  else if (Array.isArray(input)) for (const item of input) if (isObject(item) && item['role'] !== undefined) messages.push({ role: item['role'], content: item['content'] });
   return { messages };
 }

@@ -12,6 +12,7 @@ export const MAX_HEAD_BYTES = 64 * 1024;
 const MAX_CHUNK_LINE_BYTES = 4 * 1024;
 const MAX_CHUNK_SIZE_DIGITS = 15;
 
+// biome-ignore lint/suspicious/noConstEnum: local to this file, so tsc inlines it under isolatedModules; the parser reads it once per byte run
 const enum State {
   Head,
   LengthBody,

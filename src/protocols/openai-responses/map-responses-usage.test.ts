@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { responsesUsage as toUsage } from '../shared/responses-usage.js';
+import { responsesUsage as toUsage } from './responses-usage.js';
 import { toChatUsage } from './map-responses-usage.js';
 
 describe('Responses usage', () => {

@@ -1,4 +1,5 @@
-import { convertChatUsage, isRecord } from './convert-chat-usage.js';
+import { isObject } from '../../core/index.js';
+import { convertChatUsage } from './convert-chat-usage.js';
 import {
   createResponseObject,
   idMaker,
@@ -9,7 +10,7 @@ import {
   type ResponseOutputItem,
   toolNameFields,
 } from './response-object.js';
-import type { ResponseInputItem, ResponsesRequest } from './responses-request.js';
+import type { ResponseInputItem, ResponsesRequest } from './responses-types.js';
 
 /**
  * A parsed `chat.completion` as a Response. Chat says nothing of the order of text and tool
@@ -20,7 +21,7 @@ import type { ResponseInputItem, ResponsesRequest } from './responses-request.js
 export function chatCompletionToResponse(completion: unknown, context: ResponseContext): ResponseObject {
   const newId = idMaker(context);
   const choice = firstChoice(completion);
-  const message = isRecord(choice?.['message']) ? choice['message'] : {};
+  const message = isObject(choice?.['message']) ? choice['message'] : {};
   const output: ResponseOutputItem[] = [];
   const content: ResponseOutputContent[] = [];
   const text = messageText(message['content']);
@@ -28,7 +29,7 @@ export function chatCompletionToResponse(completion: unknown, context: ResponseC
   if (typeof message['refusal'] === 'string' && message['refusal'] !== '') content.push({ type: 'refusal', refusal: message['refusal'] });
   if (content.length > 0) output.push({ type: 'message', id: newId('msg'), status: 'completed', role: 'assistant', content });
   for (const call of Array.isArray(message['tool_calls']) ? (message['tool_calls'] as unknown[]) : []) {
-    if (!isRecord(call) || !isRecord(call['function'])) continue;
+    if (!isObject(call) || !isObject(call['function'])) continue;
     const fn = call['function'];
     output.push({
       type: 'function_call',
@@ -43,13 +44,13 @@ export function chatCompletionToResponse(completion: unknown, context: ResponseC
   const last = output.at(-1);
   // The item the model was writing when it was stopped is the one left unfinished.
   if (incompleteReason !== null && last !== undefined) last.status = 'incomplete';
-  const usage = convertChatUsage(isRecord(completion) ? completion['usage'] : undefined);
+  const usage = convertChatUsage(isObject(completion) ? completion['usage'] : undefined);
   return createResponseObject(context, {
     status: incompleteReason === null ? 'completed' : 'incomplete',
     output,
     incompleteReason,
     usage: usage?.response ?? null,
-    serviceTier: isRecord(completion) ? completion['service_tier'] : undefined,
+    serviceTier: isObject(completion) ? completion['service_tier'] : undefined,
   });
 }
 
@@ -60,17 +61,17 @@ export function incompleteReasonOf(finishReason: unknown): IncompleteReason | nu
 }
 
 function firstChoice(completion: unknown): Record<string, unknown> | undefined {
-  if (!isRecord(completion) || !Array.isArray(completion['choices'])) return undefined;
+  if (!isObject(completion) || !Array.isArray(completion['choices'])) return undefined;
   const choices = completion['choices'] as unknown[];
-  const choice = choices.find((candidate) => isRecord(candidate) && (candidate['index'] ?? 0) === 0);
-  return isRecord(choice) ? choice : undefined;
+  const choice = choices.find((candidate) => isObject(candidate) && (candidate['index'] ?? 0) === 0);
+  return isObject(choice) ? choice : undefined;
 }
 
 /** Chat content is a string, or for a few upstreams a list of text parts. */
 function messageText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part: unknown) => (isRecord(part) && typeof part['text'] === 'string' ? part['text'] : '')).join('');
+  return content.map((part: unknown) => (isObject(part) && typeof part['text'] === 'string' ? part['text'] : '')).join('');
 }
 
 /**

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { conformanceErrors } from '../../../test/support/openai-conformance.js';
 import { GatewayError } from '../../errors/index.js';
 import type { ChatStreamEvent } from '../provider-adapter.js';
-import { collectChatCompletion, type ChatCompletionPayload } from './collect-chat-completion.js';
-import { readResponsesAsChatStream } from './responses-chat-stream.js';
+import type { ChatCompletionPayload } from '../../protocols/openai-chat/chat-types.js';
+import { collectChatCompletion } from '../../protocols/openai-responses/collect-chat-completion.js';
+import { readResponsesAsChatStream } from './codex-chat-stream.js';
 
 const CREATED = 1_788_000_000;
 

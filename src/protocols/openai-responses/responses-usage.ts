@@ -1,4 +1,5 @@
-import type { Usage } from '../provider-adapter.js';
+import { isObject, type Usage } from '../../core/index.js';
+import type { ConvertedUsage } from './convert-chat-usage.js';
 
 /**
  * A Responses API `usage` object as the gateway records it; null when it gives no counts. The API
@@ -21,10 +22,23 @@ export function responsesUsage(value: unknown): Usage | null {
   return usage;
 }
 
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/** An upstream's Responses `usage` as the gateway's Response says it and the request record keeps it; null when it gives no counts. */
+export function convertResponsesUsage(value: unknown): ConvertedUsage | null {
+  const usage = responsesUsage(value);
+  if (usage === null || !isObject(value)) return null;
+  const inputDetails = isObject(value['input_tokens_details']) ? value['input_tokens_details'] : {};
+  return {
+    response: {
+      input_tokens: usage.promptTokens,
+      input_tokens_details: { cached_tokens: usage.cachedTokens ?? 0, cache_write_tokens: count(inputDetails['cache_write_tokens']) ?? 0 },
+      output_tokens: usage.completionTokens,
+      output_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
+      total_tokens: usage.totalTokens,
+    },
+    usage,
+  };
 }

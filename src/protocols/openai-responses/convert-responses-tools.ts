@@ -1,14 +1,8 @@
-import { isRecord } from './convert-chat-usage.js';
+import type { ChatFunctionTool, ChatToolChoice } from '../openai-chat/chat-types.js';
+import { isObject } from '../../core/index.js';
 import type { ChatToolNames } from './chat-tool-names.js';
 import { refuseField } from './refuse-field.js';
-import type { ResponsesRequest, ResponseTextConfig } from './responses-request.js';
-
-export interface ChatFunctionTool {
-  type: 'function';
-  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
-}
-
-export type ChatToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+import type { ResponsesRequest, ResponseTextConfig } from './responses-types.js';
 
 export interface ChatToolFields {
   tools?: ChatFunctionTool[];
@@ -67,16 +61,16 @@ export function convertTools(request: Pick<ResponsesRequest, 'tools' | 'tool_cho
   const choice = request.tool_choice;
   if (choice === 'none' || choice === 'auto' || choice === 'required') {
     toolChoice = choice;
-  } else if (isRecord(choice) && choice.type === 'function' && typeof choice['name'] === 'string') {
+  } else if (isObject(choice) && choice.type === 'function' && typeof choice['name'] === 'string') {
     toolChoice = { type: 'function', function: { name: choice['name'] } };
-  } else if (isRecord(choice) && choice.type === 'allowed_tools') {
+  } else if (isObject(choice) && choice.type === 'allowed_tools') {
     // Chat has no allowed-tools choice that every upstream understands; offering only the allowed
     // tools with the same mode asks the model the same thing.
     const allowed = allowedToolNames(choice['tools'], names);
     tools = tools.filter((tool) => allowed.has(tool.function.name));
     toolChoice = choice['mode'] === 'required' ? 'required' : 'auto';
   } else if (choice !== undefined && choice !== null) {
-    const type = isRecord(choice) ? String(choice.type) : String(choice);
+    const type = isObject(choice) ? String(choice.type) : String(choice);
     throw refuseField('tool_choice', `tool_choice of type '${type}' names a tool this model's upstream cannot run; only function tools are supported.`);
   }
   if (toolChoice === 'required' && tools.length === 0 && dropped.length > 0) {
@@ -92,8 +86,8 @@ export function convertTools(request: Pick<ResponsesRequest, 'tools' | 'tool_cho
 }
 
 function convertTool(tool: unknown, param: string, names: ChatToolNames, dropped: DroppedTool[]): ChatFunctionTool[] {
-  const type = isRecord(tool) ? tool['type'] : undefined;
-  if (!isRecord(tool) || typeof type !== 'string') throw refuseField(`${param}.type`, 'Each tool needs a type.');
+  const type = isObject(tool) ? tool['type'] : undefined;
+  if (!isObject(tool) || typeof type !== 'string') throw refuseField(`${param}.type`, 'Each tool needs a type.');
   if (type === 'function') return [convertFunction(tool, param, (name) => name)];
   if (type === 'namespace') return convertNamespace(tool, param, names, dropped);
   if (DROPPED_TYPES.has(type)) {
@@ -112,8 +106,8 @@ function convertNamespace(tool: Record<string, unknown>, param: string, names: C
   const converted: ChatFunctionTool[] = [];
   (members as unknown[]).forEach((member, index) => {
     const memberParam = `${param}.tools[${index}]`;
-    const type = isRecord(member) ? member['type'] : undefined;
-    if (isRecord(member) && type === 'function') {
+    const type = isObject(member) ? member['type'] : undefined;
+    if (isObject(member) && type === 'function') {
       const chat = convertFunction(member, memberParam, (name) => names.chatName(name, namespace));
       // The namespace's description is what tells the model what its functions are for; chat
       // has nowhere else to put it.
@@ -143,7 +137,7 @@ function convertFunction(tool: Record<string, unknown>, param: string, chatName:
   }
   const definition: ChatFunctionTool['function'] = { name: chatName(name) };
   if (typeof tool['description'] === 'string') definition.description = tool['description'];
-  if (isRecord(tool['parameters'])) definition.parameters = tool['parameters'];
+  if (isObject(tool['parameters'])) definition.parameters = tool['parameters'];
   // An absent `strict` is left absent: Responses then tries strict mode and falls back to
   // best effort, and best effort is what chat does without it.
   if (typeof tool['strict'] === 'boolean') definition.strict = tool['strict'];
@@ -155,8 +149,8 @@ function allowedToolNames(tools: unknown, names: ChatToolNames): Set<string> {
   const allowed = new Set<string>();
   if (!Array.isArray(tools)) throw refuseField('tool_choice.tools', 'allowed_tools needs a list of tools.');
   tools.forEach((tool: unknown, index) => {
-    const type = isRecord(tool) ? tool['type'] : undefined;
-    if (isRecord(tool) && type === 'function' && typeof tool['name'] === 'string') {
+    const type = isObject(tool) ? tool['type'] : undefined;
+    if (isObject(tool) && type === 'function' && typeof tool['name'] === 'string') {
       allowed.add(names.chatName(tool['name'], typeof tool['namespace'] === 'string' ? tool['namespace'] : null));
     } else if (!(typeof type === 'string' && DROPPED_TYPES.has(type))) {
       throw refuseField(`tool_choice.tools[${index}]`, 'Only function tools can be allowed with this model.');
@@ -169,18 +163,18 @@ function allowedToolNames(tools: unknown, names: ChatToolNames): Set<string> {
 export function convertTextConfig(text: ResponseTextConfig | null | undefined): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   const format: unknown = text?.format;
-  if (isRecord(format) && format['type'] === 'json_object') {
+  if (isObject(format) && format['type'] === 'json_object') {
     fields['response_format'] = { type: 'json_object' };
-  } else if (isRecord(format) && format['type'] === 'json_schema') {
-    if (typeof format['name'] !== 'string' || !isRecord(format['schema'])) {
+  } else if (isObject(format) && format['type'] === 'json_schema') {
+    if (typeof format['name'] !== 'string' || !isObject(format['schema'])) {
       throw refuseField('text.format', 'A json_schema format needs a name and a schema.');
     }
     const schema: Record<string, unknown> = { name: format['name'], schema: format['schema'] };
     if (typeof format['description'] === 'string') schema['description'] = format['description'];
     if (typeof format['strict'] === 'boolean') schema['strict'] = format['strict'];
     fields['response_format'] = { type: 'json_schema', json_schema: schema };
-  } else if (format !== undefined && format !== null && !(isRecord(format) && format['type'] === 'text')) {
-    const type = isRecord(format) ? String(format['type']) : typeof format;
+  } else if (format !== undefined && format !== null && !(isObject(format) && format['type'] === 'text')) {
+    const type = isObject(format) ? String(format['type']) : typeof format;
     throw refuseField('text.format.type', `text.format of type '${type}' is not supported.`);
   }
   if (typeof text?.verbosity === 'string') fields['verbosity'] = text.verbosity;

@@ -1,10 +1,10 @@
 /**
- * The part of OpenAI's `POST /v1/responses` request (the `CreateResponse` schema of
- * github.com/openai/openai-openapi) that the gateway reads when it serves the Responses API over
- * an upstream that speaks only chat completions. Fields the conversion cannot honour are typed
- * too, so that it can name them when it refuses them. These types say what a valid body looks
- * like; the converters still check at run time the discriminators and fields they read, since a
- * client can send any `type`.
+ * OpenAI's Responses API (the `CreateResponse` schema of github.com/openai/openai-openapi and its
+ * stream events), once for the whole gateway: what a caller sends to `/v1/responses`, what the
+ * gateway sends to an upstream that speaks it (the ChatGPT Codex backend), and the events read
+ * back. Fields a conversion cannot honour are typed too, so that it can name them when it refuses
+ * them. These types say what a valid body looks like; the converters still check at run time the
+ * discriminators and fields they read, since a client or an upstream can send any `type`.
  */
 export interface ResponsesRequest {
   model: string;
@@ -41,6 +41,8 @@ export interface ResponsesRequest {
   moderation?: unknown;
 }
 
+export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
+
 export type ResponseMessageRole = 'user' | 'assistant' | 'system' | 'developer';
 
 /** Input items of a conversation, as a client sends them or as a stored turn holds them. */
@@ -57,7 +59,7 @@ export interface ResponseInputMessage {
   id?: string;
   role: ResponseMessageRole;
   content: string | ResponseContentPart[];
-  status?: 'in_progress' | 'completed' | 'incomplete';
+  status?: ItemStatus;
   phase?: string | null;
 }
 
@@ -73,11 +75,13 @@ export interface ResponseInputTextPart {
   text: string;
 }
 
+export type ResponseImageDetail = 'low' | 'high' | 'auto' | 'original';
+
 export interface ResponseInputImagePart {
   type: 'input_image';
   image_url?: string | null;
   file_id?: string | null;
-  detail?: 'low' | 'high' | 'auto' | 'original' | null;
+  detail?: ResponseImageDetail | null;
 }
 
 export interface ResponseInputFilePart {
@@ -108,7 +112,7 @@ export interface ResponseFunctionCallItem {
   namespace?: string;
   name: string;
   arguments: string;
-  status?: 'in_progress' | 'completed' | 'incomplete';
+  status?: ItemStatus;
 }
 
 export interface ResponseFunctionCallOutputItem {
@@ -116,7 +120,7 @@ export interface ResponseFunctionCallOutputItem {
   id?: string | null;
   call_id: string;
   output: string | Array<ResponseInputTextPart | ResponseInputImagePart | ResponseInputFilePart>;
-  status?: 'in_progress' | 'completed' | 'incomplete' | null;
+  status?: ItemStatus | null;
 }
 
 export interface ResponseReasoningItem {
@@ -125,7 +129,7 @@ export interface ResponseReasoningItem {
   summary?: Array<{ type: 'summary_text'; text: string }>;
   content?: Array<{ type: 'reasoning_text'; text: string }>;
   encrypted_content?: string | null;
-  status?: 'in_progress' | 'completed' | 'incomplete';
+  status?: ItemStatus;
 }
 
 /** Points at an item of an earlier response by id; the service resolves it before conversion. */
@@ -157,7 +161,8 @@ export type ResponseToolChoice =
 
 export interface ResponseTextConfig {
   format?: ResponseTextFormat;
-  verbosity?: 'low' | 'medium' | 'high' | null;
+  /** `low`, `medium` or `high` today; a chat request's own value is passed on as it came. */
+  verbosity?: string | null;
 }
 
 export type ResponseTextFormat =
@@ -170,3 +175,60 @@ export interface ResponseReasoningConfig {
   summary?: 'auto' | 'concise' | 'detailed' | null;
   generate_summary?: 'auto' | 'concise' | 'detailed' | null;
 }
+
+/**
+ * A request to a backend that keeps nothing (the ChatGPT Codex backend): it only streams, refuses
+ * to store, and requires `instructions` (an empty string passes), so the whole conversation is in
+ * `input`.
+ */
+export type StatelessResponsesRequest = ResponsesRequest & { instructions: string; input: ResponseInputItem[]; stream: true; store: false };
+
+export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'cancelled' | 'queued' | 'incomplete';
+
+/** A Response's `usage` as the gateway writes it; what an upstream sends is read by responses-usage.ts. */
+export interface ResponseUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+/** An error as an upstream reports it in a Response or an `error` event. */
+export interface ResponseError {
+  type?: string;
+  code?: string | null;
+  message?: string;
+  param?: string | null;
+  /** On a ChatGPT plan's usage limit: when it resets (unix seconds), or in how many seconds. */
+  resets_at?: number;
+  resets_in_seconds?: number;
+}
+
+/** The Response an upstream's event carries; everything is optional, because it is the upstream's word. */
+export interface StreamedResponse {
+  id?: string;
+  object?: 'response';
+  created_at?: number;
+  model?: string;
+  status?: ResponseStatus;
+  output?: StreamedOutputItem[];
+  error?: ResponseError | null;
+  incomplete_details?: { reason?: string } | null;
+  /** Read by responsesUsage(), which checks each count. */
+  usage?: unknown;
+}
+
+/** What a streamed Response's `output` holds; item types the gateway does not read are kept opaque. */
+export type StreamedOutputItem = ResponseInputMessage | ResponseFunctionCallItem | ResponseReasoningItem | { type: string; id?: string };
+
+/** The stream events the gateway reads; any other `type` is skipped. */
+export type ResponseStreamEvent =
+  | { type: 'response.created' | 'response.in_progress'; response?: StreamedResponse }
+  | { type: 'response.completed' | 'response.incomplete' | 'response.failed'; response?: StreamedResponse }
+  | { type: 'response.output_item.added' | 'response.output_item.done'; output_index?: number; item?: StreamedOutputItem }
+  | { type: 'response.output_text.delta'; item_id?: string; output_index?: number; content_index?: number; delta?: string }
+  | { type: 'response.refusal.delta'; item_id?: string; output_index?: number; content_index?: number; delta?: string }
+  | { type: 'response.function_call_arguments.delta'; item_id?: string; output_index?: number; delta?: string }
+  /** The spec puts the error's fields on the event; recorded streams also nest them under `error`. */
+  | ({ type: 'error'; error?: ResponseError | null } & ResponseError);

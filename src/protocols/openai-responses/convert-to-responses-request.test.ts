@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/index.js';
-import type { ChatRequestBody } from '../provider-adapter.js';
+import type { ChatRequestBody } from '../openai-chat/chat-types.js';
 import { toResponsesRequest } from './convert-to-responses-request.js';
 
 const WEATHER_PARAMETERS = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };

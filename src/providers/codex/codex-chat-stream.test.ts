@@ -3,7 +3,8 @@ import { splitIntoPieces } from '../../../test/fake-upstreams/sse-framing.js';
 import { conformanceErrors } from '../../../test/support/openai-conformance.js';
 import { GatewayError } from '../../errors/index.js';
 import type { ChatStreamEvent } from '../provider-adapter.js';
-import { readResponsesAsChatStream, type ChatCompletionChunk } from './responses-chat-stream.js';
+import type { ChatCompletionChunk } from '../../protocols/openai-chat/chat-types.js';
+import { readResponsesAsChatStream } from './codex-chat-stream.js';
 
 const CREATED = 1_788_000_000;
 const RESPONSE_ID = 'resp_0775572d10a16b66006a8d85285ef487';

@@ -1,8 +1,8 @@
 import type { Usage } from '../../core/index.js';
 import { GatewayError, isGatewayError } from '../../errors/index.js';
-import { incompleteReasonOf } from './convert-chat-to-response.js';
-import { convertChatUsage, isRecord, type ConvertedUsage } from './convert-chat-usage.js';
-import { createResponseObject, idMaker, toolNameFields, type ResponseContext, type ResponseObject, type ResponseState } from './response-object.js';
+import type { ConvertedUsage } from './convert-chat-usage.js';
+import { readChatChunks } from './read-chat-chunks.js';
+import { createResponseObject, idMaker, toolNameFields, type IncompleteReason, type ResponseContext, type ResponseObject, type ResponseState } from './response-object.js';
 import { responsesErrorEvent } from './responses-error-event.js';
 import { StreamOutputItems, type OutputEvent } from './stream-output-items.js';
 
@@ -11,6 +11,21 @@ export interface ResponsesServerSentEvent {
   event: string;
   data: string;
 }
+
+/** What a reader notes besides the output items, for the final response. */
+export interface StreamReadState {
+  usage: ConvertedUsage | null;
+  /** Set when the upstream said the answer was cut short; null: it completed. */
+  incompleteReason: IncompleteReason | null;
+  serviceTier: unknown;
+}
+
+/**
+ * Reads one value of the upstream's stream (a parsed chat chunk, a Responses event) into the
+ * items and the state; throws a failure the upstream reported in it.
+ */
+export type StreamReader = (value: unknown) => void;
+export type StreamReaderFactory = (items: StreamOutputItems, state: StreamReadState) => StreamReader;
 
 export interface ResponsesStreamResult {
   /** The last state of the response: completed, incomplete, failed, or still in progress if the stream was left early. */
@@ -22,7 +37,8 @@ export interface ResponsesStreamResult {
 }
 
 /**
- * Turns a stream of parsed `chat.completion.chunk` objects into the Responses API's events:
+ * Turns an upstream's stream (parsed `chat.completion.chunk` objects by default, or what another
+ * reader reads: read-response-events.ts) into the Responses API's events:
  * `response.created`, `response.in_progress`, each output item's events (see
  * StreamOutputItems), then `response.completed` or `response.incomplete` with the whole response
  * and its usage. Every event carries a `sequence_number` counting from 0.
@@ -35,9 +51,8 @@ export class ResponsesEventStream {
   private sequence = 0;
   private readonly queue: ResponsesServerSentEvent[] = [];
   private readonly items: StreamOutputItems;
-  private usage: ConvertedUsage | null = null;
-  private finishReason: unknown = null;
-  private serviceTier: unknown;
+  private readonly read: StreamReader;
+  private readonly upstream: StreamReadState = { usage: null, incompleteReason: null, serviceTier: undefined };
   private state: ResponseState = { status: 'in_progress', output: [] };
   /** The response the last event carried, kept as sent (its completed_at included) for result(). */
   private final: ResponseObject | undefined;
@@ -50,8 +65,10 @@ export class ResponsesEventStream {
   constructor(
     private readonly context: ResponseContext,
     private readonly toCaller?: (error: unknown) => GatewayError,
+    reader: StreamReaderFactory = readChatChunks,
   ) {
     this.items = new StreamOutputItems((event) => this.send(event), idMaker(context), (name) => toolNameFields(context, name));
+    this.read = reader(this.items, this.upstream);
   }
 
   async *events(chunks: AsyncIterable<unknown>): AsyncGenerator<ResponsesServerSentEvent> {
@@ -63,7 +80,7 @@ export class ResponsesEventStream {
       this.send({ type: 'response.in_progress', response: this.response() });
       try {
         while (next.done !== true) {
-          this.accept(next.value);
+          this.read(next.value);
           yield* this.drain();
           next = await iterator.next();
         }
@@ -100,43 +117,15 @@ export class ResponsesEventStream {
 
   result(): ResponsesStreamResult {
     const response = this.final ?? createResponseObject(this.context, this.progress());
-    const result: ResponsesStreamResult = { response, usage: this.usage?.usage ?? null };
+    const result: ResponsesStreamResult = { response, usage: this.upstream.usage?.usage ?? null };
     if (this.error !== undefined) result.error = this.error;
     return result;
-  }
-
-  private accept(chunk: unknown): void {
-    if (!isRecord(chunk)) return;
-    if (isRecord(chunk['error']) && chunk['choices'] === undefined) {
-      const message = chunk['error']['message'];
-      throw new GatewayError('upstream_error', typeof message === 'string' ? message : 'The upstream failed while streaming.');
-    }
-    this.usage = convertChatUsage(chunk['usage']) ?? this.usage;
-    if (chunk['service_tier'] !== undefined) this.serviceTier = chunk['service_tier'];
-    const choices = Array.isArray(chunk['choices']) ? (chunk['choices'] as unknown[]) : [];
-    for (const choice of choices) {
-      // The gateway never asks for n > 1; any other choice is not this response's.
-      if (!isRecord(choice) || (choice['index'] ?? 0) !== 0) continue;
-      const delta = isRecord(choice['delta']) ? choice['delta'] : {};
-      // `reasoning_content` (DeepSeek, vLLM…) is not turned into reasoning items: a client hands
-      // those back on its next turn, and no chat upstream can take them back.
-      if (typeof delta['content'] === 'string' && delta['content'] !== '') this.items.text(delta['content'], 'output_text');
-      if (typeof delta['refusal'] === 'string' && delta['refusal'] !== '') this.items.text(delta['refusal'], 'refusal');
-      const calls = Array.isArray(delta['tool_calls']) ? (delta['tool_calls'] as unknown[]) : [];
-      calls.forEach((call, position) => {
-        if (!isRecord(call)) return;
-        const fn = isRecord(call['function']) ? call['function'] : {};
-        const index = typeof call['index'] === 'number' ? call['index'] : position;
-        this.items.toolCall(index, { id: stringOrUndefined(call['id']), name: stringOrUndefined(fn['name']), arguments: stringOrUndefined(fn['arguments']) });
-      });
-      if (typeof choice['finish_reason'] === 'string') this.finishReason = choice['finish_reason'];
-    }
   }
 
   private complete(): ResponsesServerSentEvent[] {
     // A stream cut short throws in the chunk source, so one that ends without a finish_reason
     // ended normally (some servers leave it out).
-    const incompleteReason = incompleteReasonOf(this.finishReason);
+    const { incompleteReason } = this.upstream;
     this.items.finish(incompleteReason);
     this.state = { ...this.progress(), status: incompleteReason === null ? 'completed' : 'incomplete', incompleteReason };
     this.final = this.response();
@@ -145,7 +134,7 @@ export class ResponsesEventStream {
   }
 
   private progress(): ResponseState {
-    return { status: 'in_progress', output: this.items.output(), usage: this.usage?.response ?? null, serviceTier: this.serviceTier };
+    return { status: 'in_progress', output: this.items.output(), usage: this.upstream.usage?.response ?? null, serviceTier: this.upstream.serviceTier };
   }
 
   private response(): ResponseObject {
@@ -161,8 +150,4 @@ export class ResponsesEventStream {
   private drain(): ResponsesServerSentEvent[] {
     return this.queue.splice(0, this.queue.length);
   }
-}
-
-function stringOrUndefined(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
 }

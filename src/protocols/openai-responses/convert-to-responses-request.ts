@@ -1,18 +1,19 @@
+import { asObject, type JsonObject } from '../../core/index.js';
 import { echo, GatewayError } from '../../errors/index.js';
-import type { ChatRequestBody } from '../provider-adapter.js';
+import type { ChatRequestBody } from '../openai-chat/chat-types.js';
 import type {
-  ResponsesFunctionCall,
-  ResponsesFunctionTool,
-  ResponsesImageDetail,
-  ResponsesInputImage,
-  ResponsesInputItem,
-  ResponsesInputText,
-  ResponsesOutputText,
-  ResponsesRequest,
-  ResponsesTextControls,
-  ResponsesTextFormat,
-  ResponsesToolChoice,
-} from './responses-api.js';
+  ResponseFunctionCallItem,
+  ResponseFunctionTool,
+  ResponseImageDetail,
+  ResponseInputImagePart,
+  ResponseInputItem,
+  ResponseInputTextPart,
+  ResponseOutputTextPart,
+  ResponseTextConfig,
+  ResponseTextFormat,
+  ResponseToolChoice,
+  StatelessResponsesRequest,
+} from './responses-types.js';
 
 export interface ResponsesRequestOptions {
   /** The model name the backend knows (the route's upstream model). */
@@ -20,8 +21,6 @@ export interface ResponsesRequestOptions {
   /** Keeps a conversation on the backend's warm prompt cache; the caller's own key otherwise. */
   promptCacheKey?: string;
 }
-
-type JsonObject = Record<string, unknown>;
 
 /**
  * An OpenAI chat completions body as a request to the ChatGPT Codex backend's Responses API.
@@ -45,9 +44,9 @@ type JsonObject = Record<string, unknown>;
  * reasoning items back on the next turn (the backend keeps nothing, `store: false`), and a chat
  * history carries no reasoning items to send back.
  */
-export function toResponsesRequest(body: ChatRequestBody, options: ResponsesRequestOptions): ResponsesRequest {
+export function toResponsesRequest(body: ChatRequestBody, options: ResponsesRequestOptions): StatelessResponsesRequest {
   refuseWhatCannotBeExpressed(body);
-  const request: ResponsesRequest = {
+  const request: StatelessResponsesRequest = {
     model: options.upstreamModel,
     // The backend refuses a request without `instructions`; system and developer messages go in
     // `input`, in their place among the turns, so the field stays empty.
@@ -93,8 +92,8 @@ function refuseWhatCannotBeExpressed(body: ChatRequestBody): void {
   if (isPresent(body['function_call'])) refuse('function_call', 'The legacy function_call field is not supported by a ChatGPT (Codex) upstream; use tool_choice.');
 }
 
-function toInputItems(messages: readonly unknown[]): ResponsesInputItem[] {
-  const items: ResponsesInputItem[] = [];
+function toInputItems(messages: readonly unknown[]): ResponseInputItem[] {
+  const items: ResponseInputItem[] = [];
   messages.forEach((value, index) => {
     const where = `messages[${index}]`;
     const message = asObject(value) ?? refuse(where, `${where} must be an object.`);
@@ -121,15 +120,15 @@ function toInputItems(messages: readonly unknown[]): ResponsesInputItem[] {
   return items;
 }
 
-function instructionParts(content: unknown, where: string): ResponsesInputText[] {
+function instructionParts(content: unknown, where: string): ResponseInputTextPart[] {
   return contentParts(content, where).map((part, index) => {
     if (part['type'] !== 'text') refuse(`${where}[${index}].type`, `${where} may only hold text parts.`);
     return { type: 'input_text', text: stringAt(part, 'text', `${where}[${index}]`) };
   });
 }
 
-function userParts(content: unknown, where: string): Array<ResponsesInputText | ResponsesInputImage> {
-  return contentParts(content, where).map((part, index): ResponsesInputText | ResponsesInputImage => {
+function userParts(content: unknown, where: string): Array<ResponseInputTextPart | ResponseInputImagePart> {
+  return contentParts(content, where).map((part, index): ResponseInputTextPart | ResponseInputImagePart => {
     const partWhere = `${where}[${index}]`;
     switch (part['type']) {
       case 'text':
@@ -142,7 +141,7 @@ function userParts(content: unknown, where: string): Array<ResponsesInputText | 
   });
 }
 
-function inputImage(value: unknown, where: string): ResponsesInputImage {
+function inputImage(value: unknown, where: string): ResponseInputImagePart {
   // OpenAI's SDKs send `{url, detail}`; a bare string is what some clients send, and means the same.
   const image = typeof value === 'string' ? { url: value } : asObject(value);
   const url = image?.['url'];
@@ -156,10 +155,10 @@ function inputImage(value: unknown, where: string): ResponsesInputImage {
  * An assistant turn with no words sends no message item: an empty one before function_call items
  * breaks the backend's matching of their outputs (CLIProxyAPI issue #2132).
  */
-function assistantItems(message: JsonObject, where: string): ResponsesInputItem[] {
+function assistantItems(message: JsonObject, where: string): ResponseInputItem[] {
   if (isPresent(message['audio'])) refuse(`${where}.audio`, 'Assistant audio cannot be sent to a ChatGPT (Codex) upstream.');
   if (isPresent(message['function_call'])) refuse(`${where}.function_call`, 'The legacy function_call is not supported by a ChatGPT (Codex) upstream; use tool_calls.');
-  const items: ResponsesInputItem[] = [];
+  const items: ResponseInputItem[] = [];
   const content = assistantText(message, where);
   if (content.length > 0) items.push({ type: 'message', role: 'assistant', content });
   const toolCalls = message['tool_calls'];
@@ -167,9 +166,9 @@ function assistantItems(message: JsonObject, where: string): ResponsesInputItem[
   return items;
 }
 
-function assistantText(message: JsonObject, where: string): ResponsesOutputText[] {
+function assistantText(message: JsonObject, where: string): ResponseOutputTextPart[] {
   const content = message['content'];
-  const parts: ResponsesOutputText[] = [];
+  const parts: ResponseOutputTextPart[] = [];
   if (typeof content === 'string') {
     if (content !== '') parts.push({ type: 'output_text', text: content });
   } else if (Array.isArray(content)) {
@@ -187,7 +186,7 @@ function assistantText(message: JsonObject, where: string): ResponsesOutputText[
   return parts;
 }
 
-function functionCall(value: unknown, where: string): ResponsesFunctionCall {
+function functionCall(value: unknown, where: string): ResponseFunctionCallItem {
   const call = asObject(value) ?? refuse(where, `${where} must be an object.`);
   if (call['type'] !== undefined && call['type'] !== 'function') {
     refuse(`${where}.type`, `Tool calls of type ${echo(String(call['type']))} cannot be sent to a ChatGPT (Codex) upstream.`);
@@ -213,14 +212,14 @@ function toolOutput(content: unknown, where: string): string {
     .join('');
 }
 
-function toTools(value: unknown): ResponsesFunctionTool[] | undefined {
+function toTools(value: unknown): ResponseFunctionTool[] | undefined {
   if (!Array.isArray(value) || value.length === 0) return undefined;
   return value.map((item, index) => {
     const where = `tools[${index}]`;
     const tool = asObject(item);
     const definition = asObject(tool?.['function']);
     if (tool?.['type'] !== 'function' || definition === undefined) refuse(where, 'Only function tools can be sent to a ChatGPT (Codex) upstream.');
-    const converted: ResponsesFunctionTool = {
+    const converted: ResponseFunctionTool = {
       type: 'function',
       name: stringAt(definition, 'name', `${where}.function`),
       // A function without parameters takes none; the schema says so explicitly.
@@ -233,7 +232,7 @@ function toTools(value: unknown): ResponsesFunctionTool[] | undefined {
   });
 }
 
-function toToolChoice(value: unknown): ResponsesToolChoice | undefined {
+function toToolChoice(value: unknown): ResponseToolChoice | undefined {
   if (value === undefined || value === null) return undefined;
   if (value === 'auto' || value === 'none' || value === 'required') return value;
   const choice = asObject(value);
@@ -242,15 +241,15 @@ function toToolChoice(value: unknown): ResponsesToolChoice | undefined {
   return refuse('tool_choice', 'tool_choice must be "auto", "none", "required" or a named function for a ChatGPT (Codex) upstream.');
 }
 
-function toTextControls(responseFormat: unknown, verbosity: unknown): ResponsesTextControls | undefined {
-  const controls: ResponsesTextControls = {};
+function toTextControls(responseFormat: unknown, verbosity: unknown): ResponseTextConfig | undefined {
+  const controls: ResponseTextConfig = {};
   const format = toTextFormat(responseFormat);
   if (format !== undefined) controls.format = format;
   if (typeof verbosity === 'string') controls.verbosity = verbosity;
   return Object.keys(controls).length === 0 ? undefined : controls;
 }
 
-function toTextFormat(value: unknown): ResponsesTextFormat | undefined {
+function toTextFormat(value: unknown): ResponseTextFormat | undefined {
   if (value === undefined || value === null) return undefined;
   const format = asObject(value);
   switch (format?.['type']) {
@@ -261,7 +260,7 @@ function toTextFormat(value: unknown): ResponsesTextFormat | undefined {
     case 'json_schema': {
       const definition = asObject(format['json_schema']) ?? refuse('response_format.json_schema', 'A json_schema response_format needs its json_schema.');
       const name = definition['name'];
-      const converted: ResponsesTextFormat = {
+      const converted: ResponseTextFormat = {
         type: 'json_schema',
         name: typeof name === 'string' && name !== '' ? name : 'response',
         schema: asObject(definition['schema']) ?? {},
@@ -289,16 +288,12 @@ function stringAt(object: JsonObject, key: string, where: string): string {
   return value;
 }
 
-function isImageDetail(value: unknown): value is ResponsesImageDetail {
+function isImageDetail(value: unknown): value is ResponseImageDetail {
   return value === 'low' || value === 'high' || value === 'auto';
 }
 
 function isPresent(value: unknown): boolean {
   return value !== undefined && value !== null && value !== false;
-}
-
-function asObject(value: unknown): JsonObject | undefined {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : undefined;
 }
 
 /** The caller asked for something this upstream cannot do: a 400 naming the field, not retried elsewhere. */

@@ -1,8 +1,9 @@
 import { ChatToolNames } from './chat-tool-names.js';
-import { appendInputItems, type ChatMessage } from './convert-input-items.js';
+import type { ChatMessage } from '../openai-chat/chat-types.js';
+import { appendInputItems } from './convert-input-items.js';
 import { convertTextConfig, convertTools, type DroppedTool } from './convert-responses-tools.js';
 import { refuseField } from './refuse-field.js';
-import type { ResponseInputItem, ResponsesRequest } from './responses-request.js';
+import type { ResponseInputItem, ResponsesRequest } from './responses-types.js';
 
 export interface ChatConversion {
   /** A chat completions request body; `model` is still the client's, for the service to replace. */

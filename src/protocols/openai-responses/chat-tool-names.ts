@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isRecord } from './convert-chat-usage.js';
+import { isObject } from '../../core/index.js';
 
 /** A function as the Responses API names it: a plain one has no namespace. */
 export interface QualifiedToolName {
@@ -35,14 +35,14 @@ export class ChatToolNames {
     const list = tools ?? [];
     const plain = new Set<string>();
     for (const tool of list) {
-      if (isRecord(tool) && tool['type'] === 'function' && typeof tool['name'] === 'string') plain.add(tool['name']);
+      if (isObject(tool) && tool['type'] === 'function' && typeof tool['name'] === 'string') plain.add(tool['name']);
     }
     const names = new ChatToolNames(plain);
     for (const tool of list) {
-      if (!isRecord(tool) || tool['type'] !== 'namespace' || typeof tool['name'] !== 'string' || !Array.isArray(tool['tools'])) continue;
+      if (!isObject(tool) || tool['type'] !== 'namespace' || typeof tool['name'] !== 'string' || !Array.isArray(tool['tools'])) continue;
       const namespace = tool['name'];
       for (const member of tool['tools'] as unknown[]) {
-        if (isRecord(member) && member['type'] === 'function' && typeof member['name'] === 'string') names.chatName(member['name'], namespace);
+        if (isObject(member) && member['type'] === 'function' && typeof member['name'] === 'string') names.chatName(member['name'], namespace);
       }
     }
     return names;

@@ -6,7 +6,7 @@ import { convertChatUsage } from './convert-chat-usage.js';
 import { responsesToChat } from './convert-responses-to-chat.js';
 import { responsesSchemaErrors } from './openai-responses-schema-contract.js';
 import type { ResponseContext } from './response-object.js';
-import type { ResponsesRequest } from './responses-request.js';
+import type { ResponsesRequest } from './responses-types.js';
 
 function fixture(name: string): unknown {
   return JSON.parse(readFileSync(new URL(`../../../test/fixtures/openai/${name}`, import.meta.url), 'utf8')) as unknown;

@@ -1,5 +1,6 @@
 import type { QualifiedToolName } from './chat-tool-names.js';
-import type { IncompleteReason, ItemStatus, ResponseOutputContent, ResponseOutputItem } from './response-object.js';
+import type { IncompleteReason, ResponseOutputContent, ResponseOutputItem } from './response-object.js';
+import type { ItemStatus } from './responses-types.js';
 
 /** An event without its `sequence_number`, which the stream adds as it sends it. */
 export type OutputEvent = { type: string } & Record<string, unknown>;
@@ -27,6 +28,8 @@ interface CallItem extends ItemBase {
   kind: 'function_call';
   callId: string;
   name: string;
+  /** The Responses name, when the upstream gave it (a Responses upstream); else made from `name` by `toolName`. */
+  qualified: QualifiedToolName | undefined;
   arguments: string;
 }
 
@@ -35,11 +38,14 @@ type StreamItem = MessageItem | CallItem;
 export interface ToolCallDelta {
   id?: string;
   name?: string;
+  /** The call's name and namespace as a Responses upstream gives them: not mapped from a chat name. */
+  qualified?: QualifiedToolName;
   arguments?: string;
 }
 
 /**
- * The output items of a streamed response, built from chat deltas. OpenAI sends items one after
+ * The output items of a streamed response, built from deltas (of chat chunks, or of a Responses
+ * upstream's events, read into the same calls). OpenAI sends items one after
  * another (added, deltas, done, then the next), and clients build their snapshot in that order.
  * Chat deltas do not say when a tool call is over, and an upstream may interleave the arguments
  * of parallel calls; so the item being sent streams live, a later item holds its deltas until the
@@ -77,7 +83,7 @@ export class StreamOutputItems {
     let call = this.calls.get(chatIndex);
     if (call === undefined) {
       if (this.message !== undefined) this.message.sealed = true;
-      call = { kind: 'function_call', callId: delta.id ?? '', name: delta.name ?? '', arguments: '', ...this.base('fc') };
+      call = { kind: 'function_call', callId: delta.id ?? '', name: delta.qualified?.name ?? delta.name ?? '', qualified: delta.qualified, arguments: '', ...this.base('fc') };
       this.calls.set(chatIndex, call);
       this.items.push(call);
     }
@@ -141,7 +147,7 @@ export class StreamOutputItems {
   private close(item: StreamItem): void {
     const done = this.snapshot(item, item.status);
     if (item.kind === 'function_call') {
-      this.emit({ type: 'response.function_call_arguments.done', item_id: item.id, output_index: item.outputIndex, name: this.toolName(item.name).name, arguments: item.arguments });
+      this.emit({ type: 'response.function_call_arguments.done', item_id: item.id, output_index: item.outputIndex, name: this.qualifiedName(item).name, arguments: item.arguments });
     } else {
       const part = messagePart(item);
       if (part.type === 'refusal') this.emit({ type: 'response.refusal.done', ...this.partPosition(item), refusal: part.refusal });
@@ -151,13 +157,18 @@ export class StreamOutputItems {
     this.emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: done });
   }
 
+  private qualifiedName(item: CallItem): QualifiedToolName {
+    const qualified = item.qualified ?? this.toolName(item.name);
+    return qualified.namespace === undefined ? { name: qualified.name } : { namespace: qualified.namespace, name: qualified.name };
+  }
+
   private partPosition(item: MessageItem): { item_id: string; output_index: number; content_index: number } {
     return { item_id: item.id, output_index: item.outputIndex, content_index: 0 };
   }
 
   private snapshot(item: StreamItem, status: ItemStatus): ResponseOutputItem {
     if (item.kind === 'function_call') {
-      return { type: 'function_call', id: item.id, call_id: item.callId, ...this.toolName(item.name), arguments: item.arguments, status };
+      return { type: 'function_call', id: item.id, call_id: item.callId, ...this.qualifiedName(item), arguments: item.arguments, status };
     }
     return { type: 'message', id: item.id, status, role: 'assistant', content: [messagePart(item)] };
   }

@@ -4,7 +4,7 @@ import { GatewayError } from '../../errors/index.js';
 import { ChatToolNames } from './chat-tool-names.js';
 import { responsesToChat } from './convert-responses-to-chat.js';
 import { responsesSchemaErrors } from './openai-responses-schema-contract.js';
-import type { ResponseInputItem, ResponsesRequest } from './responses-request.js';
+import type { ResponseInputItem, ResponsesRequest } from './responses-types.js';
 
 const WEATHER_TOOL = {
   type: 'function' as const,

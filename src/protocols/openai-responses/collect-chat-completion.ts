@@ -1,30 +1,9 @@
 import { GatewayError } from '../../errors/index.js';
-import type { ChatCompletionResult, ChatStreamEvent, Usage } from '../provider-adapter.js';
-import type { ChatUsage } from './map-responses-usage.js';
-import type { ChatCompletionChunk, ChatFinishReason } from './responses-chat-stream.js';
-
-interface ToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
-export interface ChatCompletionPayload {
-  id: string;
-  object: 'chat.completion';
-  created: number;
-  model: string;
-  choices: Array<{
-    index: 0;
-    message: { role: 'assistant'; content: string | null; refusal: string | null; tool_calls?: ToolCall[] };
-    logprobs: null;
-    finish_reason: ChatFinishReason;
-  }>;
-  usage?: ChatUsage;
-}
+import type { Usage } from '../../core/index.js';
+import type { ChatCompletionChunk, ChatCompletionPayload, ChatCompletionResult, ChatFinishReason, ChatStreamEvent, ChatToolCall, ChatUsage } from '../openai-chat/chat-types.js';
 
 /**
- * A whole `chat.completion` from the chunks of responses-chat-stream.ts: the backend only streams,
+ * A whole `chat.completion` from the chunks of responses-chat-chunks.ts: the backend only streams,
  * so a caller that did not ask for a stream is answered once the stream is over. Content and tool
  * call arguments are joined in order; a failure of the stream rejects, as the stream threw it.
  */
@@ -44,12 +23,12 @@ class CompletionBuilder {
   private chunk: ChatCompletionChunk | null = null;
   private content: string[] = [];
   private refusal: string[] = [];
-  private readonly toolCalls = new Map<number, ToolCall>();
+  private readonly toolCalls = new Map<number, ChatToolCall>();
   private finishReason: ChatFinishReason | null = null;
   private chatUsage: ChatUsage | undefined;
 
   add(event: ChatStreamEvent): void {
-    // The chunks are this gateway's own JSON (responses-chat-stream.ts), not the upstream's.
+    // The chunks are this gateway's own JSON (responses-chat-chunks.ts), not the upstream's.
     const chunk = JSON.parse(event.data) as ChatCompletionChunk;
     this.chunk ??= chunk;
     if (event.usage !== null) this.usage = event.usage;

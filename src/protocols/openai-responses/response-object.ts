@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { QualifiedToolName } from './chat-tool-names.js';
-import type { ResponseRefusalPart, ResponsesRequest, ResponseToolChoice } from './responses-request.js';
+import type { ItemStatus, ResponseRefusalPart, ResponsesRequest, ResponseStatus, ResponseToolChoice, ResponseUsage } from './responses-types.js';
 
 /** The request fields a Response echoes back, as OpenAI's does. A whole `ResponsesRequest` fits. */
 export type ResponseEchoFields = Pick<
@@ -41,8 +41,6 @@ export interface ResponseContext {
   toolName?: (chatName: string) => QualifiedToolName;
 }
 
-export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'cancelled' | 'queued' | 'incomplete';
-export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 export type IncompleteReason = 'max_output_tokens' | 'content_filter';
 
 export interface ResponseOutputText {
@@ -75,14 +73,6 @@ export interface ResponseOutputFunctionCall {
 }
 
 export type ResponseOutputItem = ResponseOutputMessage | ResponseOutputFunctionCall;
-
-export interface ResponseUsage {
-  input_tokens: number;
-  input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
-  output_tokens: number;
-  output_tokens_details: { reasoning_tokens: number };
-  total_tokens: number;
-}
 
 /** Codes the published `ResponseErrorCode` allows in `response.error`. */
 export type ResponseErrorCode = 'server_error' | 'rate_limit_exceeded';

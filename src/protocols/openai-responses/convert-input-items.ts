@@ -1,21 +1,8 @@
 import { GatewayError } from '../../errors/index.js';
+import type { ChatMessage, ChatToolCall, ChatUserPart } from '../openai-chat/chat-types.js';
 import type { ChatToolNames } from './chat-tool-names.js';
-import { isRecord } from './convert-chat-usage.js';
+import { isObject } from '../../core/index.js';
 import { refuseField } from './refuse-field.js';
-
-export interface ChatToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
-export type ChatUserPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: string } };
-
-export type ChatMessage =
-  | { role: 'system'; content: string }
-  | { role: 'user'; content: string | ChatUserPart[] }
-  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[] }
-  | { role: 'tool'; tool_call_id: string; content: string };
 
 /** Where an item came from, for the `param` of a refusal: `input[3]`, or the stored conversation. */
 export type ItemLocation = (index: number) => string;
@@ -31,7 +18,7 @@ export function appendInputItems(messages: ChatMessage[], items: readonly unknow
 }
 
 function appendItem(messages: ChatMessage[], item: unknown, param: string, names: ChatToolNames): void {
-  if (!isRecord(item)) throw refuseField(param, 'Each input item must be an object.');
+  if (!isObject(item)) throw refuseField(param, 'Each input item must be an object.');
   const type = item['type'] ?? (item['role'] === undefined ? 'item_reference' : 'message');
   switch (type) {
     case 'message':
@@ -137,7 +124,7 @@ function toolOutput(output: unknown, param: string): string {
   if (!Array.isArray(output)) throw refuseField(param, 'A function_call_output needs an output.');
   return output
     .map((part: unknown, index) => {
-      if (isRecord(part) && part['type'] === 'input_text') return requiredString(part, 'text', `${param}[${index}]`);
+      if (isObject(part) && part['type'] === 'input_text') return requiredString(part, 'text', `${param}[${index}]`);
       // Chat `tool` messages carry text only.
       throw refuseField(`${param}[${index}]`, 'Only text can be returned from a function call to this model.');
     })
@@ -147,7 +134,7 @@ function toolOutput(output: unknown, param: string): string {
 function contentParts(content: unknown, param: string): Record<string, unknown>[] {
   if (!Array.isArray(content)) throw refuseField(`${param}.content`, 'Message content must be a string or a list of parts.');
   return content.map((part: unknown, index) => {
-    if (!isRecord(part)) throw refuseField(`${param}.content[${index}]`, 'Each content part must be an object.');
+    if (!isObject(part)) throw refuseField(`${param}.content[${index}]`, 'Each content part must be an object.');
     return part;
   });
 }
