@@ -1,6 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 import { isolatedPostgresUrl } from '../support/postgres-url.js';
 
 interface Answer {
@@ -17,14 +17,14 @@ const backends = [
 
 for (const backend of backends) {
   describe.skipIf(!backend.available)(`the admin API for teams, projects and tokens on ${backend.name}`, () => {
-    let harness: Harness;
+    let harness: OpenAIFakeGateway;
     let drop: () => Promise<void>;
     let adminToken: string;
 
     beforeAll(async () => {
       const database = await backend.databaseUrl();
       drop = database.drop;
-      harness = await startHarness(database.url === undefined ? {} : { databaseUrl: database.url });
+      harness = await startOpenAIFakeGateway(database.url === undefined ? {} : { databaseUrl: database.url });
       adminToken = await harness.createToken({ team: 'ops', scopes: ['admin'] });
     });
     afterAll(async () => {
@@ -132,7 +132,7 @@ for (const backend of backends) {
       const secret = created['secret'] as string;
       expect(secret).toMatch(/^svc_[A-Za-z0-9]{43}$/);
       expect(secret.startsWith(created['prefix'] as string)).toBe(true);
-      expect((await harness.client(secret).models.list()).data.map((model) => model.id)).toEqual(['gpt-4o-mini']);
+      expect((await harness.clientFor(secret).models.list()).data.map((model) => model.id)).toEqual(['gpt-4o-mini']);
       const id = created['id'] as string;
       const shown = [await admin('GET', `/tokens/${id}`), await admin('GET', '/tokens'), await admin('GET', `/tokens?team=ads&project=bidder`)];
       conforms('getToken', shown[0] as Answer);

@@ -1,6 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 import { isolatedPostgresUrl } from '../support/postgres-url.js';
 
 interface Answer {
@@ -18,7 +18,7 @@ const backends = [
 
 for (const backend of backends) {
   describe.skipIf(!backend.available)(`the admin API's requests, sessions and usage on ${backend.name}`, () => {
-    let harness: Harness;
+    let harness: OpenAIFakeGateway;
     let drop: () => Promise<void>;
     let adminToken: string;
     /** Request ids, oldest first, by who sent them. */
@@ -59,7 +59,7 @@ for (const backend of backends) {
     beforeAll(async () => {
       const database = await backend.databaseUrl();
       drop = database.drop;
-      harness = await startHarness(database.url === undefined ? {} : { databaseUrl: database.url });
+      harness = await startOpenAIFakeGateway(database.url === undefined ? {} : { databaseUrl: database.url });
       adminToken = await harness.createToken({ team: 'ops', scopes: ['admin'] });
       const searchToken = await harness.createToken({ team: 'search' });
       const adsToken = await harness.createToken({ team: 'ads' });

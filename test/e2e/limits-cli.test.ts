@@ -1,12 +1,12 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 import { cli } from '../support/run-cli.js';
 
-let harness: Harness;
+let harness: OpenAIFakeGateway;
 
 beforeAll(async () => {
-  harness = await startHarness();
+  harness = await startOpenAIFakeGateway();
 });
 afterAll(async () => {
   await harness.close();
@@ -39,7 +39,7 @@ describe('limits changed with the CLI reach a running gateway', () => {
     expect((await run('projects', 'create', 'web', '--team', 'cli-limits')).code).toBe(0);
     const created = await run('tokens', 'create', '--team', 'cli-limits', '--project', 'web', '--rpm', '100');
     expect(created.code).toBe(0);
-    const client = harness.client(created.stdout.at(-1) as string);
+    const client = harness.clientFor(created.stdout.at(-1) as string);
     const { response } = await ask(client);
     expect(response.headers.get('x-ratelimit-limit-requests')).toBe('100');
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli } from '../support/run-cli.js';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 import { isolatedPostgresUrl } from '../support/postgres-url.js';
 
 const TOKEN_PATTERN = /^svc_[A-Za-z0-9]{43}$/;
@@ -16,13 +16,13 @@ const backends: Array<{ name: string; available: boolean; databaseUrl: () => Pro
 
 for (const backend of backends) {
   describe.skipIf(!backend.available)(`switchyard tokens, against a running gateway on ${backend.name}`, () => {
-    let harness: Harness;
+    let harness: OpenAIFakeGateway;
     let drop: () => Promise<void>;
 
     beforeAll(async () => {
       const database = await backend.databaseUrl();
       drop = database.drop;
-      harness = await startHarness(database.url === undefined ? {} : { databaseUrl: database.url });
+      harness = await startOpenAIFakeGateway(database.url === undefined ? {} : { databaseUrl: database.url });
     });
     afterAll(async () => {
       await harness.close();
@@ -52,7 +52,7 @@ for (const backend of backends) {
       expect(token).toMatch(TOKEN_PATTERN);
       expect(created.stderr.join('\n')).toMatch(/scopes: +chat, models:read/);
 
-      const client = harness.client(token);
+      const client = harness.clientFor(token);
       const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] });
       expect(completion.choices[0]?.message.content).toBeTruthy();
       expect((await client.models.list()).data.map((model) => model.id)).toEqual(['gpt-4o-mini']);
@@ -92,9 +92,9 @@ for (const backend of backends) {
 }
 
 describe('switchyard tokens: bad input', () => {
-  let harness: Harness;
+  let harness: OpenAIFakeGateway;
   beforeAll(async () => {
-    harness = await startHarness();
+    harness = await startOpenAIFakeGateway();
   });
   afterAll(async () => {
     await harness.close();
