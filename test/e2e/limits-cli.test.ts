@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 import { cli } from '../support/run-cli.js';
 
@@ -24,12 +24,8 @@ async function refused(client: OpenAI): Promise<InstanceType<typeof OpenAI.RateL
 }
 
 /** Waits until the running gateway has reloaded its token cache (another process changed the database). */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error('the running gateway never saw the change');
+function eventually(check: () => Promise<boolean>): Promise<void> {
+  return vi.waitFor(async () => expect(await check(), 'the running gateway never saw the change').toBe(true), { timeout: 2_000, interval: 20 });
 }
 
 describe('limits changed with the CLI reach a running gateway', () => {
