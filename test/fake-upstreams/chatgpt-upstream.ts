@@ -25,22 +25,15 @@
 //   revokes the account's newest tokens (no public evidence was found that the
 //   real server does this, so it is off by default).
 //
-// Only node:http is used so that nothing between the socket and the test
-// reshapes the bytes.
+// The server, the body reading and the event writing are json-fake-server's,
+// on node:http so that nothing between the socket and the test reshapes the bytes.
 
 import { readFile } from 'node:fs/promises';
 import { randomBytes, randomUUID } from 'node:crypto';
-import {
-  createServer,
-  STATUS_CODES,
-  type IncomingMessage,
-  type OutgoingHttpHeaders,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import type { Socket } from 'node:net';
-import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { brotliDecompressSync, gunzipSync, inflateSync, zstdDecompressSync } from 'node:zlib';
+import { sendBytes as sendWholeBody, startFakeServer, writeEventStream } from './json-fake-server.js';
 
 // ---------------------------------------------------------------------------
 // Public API
@@ -523,15 +516,6 @@ function issueTokens(state: FakeState, account: AccountState, accessExp: number,
 // ---------------------------------------------------------------------------
 // HTTP plumbing
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.once('end', () => resolve(Buffer.concat(parts)));
-    req.once('error', reject);
-  });
-}
-
 function headerValue(headers: IncomingMessage['headers'], name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
@@ -574,34 +558,13 @@ function requestId(): string {
 }
 
 function sendBytes(res: ServerResponse, status: number, bytes: Buffer, headers: OutgoingHttpHeaders = {}): void {
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': String(bytes.length),
-    'x-request-id': requestId(),
-    ...headers,
-  });
-  res.end(bytes);
+  sendWholeBody(res, status, bytes, { 'x-request-id': requestId(), ...headers });
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: OutgoingHttpHeaders = {}): void {
   sendBytes(res, status, Buffer.from(JSON.stringify(body), 'utf8'), headers);
 }
 
-/** Resolves once the piece reached the socket, or the response died trying. */
-function writeAndWait(res: ServerResponse, piece: Buffer): Promise<void> {
-  return new Promise((resolve) => {
-    if (res.destroyed) {
-      resolve();
-      return;
-    }
-    const done = (): void => {
-      res.off('close', done);
-      resolve();
-    };
-    res.once('close', done);
-    res.write(piece, done);
-  });
-}
 
 // ---------------------------------------------------------------------------
 // /backend-api/codex/responses
@@ -714,26 +677,17 @@ async function streamAnswer(
   res.flushHeaders();
   const written: Buffer[] = [];
   try {
-    for (const [index, event] of events.entries()) {
-      if (index === cutAfter) break;
-      if (res.destroyed) return;
-      if (index > 0 && state.handle.eventDelayMs > 0) await sleep(state.handle.eventDelayMs);
-      const bytes = frameEvent(event);
-      written.push(bytes);
-      // One write per event, then a turn of the event loop, so each event
-      // leaves as its own chunk and a relay's event-by-event pace shows.
-      await writeAndWait(res, bytes);
-      await nextTurn();
-    }
+    // One write per event, then a turn of the event loop, so each event leaves as its own chunk
+    // and a relay's event-by-event pace shows; a cut ends the body mid-stream, without the
+    // terminating chunk (a cut past the last event sends them all and ends the stream).
+    await writeEventStream(req, res, events.map(frameEvent), {
+      delayMs: state.handle.eventDelayMs,
+      ...(cutAfter !== undefined && cutAfter < events.length ? { resetAfterEvents: cutAfter } : {}),
+      onEvent: (bytes) => written.push(bytes),
+    });
   } finally {
     state.handle.sentBodies.push(Buffer.concat(written));
   }
-  if (cutAfter !== undefined && cutAfter < events.length) {
-    // The client sees the body end mid-stream, without the terminating chunk.
-    req.socket.destroy();
-    return;
-  }
-  res.end();
 }
 
 async function handleResponses(req: IncomingMessage, res: ServerResponse, state: FakeState, rawBody: Buffer): Promise<void> {
@@ -848,8 +802,7 @@ async function handleToken(res: ServerResponse, state: FakeState, raw: Buffer, c
 const RESPONSES_PATH = '/backend-api/codex/responses';
 const TOKEN_PATH = '/oauth/token';
 
-async function handleRequest(req: IncomingMessage, res: ServerResponse, state: FakeState): Promise<void> {
-  const rawBody = await readBody(req);
+async function handleRequest(req: IncomingMessage, res: ServerResponse, rawBody: Buffer, state: FakeState): Promise<void> {
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   if (path === RESPONSES_PATH && req.method === 'POST') {
     await handleResponses(req, res, state, rawBody);
@@ -862,29 +815,6 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, state: F
   }
 }
 
-function listen(server: Server): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      const address = server.address();
-      if (address === null || typeof address === 'string') {
-        reject(new Error('fake ChatGPT backend is not listening on a TCP port'));
-        return;
-      }
-      resolve(address.port);
-    });
-  });
-}
-
-function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
-  const closed = new Promise<void>((resolve) => {
-    server.close(() => resolve());
-  });
-  for (const socket of sockets) socket.destroy();
-  return closed;
-}
-
 export async function startFakeChatGpt(options: FakeChatGptOptions = {}): Promise<FakeChatGpt> {
   const fixtures = await loadFixtures();
   const resolved: Required<FakeChatGptOptions> = {
@@ -892,13 +822,11 @@ export async function startFakeChatGpt(options: FakeChatGptOptions = {}): Promis
     accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
     now: options.now ?? Date.now,
   };
-  const sockets = new Set<Socket>();
-  const server = createServer();
-  let closing: Promise<void> | undefined;
   const accounts = new Map<string, AccountState>();
   const failures: FailNextResponse[] = [];
-  const port = await listen(server);
-  const url = `http://127.0.0.1:${port}`;
+  // Requests arrive only once the handle below exists: nothing asks a server whose address is not yet returned.
+  const server = await startFakeServer((req, res, rawBody) => handleRequest(req, res, rawBody, state));
+  const { url } = server;
 
   const handle: FakeChatGpt = {
     url,
@@ -971,24 +899,8 @@ export async function startFakeChatGpt(options: FakeChatGptOptions = {}): Promis
     refreshCount(accountId) {
       return accountState(state, accountId).rotations;
     },
-    close() {
-      closing ??= closeServer(server, sockets);
-      return closing;
-    },
+    close: () => server.close(),
   };
   const state: FakeState = { fixtures, options: resolved, accounts, refreshTokens: new Map(), failures, handle };
-
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    // Small SSE events must leave as they are written, not wait for Nagle.
-    socket.setNoDelay(true);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    handleRequest(req, res, state).catch(() => {
-      // The client went away mid-request or mid-stream; nothing left to answer.
-      res.destroy();
-    });
-  });
   return handle;
 }
