@@ -41,12 +41,14 @@ export type FakeRequestHandler = (request: IncomingMessage, response: ServerResp
 export interface FakeServer {
   /** `http://127.0.0.1:PORT`, without a path. */
   readonly url: string;
+  /** Connections open now (kept alive ones included). */
+  readonly openConnections: number;
   /** Closes the server and destroys its connections (streams a test left open included); once. */
   close(): Promise<void>;
 }
 
 /** A loopback HTTP server on a free port handing each request, its body read, to `handle`. */
-export async function startFakeServer(handle: FakeRequestHandler): Promise<FakeServer> {
+export async function startFakeServer(handle: FakeRequestHandler, options: { keepAliveTimeoutMs?: number } = {}): Promise<FakeServer> {
   const sockets = new Set<Socket>();
   const server = createServer((request, response) => {
     readBody(request)
@@ -56,6 +58,7 @@ export async function startFakeServer(handle: FakeRequestHandler): Promise<FakeS
         response.destroy();
       });
   });
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     // Small SSE pieces must leave as they are written, not wait for Nagle.
@@ -73,6 +76,9 @@ export async function startFakeServer(handle: FakeRequestHandler): Promise<FakeS
   let closing: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${port}`,
+    get openConnections() {
+      return sockets.size;
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
         // The callback's error only says "was not running", which is fine here.
