@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryState } from './memory-state.js';
 import { RequestPathState, StateUnavailableError } from './request-path-state.js';
 import type { ChargeOutcome, Meter } from './shared-state.js';
@@ -83,7 +82,7 @@ describe('RequestPathState', () => {
     expect(state.status()).toMatchObject({ available: false, outages: 1, refused: 1 });
     // Only the probe asks while it is down; once it is answered, requests use the state again.
     open();
-    while (state.status().available === false) await sleep(5);
+    await vi.waitFor(() => expect(state.status().available).toBe(true), { timeout: 5_000, interval: 5 });
     expect(inner.gets).toBeGreaterThan(asked);
     expect(events).toEqual(['down', 'up']);
     await state.set('k', 'v', 60_000);
@@ -102,7 +101,7 @@ describe('RequestPathState', () => {
     expect(events).toEqual(['down']);
     open();
     for (const listener of inner.listeners) listener(true);
-    for (let tries = 0; tries < 100 && state.status().available === false; tries++) await sleep(5);
+    await vi.waitFor(() => expect(state.status().available).toBe(true), { timeout: 500, interval: 5 });
     expect(events).toEqual(['down', 'up']);
   });
 

@@ -1,15 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startFaultHarness, type FaultHarness } from '../reliability/fault-harness.js';
 
 const MESSAGES = [{ role: 'user', content: 'Hello' }];
 
-async function linesOf(harness: FaultHarness, requestId: string, count: number): Promise<Array<Record<string, unknown>>> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const lines = harness.logLines.filter((line) => line['requestId'] === requestId);
-    if (lines.length >= count) return lines;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return harness.logLines.filter((line) => line['requestId'] === requestId);
+/** The log lines of a request once there are `count` of them (the access line is written when the response ends). */
+function linesOf(harness: FaultHarness, requestId: string, count: number): Promise<Array<Record<string, unknown>>> {
+  return vi.waitFor(
+    () => {
+      const lines = harness.logLines.filter((line) => line['requestId'] === requestId);
+      expect(lines.length).toBeGreaterThanOrEqual(count);
+      return lines;
+    },
+    { timeout: 1_000, interval: 10 },
+  );
 }
 
 describe('the access log', () => {

@@ -1,15 +1,14 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LimitHolder } from '../../src/access/index.js';
 import type { Limits } from '../../src/store/index.js';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 import { resetCredentials } from '../support/reset-credentials.js';
-import { waitForLogRows } from '../support/wait-for-log-rows.js';
 
-let harness: Harness;
+let harness: OpenAIFakeGateway;
 
 beforeAll(async () => {
-  harness = await startHarness({ config: { models: [{ id: 'gpt-4o-mini', type: 'chat', routes: [{ upstream: 'primary', model: 'gpt-4o-mini-2024-07-18' }], price: { input_per_mtok: 150, output_per_mtok: 600 } }] } });
+  harness = await startOpenAIFakeGateway({ config: { models: [{ id: 'gpt-4o-mini', type: 'chat', routes: [{ upstream: 'primary', model: 'gpt-4o-mini-2024-07-18' }], price: { input_per_mtok: 150, output_per_mtok: 600 } }] } });
 });
 afterAll(async () => {
   await harness.close();
@@ -26,7 +25,7 @@ async function limitedToken(limits: Limits, teamLimits: Limits = {}): Promise<{ 
   const team = `limits-${++teamNumber}`;
   const { secret, record } = await harness.gateway.tokens.create({ team, limits });
   if (Object.keys(teamLimits).length > 0) await harness.gateway.teams.updateTeam(team, { limits: teamLimits });
-  return { id: record.id, team, client: harness.client(secret), secret };
+  return { id: record.id, team, client: harness.clientFor(secret), secret };
 }
 
 async function refusal(call: Promise<unknown>): Promise<InstanceType<typeof OpenAI.RateLimitError>> {
@@ -42,7 +41,15 @@ const ask = (client: OpenAI) => client.chat.completions.create({ model: 'gpt-4o-
 
 /** The request log's total of prompt + completion tokens and dollars for a token, once its `count` rows are written (and their charges settled). */
 async function loggedSpending(tokenId: string, count: number): Promise<{ tokens: number; usd: number; rows: number }> {
-  const rows = await waitForLogRows(harness.gateway.stores.requestLogs, { tokenId }, count);
+  // Rows are written in batches after their requests end, later still on a loaded machine.
+  const rows = await vi.waitFor(
+    async () => {
+      const written = await harness.gateway.stores.requestLogs.query({ limit: 1000, tokenId });
+      expect(written.length, `request log rows of ${tokenId}`).toBeGreaterThanOrEqual(count);
+      return written;
+    },
+    { timeout: 15_000, interval: 25 },
+  );
   // A row is written once its request ended, so its charge is settled or being settled.
   await harness.gateway.limits.drain();
   return {

@@ -1,19 +1,19 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 import { conformanceErrors } from '../support/openai-conformance.js';
 import { resetCredentials } from '../support/reset-credentials.js';
 
 const FIXTURE_TEXT = 'Hello! How can I assist you today?';
 
-let harness: Harness;
+let harness: OpenAIFakeGateway;
 let token: string;
 let client: OpenAI;
 
 beforeAll(async () => {
-  harness = await startHarness();
+  harness = await startOpenAIFakeGateway();
   token = await harness.createToken({ team: 'search', project: 'ranker' });
-  client = harness.client(token);
+  client = harness.clientFor(token);
 });
 afterAll(async () => {
   await harness.close();
@@ -38,7 +38,7 @@ describe('models', () => {
   });
 
   it('hides models outside the allow-list, and retrieves one', async () => {
-    const restricted = harness.client(await harness.createToken({ models: ['gpt-4o-mini'] }));
+    const restricted = harness.clientFor(await harness.createToken({ models: ['gpt-4o-mini'] }));
     expect((await restricted.models.list()).data.map((model) => model.id)).toEqual(['gpt-4o-mini']);
     expect(await restricted.models.retrieve('gpt-4o-mini')).toMatchObject({ id: 'gpt-4o-mini', object: 'model' });
     await expect(restricted.models.retrieve('pooled-chat')).rejects.toBeInstanceOf(OpenAI.NotFoundError);

@@ -1,7 +1,7 @@
 import zlib from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 
 /** zstd is in Node's zlib from 22.15 / 23.8 on. */
 const zstdCompressSync = (zlib as unknown as { zstdCompressSync?: (data: Buffer) => Buffer }).zstdCompressSync;
@@ -12,10 +12,10 @@ const COMPRESSORS: Record<string, (data: Buffer) => Buffer> = {
   br: (data) => zlib.brotliCompressSync(data),
 };
 
-let harness: Harness;
+let harness: OpenAIFakeGateway;
 let token: string;
 beforeAll(async () => {
-  harness = await startHarness({ config: { server: { host: '127.0.0.1', port: 0, body_limit_bytes: 1024 * 1024 } } });
+  harness = await startOpenAIFakeGateway({ config: { server: { host: '127.0.0.1', port: 0, body_limit_bytes: 1024 * 1024 } } });
   token = await harness.createToken();
 });
 afterAll(async () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { runCli } from '../../src/cli/main.js';
 import { reloadConfig } from '../../src/cli/reload-config.js';
@@ -90,7 +90,7 @@ describe('config reload, in process (what SIGHUP calls)', () => {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'a-only', messages: [{ role: 'user', content: 'a long answer' }], stream: true }),
     }).then(async (response) => ({ status: response.statusCode, text: await response.body.text() }));
-    while (upstream.requests.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
+    await vi.waitFor(() => expect(upstream.requests.length).toBeGreaterThan(before), { timeout: 5_000, interval: 10 });
     expect(upstream.requests[before]?.headers['authorization']).toBe('Bearer sk-a-1');
 
     // The provider rotated a's key: the old one is refused from now on, and a is taken out of use

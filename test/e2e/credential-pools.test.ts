@@ -90,15 +90,6 @@ async function credential(id: string): Promise<Record<string, unknown>> {
   return (body['data'] as Array<Record<string, unknown>>).find((entry) => entry['id'] === id) as Record<string, unknown>;
 }
 
-async function logRow(requestId: string | null) {
-  for (let tries = 0; tries < 100; tries++) {
-    const [row] = await running.gateway.stores.requestLogs.query({ requestId: requestId as string, limit: 1 });
-    if (row !== undefined) return row;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`no request log row for ${requestId}`);
-}
-
 function ask(model: string, content: string, headers: Record<string, string> = {}) {
   return running.client.chat.completions.create({ model, messages: [{ role: 'user', content }] }, { headers }).withResponse();
 }
@@ -110,7 +101,7 @@ describe('failover', () => {
     const { data, response } = await ask('ordered-chat', 'failover example');
     expect(data.choices[0]?.message.content).toBeTruthy();
     expect(upstreams.b.requests).toHaveLength(1);
-    const row = await logRow(response.headers.get('x-request-id'));
+    const row = await running.logRow(response.headers.get('x-request-id'));
     expect(row).toMatchObject({ status: 200, upstream: 'cred-b', sessionSource: 'inferred', affinity: 'new' });
     expect(row.attempts?.map(({ credential: id, outcome, status }) => ({ id, outcome, status }))).toEqual([
       { id: 'cred-a', outcome: 'upstream_rate_limited', status: 429 },
@@ -132,13 +123,13 @@ describe('failover', () => {
 
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())));
     const { response: after } = await ask('single', 'back again');
-    expect((await logRow(after.headers.get('x-request-id'))).upstream).toBe('cred-a');
+    expect((await running.logRow(after.headers.get('x-request-id'))).upstream).toBe('cred-a');
     expect(await credential('cred-a')).toMatchObject({ state: 'healthy', until: null });
   });
 
   it('a timeout before the first byte fails over', async () => {
     const { response } = await ask('slow-first', 'are you slow?');
-    const row = await logRow(response.headers.get('x-request-id'));
+    const row = await running.logRow(response.headers.get('x-request-id'));
     expect(row.attempts?.map(({ credential: id, outcome }) => [id, outcome])).toEqual([
       ['cred-slow', 'upstream_timeout'],
       ['cred-b', 'ok'],
@@ -151,7 +142,7 @@ describe('failover', () => {
 
   it('total_ms ends a call that takes too long as a whole, and it fails over', async () => {
     const { response } = await ask('total-first', 'take your time');
-    const row = await logRow(response.headers.get('x-request-id'));
+    const row = await running.logRow(response.headers.get('x-request-id'));
     expect(row.attempts?.map(({ credential: id, outcome }) => [id, outcome])).toEqual([
       ['cred-total', 'upstream_timeout'],
       ['cred-b', 'ok'],
@@ -162,7 +153,7 @@ describe('failover', () => {
   it("a credential's 401 marks it failed until an operator resets it; the request succeeds on B", async () => {
     upstreams.a.failNext({ status: 401, body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } } });
     const { response } = await ask('ordered-chat', 'key check');
-    expect((await logRow(response.headers.get('x-request-id'))).upstream).toBe('cred-b');
+    expect((await running.logRow(response.headers.get('x-request-id'))).upstream).toBe('cred-b');
     expect(await credential('cred-a')).toMatchObject({ state: 'failed', until: null, reason: 'the upstream refused the credential (401)' });
     const reset = await admin('/credentials/cred-a/reset', 'POST');
     expect(reset).toMatchObject({ status: 200, body: { id: 'cred-a', state: 'healthy' } });
@@ -182,7 +173,7 @@ describe('session affinity through the SDK', () => {
     upstreams.a.failNext({ status: 500 });
     const moved = await ask('ordered-chat', 'turn 3', session);
     expect(moved.response.headers.get('x-session-affinity')).toBe('moved');
-    const row = await logRow(moved.response.headers.get('x-request-id'));
+    const row = await running.logRow(moved.response.headers.get('x-request-id'));
     expect(row).toMatchObject({ sessionId: 'conversation-move', sessionSource: 'header', affinity: 'moved', upstream: 'cred-b' });
     expect(row.attempts?.map(({ credential: id, outcome, status }) => [id, outcome, status])).toEqual([
       ['cred-a', 'upstream_error', 500],
@@ -194,10 +185,10 @@ describe('session affinity through the SDK', () => {
     for (let turn = 4; turn < 8; turn++) {
       const { response } = await ask('ordered-chat', `turn ${turn}`, session);
       expect(response.headers.get('x-session-affinity')).toBe('kept');
-      expect((await logRow(response.headers.get('x-request-id'))).upstream).toBe('cred-b');
+      expect((await running.logRow(response.headers.get('x-request-id'))).upstream).toBe('cred-b');
     }
     // A session that never met the failure starts on A, the first by priority.
-    expect((await logRow((await ask('ordered-chat', 'hello', { 'X-Session-Id': 'other' })).response.headers.get('x-request-id'))).upstream).toBe('cred-a');
+    expect((await running.logRow((await ask('ordered-chat', 'hello', { 'X-Session-Id': 'other' })).response.headers.get('x-request-id'))).upstream).toBe('cred-a');
   });
 
   it('refuses a metadata.session_id that is not a string with 422', async () => {
@@ -224,7 +215,7 @@ describe('a client that leaves', () => {
       while (!/"content":"[^"]+"/.test(received)) received += new TextDecoder().decode((await reader.read()).value);
       expect((await credential('cred-c'))['in_flight']).toBe(1);
       controller.abort();
-      const row = await logRow(response.headers.get('x-request-id'));
+      const row = await running.logRow(response.headers.get('x-request-id'));
       expect(row).toMatchObject({ status: 499, errorCode: 'client_closed_request', upstream: 'cred-c', usageSource: 'estimated' });
       expect(row.completionTokens).toBeGreaterThan(0);
       // Its slot on the capped credential (max_in_flight 1) is free for the next request.
@@ -269,7 +260,7 @@ describe('the admin credentials API', () => {
   it('disables a credential (the pool routes around it) and enables it again', async () => {
     expect(await admin('/credentials/cred-a/disable', 'POST')).toMatchObject({ status: 200, body: { state: 'disabled', reason: 'disabled by an operator' } });
     const { response } = await ask('ordered-chat', 'while disabled', { 'X-Session-Id': 'disabled-check' });
-    expect((await logRow(response.headers.get('x-request-id'))).upstream).toBe('cred-b');
+    expect((await running.logRow(response.headers.get('x-request-id'))).upstream).toBe('cred-b');
     const refused = await ask('single', 'only A').catch((caught: unknown) => caught);
     expect(refused).toBeInstanceOf(OpenAI.APIError);
     expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(503);

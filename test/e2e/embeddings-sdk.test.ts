@@ -2,17 +2,17 @@ import OpenAI from 'openai';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fakeEmbedding } from '../fake-upstreams/openai-upstream.js';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 import { conformanceErrors } from '../support/openai-conformance.js';
 
-let harness: Harness;
+let harness: OpenAIFakeGateway;
 let token: string;
 let client: OpenAI;
 
 beforeAll(async () => {
-  harness = await startHarness();
+  harness = await startOpenAIFakeGateway();
   token = await harness.createToken({ team: 'search' });
-  client = harness.client(token);
+  client = harness.clientFor(token);
 });
 afterAll(async () => {
   await harness.close();

@@ -1,15 +1,15 @@
 import OpenAI from 'openai';
 import { Client } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 import { conformanceErrors } from '../support/openai-conformance.js';
 import { resetCredentials } from '../support/reset-credentials.js';
 
-let harness: Harness;
+let harness: OpenAIFakeGateway;
 let token: string;
 
 beforeAll(async () => {
-  harness = await startHarness();
+  harness = await startOpenAIFakeGateway();
   token = await harness.createToken({ team: 'errors' });
 });
 afterAll(async () => {
@@ -85,7 +85,7 @@ describe('400 bad request', () => {
   });
 
   it('raises BadRequestError in the SDK', async () => {
-    const client = harness.client(token);
+    const client = harness.clientFor(token);
     await expect(client.chat.completions.create({ model: 'text-embedding-3-small', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toBeInstanceOf(
       OpenAI.BadRequestError,
     );
@@ -134,7 +134,7 @@ describe('401 unauthenticated', () => {
   }
 
   it('raises AuthenticationError in the SDK', async () => {
-    await expect(harness.client(`svc_${'B'.repeat(43)}`).models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    await expect(harness.clientFor(`svc_${'B'.repeat(43)}`).models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
   it('needs no token for /health', async () => {
@@ -163,7 +163,7 @@ describe('403 forbidden', () => {
     expect(answer.body.error).toMatchObject({ code: 'model_not_allowed', param: 'model' });
     expect(harness.upstream.requests).toHaveLength(0);
     await expect(
-      harness.client(restricted).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }),
+      harness.clientFor(restricted).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }),
     ).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
   });
 });
@@ -173,7 +173,7 @@ describe('404 not found', () => {
     const answer = await chat({ model: 'gpt-9', messages: hi });
     expect(answer.status).toBe(404);
     expect(answer.body.error).toMatchObject({ code: 'model_not_found', type: 'not_found_error', param: 'model' });
-    await expect(harness.client(token).chat.completions.create({ model: 'gpt-9', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toBeInstanceOf(
+    await expect(harness.clientFor(token).chat.completions.create({ model: 'gpt-9', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toBeInstanceOf(
       OpenAI.NotFoundError,
     );
   });
@@ -240,7 +240,7 @@ describe('422 validation', () => {
 
   it('raises UnprocessableEntityError in the SDK', async () => {
     await expect(
-      harness.client(token).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], temperature: 3 }),
+      harness.clientFor(token).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], temperature: 3 }),
     ).rejects.toBeInstanceOf(OpenAI.UnprocessableEntityError);
   });
 });
@@ -300,7 +300,7 @@ describe('upstream failures', () => {
 
 describe('503 while shutting down', () => {
   it('refuses a request that arrives on a kept-alive connection during shutdown, after the in-flight stream completes', async () => {
-    const local = await startHarness({ upstream: { chunkDelayMs: 40, splitBytes: false } });
+    const local = await startOpenAIFakeGateway({ upstream: { chunkDelayMs: 40, splitBytes: false } });
     const localToken = await local.createToken();
     const url = new URL(local.gateway.url);
     const client = new Client(url.origin, { pipelining: 2 });

@@ -10,15 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { findPocketsphinx } from '../../src/providers/local/transcription/find-pocketsphinx.js';
 import { cli } from '../support/run-cli.js';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 
 /** What a new user meets in the first hour, before any feature: each was a trip-up once. */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-let harness: Harness;
+let harness: OpenAIFakeGateway;
 let token: string;
 beforeAll(async () => {
-  harness = await startHarness();
+  harness = await startOpenAIFakeGateway();
   token = await harness.createToken();
 });
 afterAll(async () => {

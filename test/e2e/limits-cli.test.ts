@@ -1,12 +1,12 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 import { cli } from '../support/run-cli.js';
 
-let harness: Harness;
+let harness: OpenAIFakeGateway;
 
 beforeAll(async () => {
-  harness = await startHarness();
+  harness = await startOpenAIFakeGateway();
 });
 afterAll(async () => {
   await harness.close();
@@ -24,12 +24,8 @@ async function refused(client: OpenAI): Promise<InstanceType<typeof OpenAI.RateL
 }
 
 /** Waits until the running gateway has reloaded its token cache (another process changed the database). */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error('the running gateway never saw the change');
+function eventually(check: () => Promise<boolean>): Promise<void> {
+  return vi.waitFor(async () => expect(await check(), 'the running gateway never saw the change').toBe(true), { timeout: 2_000, interval: 20 });
 }
 
 describe('limits changed with the CLI reach a running gateway', () => {
@@ -39,7 +35,7 @@ describe('limits changed with the CLI reach a running gateway', () => {
     expect((await run('projects', 'create', 'web', '--team', 'cli-limits')).code).toBe(0);
     const created = await run('tokens', 'create', '--team', 'cli-limits', '--project', 'web', '--rpm', '100');
     expect(created.code).toBe(0);
-    const client = harness.client(created.stdout.at(-1) as string);
+    const client = harness.clientFor(created.stdout.at(-1) as string);
     const { response } = await ask(client);
     expect(response.headers.get('x-ratelimit-limit-requests')).toBe('100');
 

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 
 type Row = Record<string, unknown> & { id: string; model: string | null; status: number; ttfb_ms: number | null; attempts: unknown[] | null };
 
 /** What the request log keeps of requests the gateway refused itself, before any upstream was called. */
 describe('refused requests in the request log', () => {
-  let harness: Harness;
+  let harness: OpenAIFakeGateway;
   let adminToken: string;
   const ids: Record<string, string> = {};
 
@@ -26,7 +26,7 @@ describe('refused requests in the request log', () => {
   }
 
   beforeAll(async () => {
-    harness = await startHarness();
+    harness = await startOpenAIFakeGateway();
     adminToken = await harness.createToken({ team: 'ops', scopes: ['admin'] });
     const token = await harness.createToken({ team: 'refused', models: ['gpt-4o-mini'] });
     const cases: Array<[string, Record<string, unknown>, number]> = [

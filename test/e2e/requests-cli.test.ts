@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tailRequestsCommand } from '../../src/cli/requests-command.js';
 import { cli } from '../support/run-cli.js';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 
 async function until<T>(probe: () => T | undefined, what: string): Promise<T> {
   for (let attempt = 0; attempt < 200; attempt++) {
@@ -13,14 +13,14 @@ async function until<T>(probe: () => T | undefined, what: string): Promise<T> {
 }
 
 describe('switchyard requests, reading the log of a running gateway', () => {
-  let harness: Harness;
+  let harness: OpenAIFakeGateway;
   let token: string;
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    harness = await startHarness();
+    harness = await startOpenAIFakeGateway();
     token = await harness.createToken({ team: 'search' });
-    const client = harness.client(token);
+    const client = harness.clientFor(token);
     const chat = await client.chat.completions
       .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }, { headers: { 'x-session-id': 'conversation-7' } })
       .withResponse();
@@ -107,7 +107,7 @@ describe('switchyard requests, reading the log of a running gateway', () => {
     expect(stdout).toHaveLength(1);
     expect(stdout[0]).toMatch(new RegExp(`^\\S+Z ${ids['missing']} 404 chat\\.completions model=no-such-model team=search token=tok_\\S+ latency_ms=[\\d.]+ error=model_not_found$`));
 
-    const client = harness.client(token);
+    const client = harness.clientFor(token);
     const next = await client.chat.completions
       .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Again' }] }, { headers: { 'x-session-id': 'conversation-8' } })
       .withResponse();

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fakeRelevance } from '../fake-upstreams/openai-upstream.js';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 
 interface RerankBody {
   model: string;
@@ -9,7 +9,7 @@ interface RerankBody {
   usage?: { total_tokens: number };
 }
 
-let harness: Harness;
+let harness: OpenAIFakeGateway;
 let token: string;
 let client: OpenAI;
 
@@ -23,9 +23,9 @@ const documents = [
 ];
 
 beforeAll(async () => {
-  harness = await startHarness();
+  harness = await startOpenAIFakeGateway();
   token = await harness.createToken({ team: 'search' });
-  client = harness.client(token);
+  client = harness.clientFor(token);
 });
 afterAll(async () => {
   await harness.close();

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { Agent, FormData, request, type Dispatcher } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { fakeWav, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../fake-upstreams/openai-upstream.js';
 import { nginxBinary, startNginx, type PrivateNginx } from '../support/private-nginx.js';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
@@ -171,14 +171,15 @@ describe.skipIf(nginxBinary === undefined || opensslMissing() !== null)('behind 
   });
 
   it('logs the X-Forwarded-For client behind the trusted proxy, and ignores the header from anyone else', async () => {
-    const logged = async (requestId: string): Promise<unknown> => {
-      for (let attempt = 0; attempt < 200; attempt++) {
-        const row = await call(`${trusting.gateway.url}/admin/v1/requests/${requestId}`, 'GET', { authorization: `Bearer ${adminToken}` });
-        if (row.status === 200) return row.json['client_address'];
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      throw new Error(`no request log row for ${requestId}`);
-    };
+    const logged = (requestId: string): Promise<unknown> =>
+      vi.waitFor(
+        async () => {
+          const row = await call(`${trusting.gateway.url}/admin/v1/requests/${requestId}`, 'GET', { authorization: `Bearer ${adminToken}` });
+          expect(row.status, `no request log row for ${requestId}`).toBe(200);
+          return row.json['client_address'];
+        },
+        { timeout: 5_000, interval: 25 },
+      );
     const chat = (base: string, headers: Record<string, string>, token = trusting.token) =>
       call(`${base}/v1/chat/completions`, 'POST', { authorization: `Bearer ${token}`, ...headers }, { model: 'gpt-4o-mini', messages: MESSAGES });
     const clientOf = async (answer: Answer): Promise<unknown> => {
@@ -231,13 +232,15 @@ function quoted(value: string): string {
   return `'${value}'`;
 }
 
-async function accessLine(lines: ReadonlyArray<Record<string, unknown>>, requestId: string): Promise<Record<string, unknown>> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const line = lines.find((candidate) => candidate['msg'] === 'request' && candidate['requestId'] === requestId);
-    if (line !== undefined) return line;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`no access line for ${requestId}`);
+function accessLine(lines: ReadonlyArray<Record<string, unknown>>, requestId: string): Promise<Record<string, unknown>> {
+  return vi.waitFor(
+    () => {
+      const line = lines.find((candidate) => candidate['msg'] === 'request' && candidate['requestId'] === requestId);
+      if (line === undefined) throw new Error(`no access line for ${requestId}`);
+      return line;
+    },
+    { timeout: 2_000, interval: 10 },
+  );
 }
 
 async function withDeadline<T>(work: Promise<T>, milliseconds: number, why: string): Promise<T> {

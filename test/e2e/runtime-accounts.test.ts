@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { accountSealContext } from '../../src/admin/index.js';
 import { SecretBox } from '../../src/core/index.js';
 import { startFakeChatGpt, type FakeChatGpt } from '../fake-upstreams/chatgpt-upstream.js';
@@ -36,12 +36,8 @@ function admin(method: string, path: string, body?: unknown): Promise<Response> 
   });
 }
 
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let tries = 0; tries < 100; tries++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`${what} did not happen within 5 s`);
+function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+  return vi.waitFor(async () => expect(await check(), `${what} did not happen within 5 s`).toBe(true), { timeout: 5_000, interval: 50 });
 }
 
 beforeAll(async () => {

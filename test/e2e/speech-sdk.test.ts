@@ -2,16 +2,16 @@ import type OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { detectAudioFormat } from '../../src/api/audio-format.js';
 import { fakeMp3, fakeWav } from '../fake-upstreams/openai-upstream.js';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 
-let harness: Harness;
+let harness: OpenAIFakeGateway;
 let token: string;
 let client: OpenAI;
 
 beforeAll(async () => {
-  harness = await startHarness();
+  harness = await startOpenAIFakeGateway();
   token = await harness.createToken({ team: 'voice' });
-  client = harness.client(token);
+  client = harness.clientFor(token);
 });
 afterAll(async () => {
   await harness.close();

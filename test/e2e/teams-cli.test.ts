@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, type CliRun } from '../support/run-cli.js';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 
 /**
  * `switchyard teams|projects …` and `tokens update`, against the database of a running gateway:
  * bad input exits 64 naming the flag or field, a conflict or an unknown record exits 1.
  */
-let harness: Harness;
+let harness: OpenAIFakeGateway;
 
 beforeAll(async () => {
-  harness = await startHarness();
+  harness = await startOpenAIFakeGateway();
 });
 afterAll(async () => {
   await harness.close();
@@ -89,7 +89,7 @@ describe('switchyard tokens update, and deleting a team with live tokens', () =>
     expect(updated.stdout).toEqual([`Updated ${id}.`]);
     expect(await harness.gateway.stores.tokens.findById(id)).toMatchObject({ limits: { tpm: 1000, maxConcurrent: 2 }, scopes: ['chat', 'models:read'], models: null, expiresAt: null });
     // The running gateway sees the change on the next request: every model now, not one.
-    expect((await harness.client(token).models.list()).data.length).toBeGreaterThan(1);
+    expect((await harness.clientFor(token).models.list()).data.length).toBeGreaterThan(1);
     const table = await run('tokens', 'list');
     expect(table.stdout[0]).toMatch(/ LIMITS +EXPIRES$/);
     expect(table.stdout.find((line) => line.startsWith(id))).toMatch(/tpm=1000 max_concurrent=2 +never$/);

@@ -6,15 +6,15 @@ import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_TRANSCRIPTION_BYTES } from '../../src/api/transcription-request.js';
 import { fakeMp3, fakeWav, parseMultipart } from '../fake-upstreams/openai-upstream.js';
-import { startHarness, type Harness } from '../support/gateway-harness.js';
+import { startOpenAIFakeGateway, type OpenAIFakeGateway } from '../support/start-openai-fake-gateway.js';
 import { collectGarbage } from '../support/collect-garbage.js';
 
-let harness: Harness;
+let harness: OpenAIFakeGateway;
 let token: string;
 let client: OpenAI;
 
 beforeAll(async () => {
-  harness = await startHarness({
+  harness = await startOpenAIFakeGateway({
     config: {
       models: [
         { id: 'gpt-4o-mini', type: 'chat', routes: [{ upstream: 'primary', model: 'gpt-4o-mini-2024-07-18' }] },
@@ -26,7 +26,7 @@ beforeAll(async () => {
     },
   });
   token = await harness.createToken({ team: 'voice' });
-  client = harness.client(token);
+  client = harness.clientFor(token);
 });
 afterAll(async () => {
   await harness.close();

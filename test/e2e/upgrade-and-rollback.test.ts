@@ -6,7 +6,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
 import pg from 'pg';
 import { stringify } from 'yaml';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import { TokenService } from '../../src/access/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { releaseVersion } from '../../src/core/index.js';
@@ -16,7 +16,7 @@ import type { DatabaseSchema } from '../../src/store/database-schema.js';
 import { openStores, type Database } from '../../src/store/index.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { KyselyTokenStore } from '../../src/store/token-store.js';
-import { DATABASE_BACKENDS } from '../support/database-backends.js';
+import { describeEachBackend } from '../support/database-backends.js';
 import { requestLogEntry } from '../support/request-log-entries.js';
 import { cli } from '../support/run-cli.js';
 
@@ -89,125 +89,123 @@ function capturedLogger(): { logger: ReturnType<typeof createLogger>; lines: Arr
   return { logger: createLogger('info', destination), lines };
 }
 
-for (const backend of DATABASE_BACKENDS) {
-  describe.skipIf(!backend.available)(`upgrades and roll-backs on ${backend.name}`, () => {
-    let url: string;
-    let dispose: () => Promise<void>;
-    let directory: string;
-    let configPath: string;
+describeEachBackend('upgrades and roll-backs', (backend) => {
+  let url: string;
+  let dispose: () => Promise<void>;
+  let directory: string;
+  let configPath: string;
 
-    beforeEach(async () => {
-      ({ url, dispose } = await backend.empty());
-      directory = mkdtempSync(join(tmpdir(), 'switchyard-upgrade-'));
-      configPath = join(directory, 'switchyard.yaml');
-      writeFileSync(configPath, stringify({ server: { host: '127.0.0.1', port: 0 }, database: { url }, logging: { level: 'silent' }, upstreams: [], models: [] }));
-    });
-    afterEach(async () => {
-      await dispose();
-      rmSync(directory, { recursive: true, force: true });
-    });
+  beforeEach(async () => {
+    ({ url, dispose } = await backend.empty());
+    directory = mkdtempSync(join(tmpdir(), 'switchyard-upgrade-'));
+    configPath = join(directory, 'switchyard.yaml');
+    writeFileSync(configPath, stringify({ server: { host: '127.0.0.1', port: 0 }, database: { url }, logging: { level: 'silent' }, upstreams: [], models: [] }));
+  });
+  afterEach(async () => {
+    await dispose();
+    rmSync(directory, { recursive: true, force: true });
+  });
 
-    /** This release's schema, then a migration it does not know, as a newer release leaves it. */
-    async function writtenByNewerRelease(): Promise<void> {
-      const stores = await openStores(url);
-      await stores.close();
-      await execute(url, ['create table newer_release_things (id integer primary key)', `insert into kysely_migration (name, timestamp) values ('${UNKNOWN}', '2030-01-01T00:00:00.000Z')`]);
+  /** This release's schema, then a migration it does not know, as a newer release leaves it. */
+  async function writtenByNewerRelease(): Promise<void> {
+    const stores = await openStores(url);
+    await stores.close();
+    await execute(url, ['create table newer_release_things (id integer primary key)', `insert into kysely_migration (name, timestamp) values ('${UNKNOWN}', '2030-01-01T00:00:00.000Z')`]);
+  }
+
+  it('refuses a schema a newer release wrote, with no record of which: names the migrations and how to roll back, and changes nothing', async () => {
+    await writtenByNewerRelease();
+    const before = await execute(url, ['select name from kysely_migration order by name']);
+    for (const argv of [['serve'], ['tokens', 'list']]) {
+      const refused = await cli(...argv, '--config', configPath);
+      expect({ argv, code: refused.code }).toEqual({ argv, code: 65 });
+      const message = refused.stderr.at(-1) as string;
+      expect(message).toContain('written by a newer release');
+      expect(message).toContain(`migrations this release does not know: ${UNKNOWN}`);
+      expect(message).toMatch(/restore the backup you took before the upgrade.*docs\/operations\.md/);
     }
+    expect(await execute(url, ['select name from kysely_migration order by name'])).toEqual(before);
+  });
 
-    it('refuses a schema a newer release wrote, with no record of which: names the migrations and how to roll back, and changes nothing', async () => {
-      await writtenByNewerRelease();
-      const before = await execute(url, ['select name from kysely_migration order by name']);
-      for (const argv of [['serve'], ['tokens', 'list']]) {
-        const refused = await cli(...argv, '--config', configPath);
-        expect({ argv, code: refused.code }).toEqual({ argv, code: 65 });
-        const message = refused.stderr.at(-1) as string;
-        expect(message).toContain('written by a newer release');
-        expect(message).toContain(`migrations this release does not know: ${UNKNOWN}`);
-        expect(message).toMatch(/restore the backup you took before the upgrade.*docs\/operations\.md/);
-      }
-      expect(await execute(url, ['select name from kysely_migration order by name'])).toEqual(before);
-    });
+  it('refuses a schema written by release 9.9.9, naming it; migrate --status lists the unknown migration and exits 65 too', async () => {
+    await writtenByNewerRelease();
+    await execute(url, [`insert into switchyard_schema_history (migration, release, applied_at) values ('${UNKNOWN}', '9.9.9', ${Date.parse('2030-01-01')})`]);
+    const refused = await cli('serve', '--config', configPath);
+    expect(refused.code).toBe(65);
+    expect(refused.stderr).toEqual([
+      `switchyard: the database ${url} was written by switchyard 9.9.9, a newer release than this one (${releaseVersion()}): it has migrations this release does not know: ${UNKNOWN}. ` +
+        'Start switchyard 9.9.9 again, or roll back: stop every gateway, restore the backup you took before the upgrade, then start this release (docs/operations.md, "Upgrade and roll back")',
+    ]);
 
-    it('refuses a schema written by release 9.9.9, naming it; migrate --status lists the unknown migration and exits 65 too', async () => {
-      await writtenByNewerRelease();
-      await execute(url, [`insert into switchyard_schema_history (migration, release, applied_at) values ('${UNKNOWN}', '9.9.9', ${Date.parse('2030-01-01')})`]);
-      const refused = await cli('serve', '--config', configPath);
-      expect(refused.code).toBe(65);
-      expect(refused.stderr).toEqual([
-        `switchyard: the database ${url} was written by switchyard 9.9.9, a newer release than this one (${releaseVersion()}): it has migrations this release does not know: ${UNKNOWN}. ` +
-          'Start switchyard 9.9.9 again, or roll back: stop every gateway, restore the backup you took before the upgrade, then start this release (docs/operations.md, "Upgrade and roll back")',
-      ]);
+    const status = await cli('migrate', '--status', '--json', '--config', configPath);
+    expect(status.code).toBe(65);
+    const listed = JSON.parse(status.stdout.join('\n')) as Array<{ name: string; state: string; release: string | null }>;
+    expect(listed.at(-1)).toMatchObject({ name: UNKNOWN, state: 'unknown', release: '9.9.9' });
+    expect(listed.filter((migration) => migration.state === 'applied').map((migration) => migration.name)).toEqual(Object.keys(MIGRATIONS));
+    expect(status.stderr.at(-1)).toContain('written by switchyard 9.9.9');
+  });
 
-      const status = await cli('migrate', '--status', '--json', '--config', configPath);
-      expect(status.code).toBe(65);
-      const listed = JSON.parse(status.stdout.join('\n')) as Array<{ name: string; state: string; release: string | null }>;
-      expect(listed.at(-1)).toMatchObject({ name: UNKNOWN, state: 'unknown', release: '9.9.9' });
-      expect(listed.filter((migration) => migration.state === 'applied').map((migration) => migration.name)).toEqual(Object.keys(MIGRATIONS));
-      expect(status.stderr.at(-1)).toContain('written by switchyard 9.9.9');
-    });
+  it('from the release before: migrate --status shows what would run and changes nothing; serve migrates, logs each migration, and the rows survive', async () => {
+    const old = await openAsReleaseBefore(url);
+    const { secret } = await new TokenService(new KyselyTokenStore(old.db, old.dialect), 'svc_').create({ team: 'search', name: 'made-before' });
+    const rows = Array.from({ length: 25 }, (_, index) => requestLogEntry(Date.parse('2026-11-01') + index, { tokenId: null }));
+    // Written with the columns the release before had: this release's store writes columns it adds.
+    await old.db
+      .insertInto('request_logs')
+      .values(rows.map((row) => ({
+        id: row.id, created_at: row.createdAt, token_id: row.tokenId, team: row.team, project: row.project, endpoint: row.endpoint,
+        model: row.model, upstream: row.upstream, session_id: row.sessionId, status: row.status, latency_ms: row.latencyMs,
+        ttfb_ms: row.ttfbMs, prompt_tokens: row.promptTokens, completion_tokens: row.completionTokens, usage_source: row.usageSource,
+        error_code: row.errorCode, client_request_id: row.clientRequestId, logged_at: row.createdAt, session_source: row.sessionSource,
+        affinity: row.affinity, attempts: JSON.stringify(row.attempts), cached_tokens: row.cachedTokens, reasoning_tokens: row.reasoningTokens,
+        cost_usd: row.costUsd,
+      })))
+      .execute();
+    await old.close();
 
-    it('from the release before: migrate --status shows what would run and changes nothing; serve migrates, logs each migration, and the rows survive', async () => {
-      const old = await openAsReleaseBefore(url);
-      const { secret } = await new TokenService(new KyselyTokenStore(old.db, old.dialect), 'svc_').create({ team: 'search', name: 'made-before' });
-      const rows = Array.from({ length: 25 }, (_, index) => requestLogEntry(Date.parse('2026-11-01') + index, { tokenId: null }));
-      // Written with the columns the release before had: this release's store writes columns it adds.
-      await old.db
-        .insertInto('request_logs')
-        .values(rows.map((row) => ({
-          id: row.id, created_at: row.createdAt, token_id: row.tokenId, team: row.team, project: row.project, endpoint: row.endpoint,
-          model: row.model, upstream: row.upstream, session_id: row.sessionId, status: row.status, latency_ms: row.latencyMs,
-          ttfb_ms: row.ttfbMs, prompt_tokens: row.promptTokens, completion_tokens: row.completionTokens, usage_source: row.usageSource,
-          error_code: row.errorCode, client_request_id: row.clientRequestId, logged_at: row.createdAt, session_source: row.sessionSource,
-          affinity: row.affinity, attempts: JSON.stringify(row.attempts), cached_tokens: row.cachedTokens, reasoning_tokens: row.reasoningTokens,
-          cost_usd: row.costUsd,
-        })))
-        .execute();
-      await old.close();
+    const status = await cli('migrate', '--status', '--config', configPath);
+    expect(status.code).toBe(0);
+    expect(status.stdout[0]).toMatch(/^MIGRATION +STATE +APPLIED +RELEASE/);
+    expect(status.stdout.find((line) => line.startsWith('0009-request-log-indexes'))).toMatch(/applied/);
+    for (const name of ADDED_BY_THIS_RELEASE) expect(status.stdout.find((line) => line.startsWith(name))).toMatch(/pending/);
+    expect(status.stderr.at(-1)).toBe('3 pending: `switchyard serve` (or `switchyard migrate`) applies them');
+    expect(await cli('migrate', '--status', '--config', configPath)).toEqual(status);
 
-      const status = await cli('migrate', '--status', '--config', configPath);
-      expect(status.code).toBe(0);
-      expect(status.stdout[0]).toMatch(/^MIGRATION +STATE +APPLIED +RELEASE/);
-      expect(status.stdout.find((line) => line.startsWith('0009-request-log-indexes'))).toMatch(/applied/);
-      for (const name of ADDED_BY_THIS_RELEASE) expect(status.stdout.find((line) => line.startsWith(name))).toMatch(/pending/);
-      expect(status.stderr.at(-1)).toBe('3 pending: `switchyard serve` (or `switchyard migrate`) applies them');
-      expect(await cli('migrate', '--status', '--config', configPath)).toEqual(status);
-
-      const { logger, lines } = capturedLogger();
-      const gateway = await startGateway(loadConfig({ configPath, env: {} }).config, { logger });
-      try {
-        const migrationLines = lines.filter((line) => String(line['msg']).startsWith('database '));
-        expect(migrationLines.map((line) => line['msg'])).toEqual([
-          ...migrationMessages(),
-        ]);
-        expect(migrationLines[1]).toMatchObject({ level: 30, migration: ADDED_BY_THIS_RELEASE[0], duration_ms: expect.any(Number) });
-        expect(migrationLines.at(-1)).toMatchObject({ applied: ADDED_BY_THIS_RELEASE, schema: '0012-schema-history' });
-
-        const models = await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${secret}` } });
-        expect(models.status).toBe(200);
-        const kept = await gateway.stores.requestLogs.query({ limit: 100 });
-        expect(kept.map((row) => row.id).sort()).toEqual(rows.map((row) => row.id).sort());
-        expect(kept.find((row) => row.id === rows[3]?.id)).toMatchObject({ model: 'gpt-4o-mini', status: 200, promptTokens: 10, completionTokens: 5 });
-      } finally {
-        await gateway.shutdown();
-      }
-
-      const after = await cli('migrate', '--status', '--json', '--config', configPath);
-      const listed = JSON.parse(after.stdout.join('\n')) as Array<{ name: string; state: string; release: string | null }>;
-      expect(listed.map(({ state }) => state)).toEqual(Object.keys(MIGRATIONS).map(() => 'applied'));
-      // Only what this release applied has a record of it; the rest ran before releases were recorded.
-      for (const name of ADDED_BY_THIS_RELEASE) expect(listed.find((migration) => migration.name === name)?.release).toBe(releaseVersion());
-      expect(listed.find(({ name }) => name === '0001-initial')?.release).toBeNull();
-    });
-
-    it('switchyard migrate applies what is pending, saying each, and then that the schema is up to date', async () => {
-      await (await openAsReleaseBefore(url)).close();
-      const migrated = await cli('migrate', '--config', configPath);
-      expect(migrated.code).toBe(0);
-      expect(migrated.stderr.slice(1)).toEqual([
+    const { logger, lines } = capturedLogger();
+    const gateway = await startGateway(loadConfig({ configPath, env: {} }).config, { logger });
+    try {
+      const migrationLines = lines.filter((line) => String(line['msg']).startsWith('database '));
+      expect(migrationLines.map((line) => line['msg'])).toEqual([
         ...migrationMessages(),
       ]);
-      const again = await cli('migrate', '--config', configPath);
-      expect(again.stderr.slice(1)).toEqual(['database schema up to date (0012-schema-history)']);
-    });
+      expect(migrationLines[1]).toMatchObject({ level: 30, migration: ADDED_BY_THIS_RELEASE[0], duration_ms: expect.any(Number) });
+      expect(migrationLines.at(-1)).toMatchObject({ applied: ADDED_BY_THIS_RELEASE, schema: '0012-schema-history' });
+
+      const models = await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${secret}` } });
+      expect(models.status).toBe(200);
+      const kept = await gateway.stores.requestLogs.query({ limit: 100 });
+      expect(kept.map((row) => row.id).sort()).toEqual(rows.map((row) => row.id).sort());
+      expect(kept.find((row) => row.id === rows[3]?.id)).toMatchObject({ model: 'gpt-4o-mini', status: 200, promptTokens: 10, completionTokens: 5 });
+    } finally {
+      await gateway.shutdown();
+    }
+
+    const after = await cli('migrate', '--status', '--json', '--config', configPath);
+    const listed = JSON.parse(after.stdout.join('\n')) as Array<{ name: string; state: string; release: string | null }>;
+    expect(listed.map(({ state }) => state)).toEqual(Object.keys(MIGRATIONS).map(() => 'applied'));
+    // Only what this release applied has a record of it; the rest ran before releases were recorded.
+    for (const name of ADDED_BY_THIS_RELEASE) expect(listed.find((migration) => migration.name === name)?.release).toBe(releaseVersion());
+    expect(listed.find(({ name }) => name === '0001-initial')?.release).toBeNull();
   });
-}
+
+  it('switchyard migrate applies what is pending, saying each, and then that the schema is up to date', async () => {
+    await (await openAsReleaseBefore(url)).close();
+    const migrated = await cli('migrate', '--config', configPath);
+    expect(migrated.code).toBe(0);
+    expect(migrated.stderr.slice(1)).toEqual([
+      ...migrationMessages(),
+    ]);
+    const again = await cli('migrate', '--config', configPath);
+    expect(again.stderr.slice(1)).toEqual(['database schema up to date (0012-schema-history)']);
+  });
+});

@@ -19,15 +19,13 @@
 //   ran) gets the recorded text answer: an agent's loop ends;
 // - anything else is a 404 in Anthropic's error envelope.
 //
-// Only node:http is used so that nothing between the socket and the test
-// reshapes the bytes.
+// The server, the body reading and the event writing are json-fake-server's,
+// on node:http so that nothing between the socket and the test reshapes the bytes.
 
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { ByteSplitter } from './sse-framing.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startFakeServer, writeEventStream } from './json-fake-server.js';
 
 export interface RecordedAnthropicRequest {
   method: string;
@@ -136,7 +134,6 @@ export async function startFakeAnthropicUpstream(options: { apiKey: string } & F
   const { apiKey, ...initialOptions } = options;
   const requests: RecordedAnthropicRequest[] = [];
   const failures: Array<{ failure: AnthropicFailure; remaining: number }> = [];
-  const sockets = new Set<Socket>();
   const upstream = { options: initialOptions as FakeAnthropicOptions };
 
   const sendJson = (response: ServerResponse, status: number, body: Buffer | string, headers: Record<string, string> = {}): void => {
@@ -155,7 +152,7 @@ export async function startFakeAnthropicUpstream(options: { apiKey: string } & F
     sendJson(response, failure.status, body, failure.headers);
   };
 
-  const stream = async (response: ServerResponse, fixture: string): Promise<void> => {
+  const stream = async (request: IncomingMessage, response: ServerResponse, fixture: string): Promise<void> => {
     let bytes = await readFixture(fixture);
     const { toolUse } = upstream.options;
     if (toolUse !== undefined && fixture === 'stream-tool-use.sse') bytes = retargetToolUseStream(bytes, toolUse);
@@ -165,20 +162,12 @@ export async function startFakeAnthropicUpstream(options: { apiKey: string } & F
       response.end(bytes);
       return;
     }
-    const splitter = new ByteSplitter();
-    for (const piece of [...splitter.push(bytes), ...splitter.flush()]) {
-      if (response.destroyed) return;
-      response.write(piece);
-      // A turn of the event loop between writes, so they reach the socket as separate packets.
-      await nextTurn();
-    }
-    response.end();
+    // Each piece its own write and a turn of the event loop, so they reach the socket as separate packets.
+    await writeEventStream(request, response, [bytes], { splitBytes: true });
   };
 
-  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
+  const handle = async (request: IncomingMessage, response: ServerResponse, rawBody: Buffer): Promise<void> => {
+    const raw = rawBody.toString('utf8');
     let body: unknown = undefined;
     try {
       body = raw === '' ? undefined : (JSON.parse(raw) as unknown);
@@ -201,7 +190,7 @@ export async function startFakeAnthropicUpstream(options: { apiKey: string } & F
     }
     const tools = wantsTools(body) && !(upstream.options.toolUse !== undefined && endsWithToolResult(body));
     if ((body as { stream?: unknown }).stream === true) {
-      return stream(response, upstream.options.streamFixture ?? (tools ? 'stream-tool-use.sse' : 'stream-text.sse'));
+      return stream(request, response, upstream.options.streamFixture ?? (tools ? 'stream-tool-use.sse' : 'stream-text.sse'));
     }
     const message = await readFixture(upstream.options.messageFixture ?? (tools ? 'message-tool-use.json' : 'message.json'));
     const { toolUse } = upstream.options;
@@ -211,22 +200,15 @@ export async function startFakeAnthropicUpstream(options: { apiKey: string } & F
     return sendJson(response, 200, JSON.stringify(recorded));
   };
 
-  const server: Server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
+  const server = await startFakeServer((request, response, rawBody) =>
+    handle(request, response, rawBody).catch((error: unknown) => {
       if (!response.headersSent) sendJson(response, 500, JSON.stringify({ type: 'error', error: { type: 'api_error', message: String(error) } }));
       else response.destroy();
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('the fake Anthropic upstream has no TCP address');
+    }),
+  );
 
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: server.url,
     requests,
     get options() {
       return upstream.options;
@@ -237,9 +219,6 @@ export async function startFakeAnthropicUpstream(options: { apiKey: string } & F
     failNext(failure, times = 1) {
       failures.push({ failure, remaining: times });
     },
-    close() {
-      for (const socket of sockets) socket.destroy();
-      return new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-    },
+    close: () => server.close(),
   };
 }

@@ -1,6 +1,6 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { request } from 'undici';
+import { startFakeServer } from './json-fake-server.js';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from './openai-upstream.js';
 
 export interface AzureRequest {
@@ -28,8 +28,7 @@ const DEPLOYMENT_PATH = /^\/openai\/deployments\/([^/]+)\/(.+)$/;
 export async function startFakeAzureUpstream(): Promise<FakeAzureUpstream> {
   const openai = await startFakeOpenAIUpstream({ splitBytes: false });
   const requests: AzureRequest[] = [];
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((incoming, outgoing) => {
+  const server = await startFakeServer((incoming, outgoing, rawBody) => {
     const url = new URL(incoming.url ?? '/', 'http://azure.local');
     const match = DEPLOYMENT_PATH.exec(url.pathname);
     if (match === null || incoming.headers['api-key'] === undefined) {
@@ -42,7 +41,7 @@ export async function startFakeAzureUpstream(): Promise<FakeAzureUpstream> {
     request(`${openai.url}/${operation}`, {
       method: 'POST',
       headers: { 'content-type': incoming.headers['content-type'] ?? 'application/json', authorization: 'Bearer from-azure-fake' },
-      body: incoming,
+      body: rawBody,
     }).then(
       (answer) => {
         outgoing.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type'] ?? 'application/json') });
@@ -51,20 +50,12 @@ export async function startFakeAzureUpstream(): Promise<FakeAzureUpstream> {
       () => outgoing.destroy(),
     );
   });
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     requests,
     openai,
     async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
       await openai.close();
     },
   };

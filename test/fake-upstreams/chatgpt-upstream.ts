@@ -25,22 +25,30 @@
 //   revokes the account's newest tokens (no public evidence was found that the
 //   real server does this, so it is off by default).
 //
-// Only node:http is used so that nothing between the socket and the test
-// reshapes the bytes.
+// The server, the body reading and the event writing are json-fake-server's,
+// on node:http so that nothing between the socket and the test reshapes the bytes.
 
-import { readFile } from 'node:fs/promises';
 import { randomBytes, randomUUID } from 'node:crypto';
-import {
-  createServer,
-  STATUS_CODES,
-  type IncomingMessage,
-  type OutgoingHttpHeaders,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import type { Socket } from 'node:net';
-import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { brotliDecompressSync, gunzipSync, inflateSync, zstdDecompressSync } from 'node:zlib';
+import {
+  buildFunctionCallEvents,
+  buildTextEvents,
+  frameEvent,
+  isJsonObject,
+  loadFixtures,
+  objectField,
+  randomAlphanumeric,
+  randomHex,
+  type Fixtures,
+  type JsonObject,
+  type StreamContext,
+} from './chatgpt-recordings.js';
+import { sendBytes as sendWholeBody, startFakeServer, writeEventStream } from './json-fake-server.js';
+
+// The test suite and others read the recordings' SSE framing through this module.
+export { parseSseText, type SseEvent } from './chatgpt-recordings.js';
 
 // ---------------------------------------------------------------------------
 // Public API
@@ -156,8 +164,6 @@ const DEFAULT_ACCESS_TOKEN_TTL_SECONDS = 10 * 24 * 60 * 60;
 const ID_TOKEN_TTL_SECONDS = 60 * 60;
 const PRIMARY_WINDOW_MINUTES = 300;
 const SECONDARY_WINDOW_MINUTES = 10_080;
-/** Size, in code points, of the text and argument deltas. */
-const DELTA_LENGTH = 4;
 
 // ---------------------------------------------------------------------------
 // JWTs
@@ -178,259 +184,6 @@ export function decodeJwtPayload(token: string): Record<string, unknown> {
   const value: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
   if (!isJsonObject(value)) throw new Error('JWT payload is not an object');
   return value;
-}
-
-// ---------------------------------------------------------------------------
-// Fixtures
-
-type JsonObject = Record<string, unknown>;
-
-export interface SseEvent {
-  event: string;
-  data: JsonObject;
-}
-
-interface Fixtures {
-  textStream: SseEvent[];
-  functionCallStream: SseEvent[];
-  /** Recorded header names and values of a 429 usage_limit_reached answer. */
-  quotaHeaders: Record<string, string>;
-  usageLimitBody: JsonObject;
-  streamMustBeTrue: Buffer;
-  storeMustBeFalse: Buffer;
-  tokenExpired: Buffer;
-  tokenInvalidated: Buffer;
-  refreshTokenReused: Buffer;
-  refreshTokenInvalidated: Buffer;
-}
-
-const FIXTURE_DIR = new URL('../fixtures/chatgpt/', import.meta.url);
-
-function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function parseJsonObject(text: string, what: string): JsonObject {
-  const value: unknown = JSON.parse(text);
-  if (!isJsonObject(value)) throw new Error(`${what} is not a JSON object`);
-  return value;
-}
-
-/** Splits `event: X\ndata: {...}\n\n` blocks (the framing of the recorded streams). */
-export function parseSseText(text: string): SseEvent[] {
-  const events: SseEvent[] = [];
-  for (const block of text.split(/\r?\n\r?\n/)) {
-    let event: string | undefined;
-    const data: string[] = [];
-    for (const line of block.split(/\r?\n/)) {
-      if (line.startsWith('event:')) event = line.slice('event:'.length).trim();
-      else if (line.startsWith('data:')) data.push(line.slice('data:'.length).replace(/^ /, ''));
-    }
-    if (data.length === 0) continue;
-    const payload = parseJsonObject(data.join('\n'), 'SSE event data');
-    events.push({ event: event ?? String(payload.type), data: payload });
-  }
-  return events;
-}
-
-async function readFixture(name: string): Promise<Buffer> {
-  return readFile(new URL(name, FIXTURE_DIR));
-}
-
-async function readAllFixtures(): Promise<Fixtures> {
-  const [text, functionCall, headers, usageLimit, streamTrue, storeFalse, expired, invalidated, reused, refreshInvalidated] =
-    await Promise.all([
-      readFixture('stream-text.sse'),
-      readFixture('stream-function-call.sse'),
-      readFixture('usage-limit-headers.json'),
-      readFixture('errors/429-usage-limit-reached.json'),
-      readFixture('errors/400-stream-must-be-true.json'),
-      readFixture('errors/400-store-must-be-false.json'),
-      readFixture('errors/401-token-expired.json'),
-      readFixture('errors/401-token-invalidated.json'),
-      readFixture('oauth/401-refresh-token-reused.json'),
-      readFixture('oauth/401-refresh-token-invalidated.json'),
-    ]);
-  const quotaHeaders: Record<string, string> = {};
-  for (const [name, value] of Object.entries(parseJsonObject(headers.toString('utf8'), 'usage-limit-headers.json'))) {
-    quotaHeaders[name] = String(value);
-  }
-  return {
-    textStream: parseSseText(text.toString('utf8')),
-    functionCallStream: parseSseText(functionCall.toString('utf8')),
-    quotaHeaders,
-    usageLimitBody: parseJsonObject(usageLimit.toString('utf8'), '429 fixture'),
-    streamMustBeTrue: streamTrue,
-    storeMustBeFalse: storeFalse,
-    tokenExpired: expired,
-    tokenInvalidated: invalidated,
-    refreshTokenReused: reused,
-    refreshTokenInvalidated: refreshInvalidated,
-  };
-}
-
-let fixturesPromise: Promise<Fixtures> | undefined;
-
-function loadFixtures(): Promise<Fixtures> {
-  fixturesPromise ??= readAllFixtures();
-  return fixturesPromise;
-}
-
-function template(events: SseEvent[], type: string): JsonObject {
-  const found = events.find((event) => event.data.type === type);
-  if (found === undefined) throw new Error(`recorded stream has no ${type} event`);
-  return structuredClone(found.data);
-}
-
-function objectField(object: JsonObject, key: string): JsonObject {
-  const value = object[key];
-  if (!isJsonObject(value)) throw new Error(`recorded event has no object "${key}"`);
-  return value;
-}
-
-// ---------------------------------------------------------------------------
-// Building the SSE answer from the recorded templates
-
-interface StreamContext {
-  request: JsonObject;
-  responseId: string;
-  createdAt: number;
-  nowSeconds: number;
-}
-
-function randomHex(bytes: number): string {
-  return randomBytes(bytes).toString('hex');
-}
-
-function randomAlphanumeric(length: number): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  const bytes = randomBytes(length);
-  return Array.from(bytes, (byte) => alphabet[byte % alphabet.length]).join('');
-}
-
-/** Cuts by code point so no delta ever holds half a surrogate pair. */
-function splitText(text: string, size: number): string[] {
-  const codePoints = Array.from(text);
-  const pieces: string[] = [];
-  for (let i = 0; i < codePoints.length; i += size) pieces.push(codePoints.slice(i, i + size).join(''));
-  return pieces;
-}
-
-function estimateTokens(value: unknown): number {
-  const text = typeof value === 'string' ? value : JSON.stringify(value ?? '');
-  return Math.max(1, Math.ceil(text.length / 4));
-}
-
-/** The recorded `response` object with the fields this request decides. */
-function responseObject(recorded: JsonObject, context: StreamContext, status: 'in_progress' | 'completed'): JsonObject {
-  const response = structuredClone(objectField(recorded, 'response'));
-  const request = context.request;
-  response.id = context.responseId;
-  response.created_at = context.createdAt;
-  response.status = status;
-  if ('completed_at' in response) response.completed_at = status === 'completed' ? context.nowSeconds : null;
-  if (typeof request.model === 'string') response.model = request.model;
-  response.instructions = typeof request.instructions === 'string' ? request.instructions : null;
-  response.store = false;
-  response.prompt_cache_key = typeof request.prompt_cache_key === 'string' ? request.prompt_cache_key : null;
-  if (Array.isArray(request.tools)) response.tools = request.tools;
-  if (request.tool_choice !== undefined) response.tool_choice = request.tool_choice;
-  if (typeof request.parallel_tool_calls === 'boolean') response.parallel_tool_calls = request.parallel_tool_calls;
-  const reasoning = response.reasoning;
-  if (isJsonObject(request.reasoning) && isJsonObject(reasoning)) response.reasoning = { ...reasoning, ...request.reasoning };
-  return response;
-}
-
-function completedResponse(recorded: JsonObject, context: StreamContext, outputText: string): JsonObject {
-  const response = responseObject(recorded, context, 'completed');
-  // The Codex backend sends store:false answers with an empty `output` here;
-  // the finished items only arrive in response.output_item.done.
-  response.output = [];
-  const inputTokens = estimateTokens(context.request.input);
-  const outputTokens = estimateTokens(outputText);
-  const usage = isJsonObject(response.usage) ? response.usage : {};
-  usage.input_tokens = inputTokens;
-  const inputDetails = isJsonObject(usage.input_tokens_details) ? usage.input_tokens_details : {};
-  for (const key of Object.keys(inputDetails)) inputDetails[key] = 0;
-  inputDetails.cached_tokens = 0;
-  usage.input_tokens_details = inputDetails;
-  usage.output_tokens = outputTokens;
-  usage.output_tokens_details = { reasoning_tokens: 0 };
-  usage.total_tokens = inputTokens + outputTokens;
-  response.usage = usage;
-  return response;
-}
-
-function withSequence(events: JsonObject[]): JsonObject[] {
-  return events.map((event, index) => {
-    if ('sequence_number' in event) event.sequence_number = index;
-    return event;
-  });
-}
-
-function buildTextEvents(recorded: SseEvent[], context: StreamContext, text: string): JsonObject[] {
-  const itemId = `msg_${randomHex(24)}`;
-  const created = template(recorded, 'response.created');
-  created.response = responseObject(created, context, 'in_progress');
-  const inProgress = template(recorded, 'response.in_progress');
-  inProgress.response = responseObject(inProgress, context, 'in_progress');
-  const itemAdded = template(recorded, 'response.output_item.added');
-  objectField(itemAdded, 'item').id = itemId;
-  const partAdded = template(recorded, 'response.content_part.added');
-  partAdded.item_id = itemId;
-  const deltaTemplate = template(recorded, 'response.output_text.delta');
-  const deltas = splitText(text, DELTA_LENGTH).map((piece) => {
-    const delta = structuredClone(deltaTemplate);
-    delta.item_id = itemId;
-    delta.delta = piece;
-    return delta;
-  });
-  const textDone = template(recorded, 'response.output_text.done');
-  textDone.item_id = itemId;
-  textDone.text = text;
-  const partDone = template(recorded, 'response.content_part.done');
-  partDone.item_id = itemId;
-  objectField(partDone, 'part').text = text;
-  const itemDone = template(recorded, 'response.output_item.done');
-  const item = objectField(itemDone, 'item');
-  item.id = itemId;
-  const content = item.content;
-  if (Array.isArray(content) && isJsonObject(content[0])) content[0].text = text;
-  const completed = template(recorded, 'response.completed');
-  completed.response = completedResponse(completed, context, text);
-  return withSequence([created, inProgress, itemAdded, partAdded, ...deltas, textDone, partDone, itemDone, completed]);
-}
-
-function buildFunctionCallEvents(recorded: SseEvent[], context: StreamContext, name: string, args: string): JsonObject[] {
-  const itemId = `fc_${randomHex(24)}`;
-  const callId = `call_${randomAlphanumeric(24)}`;
-  const created = template(recorded, 'response.created');
-  created.response = responseObject(created, context, 'in_progress');
-  const inProgress = template(recorded, 'response.in_progress');
-  inProgress.response = responseObject(inProgress, context, 'in_progress');
-  const itemAdded = template(recorded, 'response.output_item.added');
-  Object.assign(objectField(itemAdded, 'item'), { id: itemId, arguments: '', call_id: callId, name });
-  const deltaTemplate = template(recorded, 'response.function_call_arguments.delta');
-  const deltas = splitText(args, DELTA_LENGTH).map((piece) => {
-    const delta = structuredClone(deltaTemplate);
-    delta.delta = piece;
-    delta.item_id = itemId;
-    // Padding that hides the delta's length; random like the real one.
-    if ('obfuscation' in delta) delta.obfuscation = randomAlphanumeric(16 - Math.min(piece.length, 8));
-    return delta;
-  });
-  const argsDone = template(recorded, 'response.function_call_arguments.done');
-  argsDone.arguments = args;
-  argsDone.item_id = itemId;
-  const itemDone = template(recorded, 'response.output_item.done');
-  Object.assign(objectField(itemDone, 'item'), { id: itemId, arguments: args, call_id: callId, name });
-  const completed = template(recorded, 'response.completed');
-  completed.response = completedResponse(completed, context, args);
-  return withSequence([created, inProgress, itemAdded, ...deltas, argsDone, itemDone, completed]);
-}
-
-function frameEvent(event: JsonObject): Buffer {
-  return Buffer.from(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`, 'utf8');
 }
 
 // ---------------------------------------------------------------------------
@@ -523,15 +276,6 @@ function issueTokens(state: FakeState, account: AccountState, accessExp: number,
 // ---------------------------------------------------------------------------
 // HTTP plumbing
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.once('end', () => resolve(Buffer.concat(parts)));
-    req.once('error', reject);
-  });
-}
-
 function headerValue(headers: IncomingMessage['headers'], name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
@@ -574,34 +318,13 @@ function requestId(): string {
 }
 
 function sendBytes(res: ServerResponse, status: number, bytes: Buffer, headers: OutgoingHttpHeaders = {}): void {
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': String(bytes.length),
-    'x-request-id': requestId(),
-    ...headers,
-  });
-  res.end(bytes);
+  sendWholeBody(res, status, bytes, { 'x-request-id': requestId(), ...headers });
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: OutgoingHttpHeaders = {}): void {
   sendBytes(res, status, Buffer.from(JSON.stringify(body), 'utf8'), headers);
 }
 
-/** Resolves once the piece reached the socket, or the response died trying. */
-function writeAndWait(res: ServerResponse, piece: Buffer): Promise<void> {
-  return new Promise((resolve) => {
-    if (res.destroyed) {
-      resolve();
-      return;
-    }
-    const done = (): void => {
-      res.off('close', done);
-      resolve();
-    };
-    res.once('close', done);
-    res.write(piece, done);
-  });
-}
 
 // ---------------------------------------------------------------------------
 // /backend-api/codex/responses
@@ -714,26 +437,17 @@ async function streamAnswer(
   res.flushHeaders();
   const written: Buffer[] = [];
   try {
-    for (const [index, event] of events.entries()) {
-      if (index === cutAfter) break;
-      if (res.destroyed) return;
-      if (index > 0 && state.handle.eventDelayMs > 0) await sleep(state.handle.eventDelayMs);
-      const bytes = frameEvent(event);
-      written.push(bytes);
-      // One write per event, then a turn of the event loop, so each event
-      // leaves as its own chunk and a relay's event-by-event pace shows.
-      await writeAndWait(res, bytes);
-      await nextTurn();
-    }
+    // One write per event, then a turn of the event loop, so each event leaves as its own chunk
+    // and a relay's event-by-event pace shows; a cut ends the body mid-stream, without the
+    // terminating chunk (a cut past the last event sends them all and ends the stream).
+    await writeEventStream(req, res, events.map(frameEvent), {
+      delayMs: state.handle.eventDelayMs,
+      ...(cutAfter !== undefined && cutAfter < events.length ? { resetAfterEvents: cutAfter } : {}),
+      onEvent: (bytes) => written.push(bytes),
+    });
   } finally {
     state.handle.sentBodies.push(Buffer.concat(written));
   }
-  if (cutAfter !== undefined && cutAfter < events.length) {
-    // The client sees the body end mid-stream, without the terminating chunk.
-    req.socket.destroy();
-    return;
-  }
-  res.end();
 }
 
 async function handleResponses(req: IncomingMessage, res: ServerResponse, state: FakeState, rawBody: Buffer): Promise<void> {
@@ -848,8 +562,7 @@ async function handleToken(res: ServerResponse, state: FakeState, raw: Buffer, c
 const RESPONSES_PATH = '/backend-api/codex/responses';
 const TOKEN_PATH = '/oauth/token';
 
-async function handleRequest(req: IncomingMessage, res: ServerResponse, state: FakeState): Promise<void> {
-  const rawBody = await readBody(req);
+async function handleRequest(req: IncomingMessage, res: ServerResponse, rawBody: Buffer, state: FakeState): Promise<void> {
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   if (path === RESPONSES_PATH && req.method === 'POST') {
     await handleResponses(req, res, state, rawBody);
@@ -862,29 +575,6 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, state: F
   }
 }
 
-function listen(server: Server): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      const address = server.address();
-      if (address === null || typeof address === 'string') {
-        reject(new Error('fake ChatGPT backend is not listening on a TCP port'));
-        return;
-      }
-      resolve(address.port);
-    });
-  });
-}
-
-function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
-  const closed = new Promise<void>((resolve) => {
-    server.close(() => resolve());
-  });
-  for (const socket of sockets) socket.destroy();
-  return closed;
-}
-
 export async function startFakeChatGpt(options: FakeChatGptOptions = {}): Promise<FakeChatGpt> {
   const fixtures = await loadFixtures();
   const resolved: Required<FakeChatGptOptions> = {
@@ -892,13 +582,11 @@ export async function startFakeChatGpt(options: FakeChatGptOptions = {}): Promis
     accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
     now: options.now ?? Date.now,
   };
-  const sockets = new Set<Socket>();
-  const server = createServer();
-  let closing: Promise<void> | undefined;
   const accounts = new Map<string, AccountState>();
   const failures: FailNextResponse[] = [];
-  const port = await listen(server);
-  const url = `http://127.0.0.1:${port}`;
+  // Requests arrive only once the handle below exists: nothing asks a server whose address is not yet returned.
+  const server = await startFakeServer((req, res, rawBody) => handleRequest(req, res, rawBody, state));
+  const { url } = server;
 
   const handle: FakeChatGpt = {
     url,
@@ -971,24 +659,8 @@ export async function startFakeChatGpt(options: FakeChatGptOptions = {}): Promis
     refreshCount(accountId) {
       return accountState(state, accountId).rotations;
     },
-    close() {
-      closing ??= closeServer(server, sockets);
-      return closing;
-    },
+    close: () => server.close(),
   };
   const state: FakeState = { fixtures, options: resolved, accounts, refreshTokens: new Map(), failures, handle };
-
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    // Small SSE events must leave as they are written, not wait for Nagle.
-    socket.setNoDelay(true);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    handleRequest(req, res, state).catch(() => {
-      // The client went away mid-request or mid-stream; nothing left to answer.
-      res.destroy();
-    });
-  });
   return handle;
 }

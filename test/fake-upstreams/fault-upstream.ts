@@ -13,13 +13,13 @@
 // empty bodies, bytes that are not text, a stream that is one endless line, error bodies of tens of
 // megabytes, connections reset after the request was read, streams that never end.
 //
-// Only node:http and node:net are used, so nothing reshapes the bytes.
+// The server is json-fake-server's, on node:http, so nothing reshapes the bytes.
 
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sendBytes, startFakeServer } from './json-fake-server.js';
 
 export const FAULTS = [
   /** A recorded completion, or the recorded stream. */
@@ -96,13 +96,10 @@ async function loadFixtures(): Promise<Fixtures> {
 export async function startFaultUpstream(): Promise<FaultUpstream> {
   const fixtures = await loadFixtures();
   const received = new Map<string, number>();
-  const sockets = new Set<Socket>();
   let endlessStreams = 0;
-  const server: Server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
+  const server = await startFakeServer(
+    (request, response, rawBody) => {
+      const body = rawBody.toString('utf8');
       if ((request.url ?? '').endsWith('/responses')) {
         received.set('/responses', (received.get('/responses') ?? 0) + 1);
         return sendJson(response, 404, { detail: 'Not Found' });
@@ -114,30 +111,20 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
         endlessStreams++;
         response.once('close', () => endlessStreams--);
       }
-      void answer(fault, streamRequested(request, body), response, fixtures).catch(() => response.destroy());
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
+      return answer(fault, streamRequested(request, body), response, fixtures);
+    },
+    { keepAliveTimeoutMs: 60_000 },
+  );
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     received,
     get openConnections() {
-      return sockets.size;
+      return server.openConnections;
     },
     get endlessStreams() {
       return endlessStreams;
     },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => server.close(),
   };
 }
 
@@ -225,9 +212,7 @@ function sendEmbeddings(response: ServerResponse, body: string): void {
 }
 
 function sendJson(response: ServerResponse, status: number, value: unknown): void {
-  const body = JSON.stringify(value);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
-  response.end(body);
+  sendBytes(response, status, Buffer.from(JSON.stringify(value), 'utf8'));
 }
 
 async function sendStream(response: ServerResponse, fixtures: Fixtures, withUsage: boolean): Promise<void> {

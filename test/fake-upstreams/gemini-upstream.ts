@@ -15,13 +15,12 @@
 // - with `functionCall`, the recorded function call answer calls that function with those args
 //   instead, and a request whose last content carries a `functionResponse` (the turn after the
 //   function ran) gets the recorded text answer: an agent's loop ends.
-// Every request is recorded first. Only node:http is used, so nothing reshapes the bytes.
+// Every request is recorded first. The server and the event writing are json-fake-server's, on
+// node:http, so nothing reshapes the bytes.
 
 import { readdir, readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { ByteSplitter } from './sse-framing.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startFakeServer, writeEventStream } from './json-fake-server.js';
 
 export interface RecordedGeminiRequest {
   method: string;
@@ -142,27 +141,21 @@ function retargetFunctionCall(answer: JsonObject, call: NonNullable<FakeGeminiOp
   return copy;
 }
 
-async function streamEvents(res: ServerResponse, events: string[], options: FakeGeminiOptions): Promise<void> {
+async function streamEvents(req: IncomingMessage, res: ServerResponse, events: string[], options: FakeGeminiOptions): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'x-content-type-options': 'nosniff' });
   res.flushHeaders();
-  const splitter = options.splitBytes === false ? null : new ByteSplitter();
-  const write = async (text: string) => {
-    const bytes = Buffer.from(text, 'utf8');
-    for (const piece of splitter === null ? [bytes] : splitter.push(bytes)) {
-      if (res.destroyed) return;
-      res.write(piece);
-      await nextTurn();
-    }
-  };
-  for (const [index, event] of events.entries()) {
-    if (options.midStreamError !== undefined && index === options.midStreamError.afterEvents) {
-      await write(`data: ${JSON.stringify({ error: options.midStreamError.error })}\r\n\r\n`);
-      break;
-    }
-    await write(`data: ${event}\r\n\r\n`);
-  }
-  for (const piece of splitter?.flush() ?? []) res.write(piece);
-  res.end();
+  const { midStreamError } = options;
+  // The error event takes the place of event N, and the stream ends after it.
+  const sent =
+    midStreamError !== undefined && midStreamError.afterEvents < events.length
+      ? [...events.slice(0, midStreamError.afterEvents), JSON.stringify({ error: midStreamError.error })]
+      : events;
+  await writeEventStream(
+    req,
+    res,
+    sent.map((event) => `data: ${event}\r\n\r\n`),
+    { splitBytes: options.splitBytes !== false },
+  );
 }
 
 function answerEmbeddings(res: ServerResponse, model: string, body: JsonObject, fixtures: Fixtures, options: FakeGeminiOptions): void {
@@ -183,10 +176,8 @@ function answerEmbeddings(res: ServerResponse, model: string, body: JsonObject, 
   send(res, 200, JSON.stringify(response, null, 2));
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, fixtures: Fixtures, state: { requests: RecordedGeminiRequest[]; failures: Array<{ failure: GeminiFailure; remaining: number }>; options: () => FakeGeminiOptions }): Promise<void> {
-  const parts: Buffer[] = [];
-  for await (const part of req) parts.push(part as Buffer);
-  const raw = Buffer.concat(parts).toString('utf8');
+async function handle(req: IncomingMessage, res: ServerResponse, rawBody: Buffer, fixtures: Fixtures, state: { requests: RecordedGeminiRequest[]; failures: Array<{ failure: GeminiFailure; remaining: number }>; options: () => FakeGeminiOptions }): Promise<void> {
+  const raw = rawBody.toString('utf8');
   let body: unknown;
   try {
     body = JSON.parse(raw);
@@ -217,50 +208,22 @@ async function handle(req: IncomingMessage, res: ServerResponse, fixtures: Fixtu
   if (method === 'generateContent') return send(res, 200, JSON.stringify(toolCall ? retarget(fixtures.toolCall) : fixtures.text, null, 2));
   const events = toolCall ? fixtures.toolCallStream.map((event) => (call === undefined ? event : JSON.stringify(retarget(JSON.parse(event) as JsonObject)))) : fixtures.textStream;
   if (url.searchParams.get('alt') !== 'sse') return send(res, 200, `[${events.join(',\n')}]`);
-  await streamEvents(res, events, state.options());
-}
-
-function listen(server: Server): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      if (address === null || typeof address === 'string') reject(new Error('fake Gemini upstream is not on a TCP port'));
-      else resolve(address.port);
-    });
-  });
+  await streamEvents(req, res, events, state.options());
 }
 
 export async function startFakeGeminiUpstream(options: FakeGeminiOptions = {}): Promise<FakeGeminiUpstream> {
   const fixtures = await loadFixtures();
   const requests: RecordedGeminiRequest[] = [];
   const failures: Array<{ failure: GeminiFailure; remaining: number }> = [];
-  const sockets = new Set<Socket>();
-  const server = createServer();
-  let closing: Promise<void> | undefined;
+  const server = await startFakeServer((req, res, rawBody) => handle(req, res, rawBody, fixtures, { requests, failures, options: () => upstream.options }));
   const upstream: FakeGeminiUpstream = {
-    url: '',
+    url: `${server.url}/v1beta`,
     requests,
     options,
     failNext(failure, times = 1) {
       failures.push({ failure, remaining: times });
     },
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      });
-      return closing;
-    },
+    close: () => server.close(),
   };
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.setNoDelay(true);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    handle(req, res, fixtures, { requests, failures, options: () => upstream.options }).catch(() => res.destroy());
-  });
-  const port = await listen(server);
-  return Object.assign(upstream, { url: `http://127.0.0.1:${port}/v1beta` });
+  return upstream;
 }

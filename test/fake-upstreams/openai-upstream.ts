@@ -20,21 +20,15 @@
 //   honouring `resetAfterEvents` and `chunkDelayMs`;
 // - GET /v1/models lists a couple of models; anything else is an OpenAI 404.
 //
-// Only node:http is used so that nothing between the socket and the test
-// reshapes the bytes.
+// The server, the body reading and the event writing are json-fake-server's,
+// on node:http so that nothing between the socket and the test reshapes the bytes.
 
 import { readdir, readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import {
-  createServer,
-  STATUS_CODES,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import type { Socket } from 'node:net';
-import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import { ByteSplitter, frameComment, frameDataEvent, type LineEnding } from './sse-framing.js';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sendBytes as sendWholeBody, startFakeServer, writeAndWait, writeEventStream } from './json-fake-server.js';
+import { frameComment, frameDataEvent, type LineEnding } from './sse-framing.js';
 
 export interface RecordedRequest {
   method: string;
@@ -349,11 +343,7 @@ function responseHeaders(extra: Record<string, string>): Record<string, string> 
 }
 
 function sendBytes(res: ServerResponse, status: number, bytes: Buffer, headers: Record<string, string> = {}): void {
-  res.writeHead(
-    status,
-    responseHeaders({ 'content-type': 'application/json', 'content-length': String(bytes.length), ...headers }),
-  );
-  res.end(bytes);
+  sendWholeBody(res, status, bytes, responseHeaders(headers));
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -376,100 +366,28 @@ function sendFailure(res: ServerResponse, failure: FailureResponse, fixtures: Fi
   sendJson(res, failure.status, openAIError(message, defaultErrorType(failure.status)), headers);
 }
 
-/** Resolves once the piece reached the socket, or the response died trying. */
-function writeAndWait(res: ServerResponse, piece: Buffer | string): Promise<void> {
-  return new Promise((resolve) => {
-    if (res.destroyed) {
-      resolve();
-      return;
-    }
-    const done = (): void => {
-      res.off('close', done);
-      resolve();
-    };
-    res.once('close', done);
-    res.write(piece, done);
-  });
-}
-
-/**
- * Writes SSE text either whole or cut into odd-sized pieces. Every piece is
- * its own write followed by a turn of the event loop, so each leaves as its
- * own chunk instead of being coalesced with the next.
- */
-class PieceWriter {
-  private readonly splitter: ByteSplitter | undefined;
-
-  constructor(private readonly res: ServerResponse, splitBytes: boolean) {
-    this.splitter = splitBytes ? new ByteSplitter() : undefined;
-  }
-
-  async write(text: string): Promise<void> {
-    const bytes = Buffer.from(text, 'utf8');
-    await this.send(this.splitter === undefined ? [bytes] : this.splitter.push(bytes));
-  }
-
-  /** Sends bytes the splitter held back for the next piece. */
-  async flush(): Promise<void> {
-    if (this.splitter !== undefined) await this.send(this.splitter.flush());
-  }
-
-  private async send(pieces: Buffer[]): Promise<void> {
-    for (const piece of pieces) {
-      if (this.res.destroyed) return;
-      await writeAndWait(this.res, piece);
-      await nextTurn();
-    }
-  }
-}
-
-/**
- * Everything up to here reaches the client, then the connection closes without
- * the terminating chunk: the client sees a body that ends mid-stream.
- */
-async function resetMidStream(req: IncomingMessage, writer: PieceWriter): Promise<void> {
-  await writer.flush();
-  req.socket.destroy();
-}
-
-async function streamEvents(
-  req: IncomingMessage,
-  res: ServerResponse,
-  events: string[],
-  options: ResolvedOptions,
-): Promise<void> {
+function writeStreamHead(res: ServerResponse): void {
   res.writeHead(200, responseHeaders({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }));
   res.flushHeaders();
-  const writer = new PieceWriter(res, options.splitBytes);
-  const keepAlive = frameComment('keep-alive', options.lineEnding);
-  if (options.keepAliveComments) await writer.write(keepAlive);
-  for (const [index, data] of events.entries()) {
-    if (index === options.resetAfterEvents) return resetMidStream(req, writer);
-    if (res.destroyed) return;
-    if (index > 0 && options.chunkDelayMs > 0) {
-      // Flush first so the delay is visible to the client as a gap between events.
-      await writer.flush();
-      await sleep(options.chunkDelayMs);
-    }
-    if (options.keepAliveComments && index > 0 && index % KEEP_ALIVE_EVERY === 0) await writer.write(keepAlive);
-    await writer.write(frameDataEvent(data, options.lineEnding));
-  }
-  if (events.length === options.resetAfterEvents) return resetMidStream(req, writer);
-  await writer.flush();
-  res.end();
+}
+
+async function streamEvents(req: IncomingMessage, res: ServerResponse, events: string[], options: ResolvedOptions): Promise<void> {
+  writeStreamHead(res);
+  await writeEventStream(
+    req,
+    res,
+    events.map((data) => frameDataEvent(data, options.lineEnding)),
+    {
+      splitBytes: options.splitBytes,
+      delayMs: options.chunkDelayMs,
+      ...(options.resetAfterEvents === undefined ? {} : { resetAfterEvents: options.resetAfterEvents }),
+      ...(options.keepAliveComments ? { keepAlive: { comment: frameComment('keep-alive', options.lineEnding), every: KEEP_ALIVE_EVERY } } : {}),
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------
 // Request handling
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.once('end', () => resolve(Buffer.concat(parts)));
-    req.once('error', reject);
-  });
-}
 
 function parseJsonOrUndefined(raw: Buffer): unknown {
   try {
@@ -480,8 +398,7 @@ function parseJsonOrUndefined(raw: Buffer): unknown {
   }
 }
 
-async function recordRequest(req: IncomingMessage): Promise<RecordedRequest> {
-  const rawBody = await readBody(req);
+function recordRequest(req: IncomingMessage, rawBody: Buffer): RecordedRequest {
   return {
     method: req.method ?? 'GET',
     path: (req.url ?? '/').split('?')[0] ?? '/',
@@ -522,21 +439,15 @@ async function answerResponse(req: IncomingMessage, res: ServerResponse, body: u
     sendBytes(res, 200, fixtures.response);
     return;
   }
-  res.writeHead(200, responseHeaders({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }));
-  res.flushHeaders();
-  const writer = new PieceWriter(res, options.splitBytes);
-  const events = fixtures.responseStream.toString('utf8').split('\n\n').filter((event) => event !== '');
-  for (const [index, event] of events.entries()) {
-    if (index === options.resetAfterEvents) return resetMidStream(req, writer);
-    if (res.destroyed) return;
-    if (index > 0 && options.chunkDelayMs > 0) {
-      await writer.flush();
-      await sleep(options.chunkDelayMs);
-    }
-    await writer.write(`${event}\n\n`);
-  }
-  await writer.flush();
-  res.end();
+  writeStreamHead(res);
+  const events = fixtures.responseStream
+    .toString('utf8')
+    .split('\n\n')
+    .filter((event) => event !== '')
+    .map((event) => `${event}\n\n`);
+  // The reset is taken before an event only: a reset count past the last event ends the stream whole.
+  const reset = options.resetAfterEvents !== undefined && options.resetAfterEvents < events.length ? { resetAfterEvents: options.resetAfterEvents } : {};
+  await writeEventStream(req, res, events, { splitBytes: options.splitBytes, delayMs: options.chunkDelayMs, ...reset });
 }
 
 /** The vector for one input: it encodes the input so a test can tell which input a vector belongs to. */
@@ -723,8 +634,8 @@ function takeFailure(failures: PendingFailure[]): FailureResponse | undefined {
   return head.response;
 }
 
-async function handleRequest(req: IncomingMessage, res: ServerResponse, state: UpstreamState): Promise<void> {
-  const recorded = await recordRequest(req);
+async function handleRequest(req: IncomingMessage, res: ServerResponse, rawBody: Buffer, state: UpstreamState): Promise<void> {
+  const recorded = recordRequest(req, rawBody);
   state.requests.push(recorded);
   const failure = takeFailure(state.failures);
   if (failure !== undefined) {
@@ -764,39 +675,11 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, state: U
 // ---------------------------------------------------------------------------
 // Server lifecycle
 
-function listen(server: Server): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      const address = server.address();
-      if (address === null || typeof address === 'string') {
-        reject(new Error('fake upstream is not listening on a TCP port'));
-        return;
-      }
-      resolve(address.port);
-    });
-  });
-}
-
-function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
-  const closed = new Promise<void>((resolve) => {
-    // The callback's error only says "was not running", which is fine here.
-    server.close(() => resolve());
-  });
-  // server.close() waits for open connections; streaming tests leave some open.
-  for (const socket of sockets) socket.destroy();
-  return closed;
-}
-
 export async function startFakeOpenAIUpstream(options: FakeOpenAIOptions = {}): Promise<FakeOpenAIUpstream> {
   const fixtures = await loadFixtures();
   const requests: RecordedRequest[] = [];
   const failures: PendingFailure[] = [];
-  const sockets = new Set<Socket>();
-  const server = createServer();
   let upstream: FakeOpenAIUpstream | undefined;
-  let closing: Promise<void> | undefined;
   const state: UpstreamState = {
     fixtures,
     requests,
@@ -804,33 +687,16 @@ export async function startFakeOpenAIUpstream(options: FakeOpenAIOptions = {}): 
     // Read through the handle so a test that replaces `options` is honoured.
     currentOptions: () => upstream?.options ?? options,
   };
-
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    // Small SSE pieces must leave as they are written, not wait for Nagle.
-    socket.setNoDelay(true);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    handleRequest(req, res, state).catch(() => {
-      // The client went away mid-request or mid-stream; nothing left to answer.
-      res.destroy();
-    });
-  });
-
-  const port = await listen(server);
+  const server = await startFakeServer((req, res, rawBody) => handleRequest(req, res, rawBody, state));
   upstream = {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${server.url}/v1`,
     requests,
     options,
     failNext(response: FailureResponse, times = 1): void {
       if (!Number.isInteger(times) || times < 1) throw new RangeError('failNext times must be a positive integer');
       failures.push({ response, remaining: times });
     },
-    close(): Promise<void> {
-      closing ??= closeServer(server, sockets);
-      return closing;
-    },
+    close: () => server.close(),
   };
   return upstream;
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { startFaultUpstream, type FaultUpstream } from '../fake-upstreams/fault-upstream.js';
 import { PrivateRedis, redisServerBinary } from './support/private-redis.js';
 import { startStoreGateway } from './support/store-gateway.js';
@@ -52,13 +52,7 @@ describe.skipIf(redisServerBinary === undefined)('the shared state (Redis) away 
       await redis.launch();
     }
     // A restarted Redis is empty: the sign-in is gone, and a new one works.
-    const deadline = Date.now() + 10_000;
-    let again = await call('POST', '/admin/v1/console/session', bearer);
-    while (again.status !== 201 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      again = await call('POST', '/admin/v1/console/session', bearer);
-    }
-    expect(again.status).toBe(201);
+    await vi.waitFor(async () => expect((await call('POST', '/admin/v1/console/session', bearer)).status).toBe(201), { timeout: 10_000, interval: 200 });
     expect(gateway.rawLines.join('\n')).not.toMatch(/unhandled error|uncaught exception/);
     expect(await gateway.stop()).toBe(0);
   }, 40_000);

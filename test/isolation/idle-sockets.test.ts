@@ -7,7 +7,7 @@ import {
   openIdleSockets,
   pollBystander,
   startGatewayProcess,
-  waitFor,
+  closedWithin,
   type GatewayProcess,
   type IdleSocket,
 } from './support/idle-sockets.js';
@@ -46,7 +46,7 @@ describe.skipIf(process.platform !== 'linux')('idle sockets (issue 29, item 3)',
     const held = sampleDescriptors(gateway);
 
     sockets.push(...(await openIdleSockets(gateway.port, ATTACK_SOCKETS, ['127.0.0.2'])));
-    const allClosed = await waitFor(() => sockets.every((idle) => idle.openedAt === null || idle.closedAt !== null), HEADER_TIMEOUT_MS + 5_000);
+    const allClosed = await closedWithin(sockets, HEADER_TIMEOUT_MS + 5_000);
     const outcomes = await bystander.stop();
     const mostHeld = held.stop() - baseline;
 
@@ -83,7 +83,7 @@ describe.skipIf(process.platform !== 'linux')('idle sockets (issue 29, item 3)',
     const outcomes = await bystander.stop();
     attack.stop();
     const mostHeld = held.stop() - baseline;
-    const allClosed = await waitFor(() => attack.sockets.every((idle) => idle.openedAt === null || idle.closedAt !== null), headerTimeoutMs + 3_000);
+    const allClosed = await closedWithin(attack.sockets, headerTimeoutMs + 3_000);
 
     expect(outcomes.filter((outcome) => outcome.result !== 200)).toEqual([]);
     expect(outcomes.length).toBeGreaterThanOrEqual(20);

@@ -55,12 +55,8 @@ afterAll(async () => {
 });
 
 async function rowOf(requestId: string): Promise<{ status: number; errorCode: string | null }> {
-  for (let tries = 0; tries < 100; tries++) {
-    const [row] = await running.gateway.stores.requestLogs.query({ requestId, limit: 1 });
-    if (row !== undefined) return { status: row.status, errorCode: row.errorCode };
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`no row for ${requestId}`);
+  const { status, errorCode } = await running.logRow(requestId);
+  return { status, errorCode };
 }
 
 async function streamed(path: string, body: Record<string, unknown>, token = running.token): Promise<string> {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { startFaultUpstream, type FaultUpstream } from '../fake-upstreams/fault-upstream.js';
 import { PrivatePostgres, postgresBinaries } from './support/private-postgres.js';
@@ -19,16 +19,6 @@ async function loggedIds(url: string, ids: readonly string[]): Promise<Set<strin
     return new Set(rows.map((row) => row.id));
   } finally {
     await client.end();
-  }
-}
-
-async function waitForRows(url: string, ids: readonly string[], withinMs: number): Promise<string[]> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const logged = await loggedIds(url, ids);
-    const missing = ids.filter((id) => !logged.has(id));
-    if (missing.length === 0 || Date.now() > deadline) return missing;
-    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
@@ -76,7 +66,14 @@ describe.skipIf(postgresBinaries === undefined)('PostgreSQL going away under a s
     const raw = gateway.rawLines.join('\n');
     expect(raw).not.toMatch(/uncaught exception|unhandled promise rejection/);
     expect(raw).not.toMatch(/secretKey|processID/);
-    expect(await waitForRows(postgres.url, [...before, ...during, ...after], 8_000)).toEqual([]);
+    const ids = [...before, ...during, ...after];
+    await vi.waitFor(
+      async () => {
+        const logged = await loggedIds(postgres.url, ids);
+        expect(ids.filter((id) => !logged.has(id))).toEqual([]);
+      },
+      { timeout: 8_000, interval: 200 },
+    );
     expect(await gateway.stop()).toBe(0);
   }, 60_000);
 

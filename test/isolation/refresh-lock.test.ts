@@ -1,8 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startFakeChatGpt, type FakeChatGpt } from '../fake-upstreams/chatgpt-upstream.js';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 import { FaultyProxy } from '../support/faulty-proxy.js';
@@ -73,7 +72,7 @@ describe.skipIf(redisServerBinary === undefined)('the refresh lock against a slo
     backend.tokenDelayMs = 3_000;
     const firstStatus = send(first);
     // The second replica's request arrives while the first one's refresh is at the token endpoint.
-    while (backend.tokenRequests.length === 0) await sleep(10);
+    await vi.waitFor(() => expect(backend.tokenRequests).not.toHaveLength(0), { timeout: 10_000, interval: 10 });
     const secondStatus = send(second);
     expect(await Promise.all([firstStatus, secondStatus])).toEqual([200, 200]);
     expect(backend.tokenRequests.map((request) => request.outcome)).toEqual(['rotated']);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../fake-upstreams/openai-upstream.js';
 import { startTestGateway, type TestGateway } from '../support/start-test-gateway.js';
 import { FaultyProxy } from '../support/faulty-proxy.js';
@@ -94,9 +94,7 @@ describe.skipIf(redisServerBinary === undefined)('a slow or silent Redis', () =>
     // delays, an order no TCP connection has. The gateway reconnects, as after any outage.
     proxy.cut();
     proxy.restore();
-    const deadline = Date.now() + 10_000;
-    while ((await health()).shared_state?.available !== true && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect((await health()).shared_state?.available).toBe(true);
+    await vi.waitFor(async () => expect((await health()).shared_state?.available).toBe(true), { timeout: 10_000, interval: 100 });
     expect(lines(UP_MESSAGE) - upBefore).toBe(1);
 
     // The admissions Redis ran after their requests went on were given back: the slot is free.

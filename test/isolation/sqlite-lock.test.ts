@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { startFaultUpstream, type FaultUpstream } from '../fake-upstreams/fault-upstream.js';
 import { holdSqliteLock, startStoreGateway } from './support/store-gateway.js';
 
@@ -72,13 +72,7 @@ describe('a SQLite database locked by another process', () => {
       reader.close();
     });
     const logged = reader.prepare('select count(*) from request_logs where id = ?').pluck();
-    const deadline = Date.now() + 5_000;
-    let missing = ids.filter((id) => logged.get(id) === 0);
-    while (missing.length > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      missing = ids.filter((id) => logged.get(id) === 0);
-    }
-    expect(missing).toEqual([]);
+    await vi.waitFor(() => expect(ids.filter((id) => logged.get(id) === 0)).toEqual([]), { timeout: 5_000, interval: 100 });
     expect(await gateway.stop()).toBe(0);
   }, 60_000);
 });

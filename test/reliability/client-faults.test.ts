@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { request } from 'undici';
 import { BODY_TIMEOUT_MS, FAULT_POOL_SIZE, LAG_BOUND_MS, MESSAGES, PAUSED_STREAM_TIMEOUT_MS, startFaultHarness, whileProbing, type FaultHarness } from './fault-harness.js';
 import { openSocket, postHead, rawExchange } from './raw-client.js';
@@ -248,10 +248,7 @@ describe('a client that leaves in the middle of a multipart upload', () => {
   }
 });
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+/** Waits (polling every 10 ms, up to `timeoutMs`) until `condition` holds, naming `what` if it never does. */
+function waitFor(condition: () => boolean, what: string, timeoutMs = 3_000): Promise<void> {
+  return vi.waitFor(() => expect(condition(), `timed out waiting for ${what}`).toBe(true), { timeout: timeoutMs, interval: 10 });
 }

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { get } from 'node:http';
 import type { Socket } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { request } from 'undici';
 import { openStores } from '../../src/store/index.js';
 import { MESSAGES, SHUTDOWN_TIMEOUT_MS, startFaultHarness, type FaultHarness } from './fault-harness.js';
@@ -221,7 +221,7 @@ describe('the shutdown deadline', () => {
       body: JSON.stringify({ model: 'openai-hang', messages: MESSAGES }),
     });
     // The request has reached the upstream, which never answers.
-    for (let attempt = 0; attempt < 100 && harness.upstream.received.get('hang') === undefined; attempt++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await vi.waitFor(() => expect(harness.upstream.received.get('hang')).toBeDefined(), { timeout: 5_000, interval: 10 });
     const started = Date.now();
     const shutdown = harness.gateway.shutdown();
     const response = await pending;

@@ -1,16 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { request } from 'undici';
-import { stringify } from 'yaml';
-import { loadConfig } from '../../src/config/index.js';
-import { startGateway, type Gateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/observability/logger.js';
+import type { Gateway } from '../../src/gateway.js';
 import type { RequestLogEntry } from '../../src/store/index.js';
 import { FAULTS, startFaultUpstream, type FaultUpstream } from '../fake-upstreams/fault-upstream.js';
 import { resetCredentials } from '../support/reset-credentials.js';
+import { startTestGateway } from '../support/start-test-gateway.js';
 
 /** Caps small enough that the fault upstream's huge bodies pass them at once. */
 export const TEST_CAP_BYTES = 1024 * 1024;
@@ -55,8 +50,6 @@ export interface Answer {
  */
 export async function startFaultHarness(serverOverrides: Record<string, unknown> = {}, documentOverrides: Record<string, unknown> = {}): Promise<FaultHarness> {
   const upstream = await startFaultUpstream();
-  const directory = mkdtempSync(join(tmpdir(), 'switchyard-faults-'));
-  const databasePath = join(directory, 'switchyard.db');
   const caps = { max_response_bytes: TEST_CAP_BYTES, max_event_bytes: TEST_CAP_BYTES };
   const models: unknown[] = [];
   for (const fault of FAULTS) {
@@ -83,7 +76,7 @@ export async function startFaultHarness(serverOverrides: Record<string, unknown>
       paused_stream_timeout_ms: PAUSED_STREAM_TIMEOUT_MS,
       ...serverOverrides,
     },
-    database: { url: `sqlite:${databasePath}` },
+    logging: { level: 'info' },
     request_log: { flush_interval_ms: 20 },
     upstreams: [
       { id: 'fault', provider: 'openai', base_url: `${upstream.url}/v1`, api_key: 'sk-fault-secret', max_connections: FAULT_POOL_SIZE, ...caps },
@@ -97,16 +90,8 @@ export async function startFaultHarness(serverOverrides: Record<string, unknown>
     routing: { infer_sessions: false },
     ...documentOverrides,
   };
-  const configPath = join(directory, 'switchyard.yaml');
-  writeFileSync(configPath, stringify(document));
   const logLines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') logLines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  const gateway = await startGateway(loadConfig({ configPath, env: {} }).config, { logger: createLogger('info', sink) });
+  const { gateway, directory, logRow, close } = await startTestGateway(document, { logLines, afterClose: () => upstream.close() });
   const token = (await gateway.tokens.create({ team: 'faults' })).secret;
   const otherToken = (await gateway.tokens.create({ team: 'bystanders' })).secret;
   return {
@@ -115,7 +100,7 @@ export async function startFaultHarness(serverOverrides: Record<string, unknown>
     token,
     otherToken,
     directory,
-    databasePath,
+    databasePath: join(directory, 'switchyard.db'),
     logLines,
     async post(path, body, options = {}) {
       // Every request must meet its fault: the cooldown the last one opened (tested in
@@ -140,19 +125,8 @@ export async function startFaultHarness(serverOverrides: Record<string, unknown>
       await response.body.text();
       return response.statusCode;
     },
-    async logRow(requestId) {
-      for (let attempt = 0; attempt < 150; attempt++) {
-        const [row] = await gateway.stores.requestLogs.query({ requestId, limit: 1 });
-        if (row !== undefined) return row;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      throw new Error(`no request log row for ${requestId}`);
-    },
-    async close() {
-      await gateway.shutdown();
-      await upstream.close();
-      rmSync(directory, { recursive: true, force: true });
-    },
+    logRow,
+    close,
   };
 }
 

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { describe } from 'vitest';
 import { openStores, type Stores } from '../../src/store/index.js';
 import { isolatedPostgresUrl } from './postgres-url.js';
 
@@ -63,3 +64,11 @@ const postgresBackend: DatabaseBackend = {
 
 /** Every database backend; PostgreSQL is available when TEST_DATABASE_URL is set, and skipped (and counted so) otherwise. */
 export const DATABASE_BACKENDS: DatabaseBackend[] = [sqliteBackend, postgresBackend];
+
+/**
+ * Declares `suite` once per backend as `{name} on sqlite` and `{name} on postgres`: a backend this
+ * run has no server for is still declared, skipped, so the run counts its tests as skipped.
+ */
+export function describeEachBackend(name: string, suite: (backend: DatabaseBackend) => void): void {
+  for (const backend of DATABASE_BACKENDS) describe.skipIf(!backend.available)(`${name} on ${backend.name}`, () => suite(backend));
+}

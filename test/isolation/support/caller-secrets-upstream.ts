@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startFakeServer } from '../../fake-upstreams/json-fake-server.js';
 
 /**
  * Secrets an upstream quotes in its errors, as real ones do ("Incorrect API key provided: sk-…",
@@ -23,41 +22,29 @@ export interface CallerSecretsUpstream {
  * `response.failed` whose `response.error.message` says it).
  */
 export async function startCallerSecretsUpstream(): Promise<CallerSecretsUpstream> {
-  const server: Server = createServer((request, response) => {
-    const pieces: Buffer[] = [];
-    request.on('data', (piece: Buffer) => pieces.push(piece));
-    request.on('end', () => {
-      const body = JSON.parse(Buffer.concat(pieces).toString('utf8') || '{}') as { model?: string; stream?: boolean };
-      const path = request.url ?? '';
-      if (body.model?.endsWith('refuse') === true) {
-        response.writeHead(400, { 'content-type': 'application/json' });
-        response.end(JSON.stringify({ error: { message: SECRET_MESSAGE, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }));
-        return;
-      }
-      response.writeHead(200, { 'content-type': 'text/event-stream' });
-      if (path.endsWith('/chat/completions')) {
-        const chunk = { id: 'c1', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }] };
-        response.write(`data: ${JSON.stringify(chunk)}\n\n`);
-        response.end(`data: ${JSON.stringify({ error: { message: SECRET_MESSAGE, type: 'server_error' } })}\n\n`);
-        return;
-      }
-      // A Responses stream (OpenAI's /v1/responses, or the Codex backend's /responses).
-      const created = { id: 'resp_1', object: 'response', status: 'in_progress', model: body.model, output: [], error: null };
-      response.write(`event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: created })}\n\n`);
-      response.write(`event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: 1, code: 'invalid_api_key', message: SECRET_MESSAGE, param: null })}\n\n`);
-      // The failed event arrives in two pieces, cut inside the quoted key.
-      const failed = `event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: 2, response: { ...created, status: 'failed', error: { code: 'server_error', message: SECRET_MESSAGE } } })}\n\n`;
-      const cut = failed.indexOf(QUOTED_SECRETS[0]) + 6;
-      response.write(failed.slice(0, cut));
-      setTimeout(() => response.end(failed.slice(cut)), 20);
-    });
+  return startFakeServer((request, response, rawBody) => {
+    const body = JSON.parse(rawBody.toString('utf8') || '{}') as { model?: string; stream?: boolean };
+    const path = request.url ?? '';
+    if (body.model?.endsWith('refuse') === true) {
+      response.writeHead(400, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: { message: SECRET_MESSAGE, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }));
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    if (path.endsWith('/chat/completions')) {
+      const chunk = { id: 'c1', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }] };
+      response.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      response.end(`data: ${JSON.stringify({ error: { message: SECRET_MESSAGE, type: 'server_error' } })}\n\n`);
+      return;
+    }
+    // A Responses stream (OpenAI's /v1/responses, or the Codex backend's /responses).
+    const created = { id: 'resp_1', object: 'response', status: 'in_progress', model: body.model, output: [], error: null };
+    response.write(`event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: created })}\n\n`);
+    response.write(`event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: 1, code: 'invalid_api_key', message: SECRET_MESSAGE, param: null })}\n\n`);
+    // The failed event arrives in two pieces, cut inside the quoted key.
+    const failed = `event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: 2, response: { ...created, status: 'failed', error: { code: 'server_error', message: SECRET_MESSAGE } } })}\n\n`;
+    const cut = failed.indexOf(QUOTED_SECRETS[0]) + 6;
+    response.write(failed.slice(0, cut));
+    setTimeout(() => response.end(failed.slice(cut)), 20);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
 }

@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { expect, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { runCli } from '../../../src/cli/main.js';
 import { startFaultUpstream, type FaultUpstream } from '../../fake-upstreams/fault-upstream.js';
@@ -196,14 +197,17 @@ function call(gateway: GatewayProcess, method: string, path: string, body: strin
   });
 }
 
-/** Waits until `condition` holds or `timeoutMs` passes; returns whether it held. */
-export async function waitFor(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
-    if (performance.now() > deadline) return false;
-    await sleep(50);
-  }
-  return true;
+/**
+ * Whether every socket the attack opened is closed within `timeoutMs`: answered, not thrown, so the
+ * suite can measure what the bystanders saw before it asserts this.
+ */
+export function closedWithin(sockets: readonly IdleSocket[], timeoutMs: number): Promise<boolean> {
+  return vi
+    .waitFor(() => expect(sockets.every((idle) => idle.openedAt === null || idle.closedAt !== null)).toBe(true), { timeout: timeoutMs, interval: 50 })
+    .then(
+      () => true,
+      () => false,
+    );
 }
 
 /**
