@@ -92,6 +92,8 @@ describe.skipIf(!executablePath)('the console at 1280×800', () => {
       await page.getByLabel('Admin token').fill(adminToken);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('heading', { name: 'Requests', level: 1 }).waitFor();
+      // The first page's requests end before the reload, which would otherwise cut them short.
+      await page.waitForLoadState('networkidle');
       await page.reload();
       await page.getByRole('heading', { name: 'Requests', level: 1 }).waitFor();
       await page.waitForLoadState('networkidle');
