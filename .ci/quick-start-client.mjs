@@ -9,7 +9,10 @@ const check = (condition, message) => {
 
 const models = (await client.models.list()).data.map((model) => model.id);
 console.log('models:', models.join(', '));
-check(['local-speech', 'local-embed', 'local-rerank'].every((id) => models.includes(id)), 'the local models are missing');
+check(
+  ['local-speech', 'local-embed', 'local-rerank'].every((id) => models.includes(id)),
+  'the local models are missing',
+);
 
 const sentence = 'the quick brown fox jumps over the lazy dog';
 const speech = await client.audio.speech.create({ model: 'local-speech', input: sentence, voice: 'echo' });
@@ -23,14 +26,21 @@ if (models.includes('local-transcribe')) {
   check(transcription.text.includes('fox') && transcription.text.includes('dog'), 'the transcription missed the sentence');
 }
 
-const embeddings = await client.embeddings.create({ model: 'local-embed', input: ['a cat sat on the mat', 'a kitten slept on the rug', 'stock prices fell today'] });
+const embeddings = await client.embeddings.create({
+  model: 'local-embed',
+  input: ['a cat sat on the mat', 'a kitten slept on the rug', 'stock prices fell today'],
+});
 const [cat, kitten, stocks] = embeddings.data.map((item) => item.embedding);
 const dot = (left, right) => left.reduce((sum, value, index) => sum + value * right[index], 0);
 console.log(`embeddings: ${cat.length} dimensions; cat·kitten ${dot(cat, kitten).toFixed(3)} > cat·stocks ${dot(cat, stocks).toFixed(3)}`);
 check(dot(cat, kitten) > dot(cat, stocks), 'related sentences are not closer');
 
 const rerank = await client.post('/rerank', {
-  body: { model: 'local-rerank', query: 'how do I reset my password', documents: ['Bananas are yellow.', 'Open settings and choose reset password.', 'The match ended in a draw.'] },
+  body: {
+    model: 'local-rerank',
+    query: 'how do I reset my password',
+    documents: ['Bananas are yellow.', 'Open settings and choose reset password.', 'The match ended in a draw.'],
+  },
 });
 console.log(`rerank: ${JSON.stringify(rerank.results.map(({ index, relevance_score }) => ({ index, score: Number(relevance_score.toFixed(3)) })))}`);
 check(rerank.results[0].index === 1, 'the relevant document is not first');

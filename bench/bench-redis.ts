@@ -23,7 +23,13 @@ export function benchRedisUrl(): string {
 /** A connection with a fresh prefix `<stem>-<time>-<pid>:`, or, when Redis does not answer, why (for the report's remarks). */
 export async function connectBenchRedis(stem: string): Promise<{ redis: BenchRedis; skipped: null } | { redis: null; skipped: string }> {
   const url = benchRedisUrl();
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: REDIS_CONNECT_TIMEOUT_MS, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
   // Kept to say why Redis was skipped (connect() itself only says the connection closed); ioredis
   // would print it otherwise.
   let lastError: unknown = null;

@@ -46,7 +46,10 @@ export function ensureTools(notes: string[]): void {
   const missing = ['nginx', 'wrk'].filter((command) => !has(command));
   if (missing.length === 0) return;
   say(`installing ${missing.join(' and ')} with apt-get (Debian packages ${missing.map((name) => (name === 'nginx' ? 'nginx-light' : name)).join(', ')})`);
-  execSync(`apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing.map((name) => (name === 'nginx' ? 'nginx-light' : name)).join(' ')}`, { stdio: 'inherit' });
+  execSync(
+    `apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing.map((name) => (name === 'nginx' ? 'nginx-light' : name)).join(' ')}`,
+    { stdio: 'inherit' },
+  );
   notes.push(`installed ${missing.join(', ')} with apt-get for this run`);
 }
 
@@ -57,7 +60,9 @@ export function ensurePortkey(root: string, wanted: boolean, notes: string[]): s
   if (existing !== null) return existing;
   say(`installing @portkey-ai/gateway@${PORTKEY_VERSION} into bench/.vendor for comparison`);
   try {
-    execSync(`npm install --prefix ${join(root, 'bench', '.vendor')} --no-save --no-audit --no-fund --loglevel=error @portkey-ai/gateway@${PORTKEY_VERSION}`, { stdio: 'inherit' });
+    execSync(`npm install --prefix ${join(root, 'bench', '.vendor')} --no-save --no-audit --no-fund --loglevel=error @portkey-ai/gateway@${PORTKEY_VERSION}`, {
+      stdio: 'inherit',
+    });
   } catch {
     notes.push('Portkey could not be installed; its column is missing');
     return null;
@@ -70,6 +75,9 @@ export function ensurePortkey(root: string, wanted: boolean, notes: string[]): s
  * with the command, its cause follows (for a refused config, the line naming the key).
  */
 export function firstLine(error: unknown): string {
-  const lines = (error instanceof Error ? error.message : String(error)).split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('Command failed'));
+  const lines = (error instanceof Error ? error.message : String(error))
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('Command failed'));
   return (lines.find((line) => /strategy|additional|unknown|invalid|must/i.test(line)) ?? lines[0] ?? 'no message').slice(0, 200);
 }

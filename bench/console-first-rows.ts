@@ -70,7 +70,11 @@ async function main(): Promise<void> {
   const stores = await openBuiltStores(database);
   const total = await stores.requestLogs.count();
   const queries = await builtQueries(stores);
-  const recent = (await queries.list({ limit: 1_000, to: new Date(Date.now() - 7 * 86_400_000).toISOString() })).data as Array<{ id: string; session_id: string | null; team: string | null }>;
+  const recent = (await queries.list({ limit: 1_000, to: new Date(Date.now() - 7 * 86_400_000).toISOString() })).data as Array<{
+    id: string;
+    session_id: string | null;
+    team: string | null;
+  }>;
   await stores.close();
   const withSession = recent.find((row) => row.session_id !== null);
   if (total === 0 || withSession === undefined) throw new Error(`${database} has no requests: run seed-request-log first`);
@@ -79,8 +83,15 @@ async function main(): Promise<void> {
   const directory = mkdtempSync(join(tmpdir(), 'switchyard-console-bench-'));
   const port = await freePort();
   const configPath = join(directory, 'switchyard.yaml');
-  writeFileSync(configPath, `server: { host: 127.0.0.1, port: ${port} }\ndatabase: { url: "${database}" }\nlogging: { level: warn }\nupstreams: []\nmodels: []\n`);
-  const created = spawnSync(process.execPath, [join(root, 'bin', 'switchyard.js'), 'tokens', 'create', '--config', configPath, '--team', 'bench', '--scopes', 'admin'], { encoding: 'utf8' });
+  writeFileSync(
+    configPath,
+    `server: { host: 127.0.0.1, port: ${port} }\ndatabase: { url: "${database}" }\nlogging: { level: warn }\nupstreams: []\nmodels: []\n`,
+  );
+  const created = spawnSync(
+    process.execPath,
+    [join(root, 'bin', 'switchyard.js'), 'tokens', 'create', '--config', configPath, '--team', 'bench', '--scopes', 'admin'],
+    { encoding: 'utf8' },
+  );
   if (created.status !== 0) throw new Error(`tokens create failed: ${created.stderr}`);
   const adminToken = created.stdout.trim().split('\n').at(-1) as string;
   const gateway = spawn(process.execPath, [join(root, 'bin', 'switchyard.js'), 'serve', '--config', configPath], { stdio: ['ignore', 'ignore', 'inherit'] });

@@ -27,7 +27,13 @@ const completion = Buffer.from(
         finish_reason: 'stop',
       },
     ],
-    usage: { prompt_tokens: 12, completion_tokens: 80, total_tokens: 92, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } },
+    usage: {
+      prompt_tokens: 12,
+      completion_tokens: 80,
+      total_tokens: 92,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    },
     system_fingerprint: 'fp_f85bea6784',
   }),
 );
@@ -47,14 +53,49 @@ function responsesEvent(type: string, fields: Record<string, unknown>): string {
 }
 const responseId = 'resp_bench000000000000000000000000';
 const responsesEvents = [
-  responsesEvent('response.created', { sequence_number: 0, response: { id: responseId, object: 'response', status: 'in_progress', model: 'gpt-5.1-codex', output: [] } }),
-  responsesEvent('response.in_progress', { sequence_number: 1, response: { id: responseId, object: 'response', status: 'in_progress', model: 'gpt-5.1-codex', output: [] } }),
-  responsesEvent('response.output_item.added', { sequence_number: 2, output_index: 0, item: { id: 'msg_bench', type: 'message', status: 'in_progress', role: 'assistant', content: [] } }),
-  ...words.map((word, index) => responsesEvent('response.output_text.delta', { sequence_number: 3 + index, item_id: 'msg_bench', output_index: 0, content_index: 0, delta: word })),
-  responsesEvent('response.output_item.done', { sequence_number: 22, output_index: 0, item: { id: 'msg_bench', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: words.join(''), annotations: [] }] } }),
+  responsesEvent('response.created', {
+    sequence_number: 0,
+    response: { id: responseId, object: 'response', status: 'in_progress', model: 'gpt-5.1-codex', output: [] },
+  }),
+  responsesEvent('response.in_progress', {
+    sequence_number: 1,
+    response: { id: responseId, object: 'response', status: 'in_progress', model: 'gpt-5.1-codex', output: [] },
+  }),
+  responsesEvent('response.output_item.added', {
+    sequence_number: 2,
+    output_index: 0,
+    item: { id: 'msg_bench', type: 'message', status: 'in_progress', role: 'assistant', content: [] },
+  }),
+  ...words.map((word, index) =>
+    responsesEvent('response.output_text.delta', { sequence_number: 3 + index, item_id: 'msg_bench', output_index: 0, content_index: 0, delta: word }),
+  ),
+  responsesEvent('response.output_item.done', {
+    sequence_number: 22,
+    output_index: 0,
+    item: {
+      id: 'msg_bench',
+      type: 'message',
+      status: 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: words.join(''), annotations: [] }],
+    },
+  }),
   responsesEvent('response.completed', {
     sequence_number: 23,
-    response: { id: responseId, object: 'response', status: 'completed', model: 'gpt-5.1-codex', output: [], usage: { input_tokens: 1200, input_tokens_details: { cached_tokens: 1024 }, output_tokens: 19, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 1219 } },
+    response: {
+      id: responseId,
+      object: 'response',
+      status: 'completed',
+      model: 'gpt-5.1-codex',
+      output: [],
+      usage: {
+        input_tokens: 1200,
+        input_tokens_details: { cached_tokens: 1024 },
+        output_tokens: 19,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 1219,
+      },
+    },
   }),
 ];
 

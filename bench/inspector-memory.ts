@@ -48,7 +48,9 @@ export class InspectorMemory {
   async held(): Promise<HeldMemory> {
     await this.call('HeapProfiler.collectGarbage');
     await this.call('HeapProfiler.collectGarbage');
-    const result = (await this.call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true })) as { result: { value: string } };
+    const result = (await this.call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true })) as {
+      result: { value: string };
+    };
     return JSON.parse(result.result.value) as HeldMemory;
   }
 

@@ -1,5 +1,17 @@
 import { median } from './load.js';
-import { cpuRatiosByRound, medianRatio, metricRows, ratio, renderTable, roundByRound, scenarioColumns, stateCpuRow, type MetricRow, type Report, type RoundCpu } from './report.js';
+import {
+  cpuRatiosByRound,
+  medianRatio,
+  metricRows,
+  ratio,
+  renderTable,
+  roundByRound,
+  scenarioColumns,
+  stateCpuRow,
+  type MetricRow,
+  type Report,
+  type RoundCpu,
+} from './report.js';
 import type { LimitsTargetName, TargetName } from './targets.js';
 
 /** Issue 19: with `memory` state, limits keep Switchyard within 10 % of the build before them. */
@@ -39,19 +51,20 @@ export function renderLimitsSection(report: Report): string[] {
   if (section === undefined) return [];
   const own = (name: TargetName): name is LimitsTargetName => (section.targets as TargetName[]).includes(name);
   const ratioOf = (ratios: Partial<Record<LimitsTargetName, number[]>> | undefined) => (name: TargetName) => (own(name) ? medianRatio(ratios?.[name]) : '–');
-  const memoryVs = (under: TargetName) => (name: TargetName) => (own(name) ? ratio(report.figures[name]?.bytesPerStream ?? undefined, report.figures[under]?.bytesPerStream ?? undefined) : '–');
+  const memoryVs = (under: TargetName) => (name: TargetName) =>
+    own(name) ? ratio(report.figures[name]?.bytesPerStream ?? undefined, report.figures[under]?.bytesPerStream ?? undefined) : '–';
   const rows: MetricRow[] = [
     ...metricRows(report),
     ...(section.targets.includes('limits-redis') ? [stateCpuRow(report)] : []),
     ['CPU per request ÷ Switchyard (same build, no limits), median of rounds', ratioOf(section.cpuVsSwitchyard)],
     [`CPU per request @${section.topRate} RPS ÷ Switchyard (no limits), median of rounds`, ratioOf(section.cpuVsSwitchyardOpenLoop)],
-    ['memory per stream ÷ Switchyard\'s (no limits)', memoryVs('switchyard')],
+    ["memory per stream ÷ Switchyard's (no limits)", memoryVs('switchyard')],
   ];
   if (section.cpuVsBaseline !== undefined) {
     rows.push(
       ['CPU per request ÷ the baseline (before limits), median of rounds', ratioOf(section.cpuVsBaseline)],
       [`CPU per request @${section.topRate} RPS ÷ the baseline, median of rounds`, ratioOf(section.cpuVsBaselineOpenLoop)],
-      ['memory per stream ÷ the baseline\'s', memoryVs('baseline')],
+      ["memory per stream ÷ the baseline's", memoryVs('baseline')],
     );
   }
   const lines = [
@@ -65,9 +78,11 @@ export function renderLimitsSection(report: Report): string[] {
   const label = (name: TargetName) => report.figures[name]?.label ?? name;
   for (const name of section.targets) {
     const vsSwitchyard = section.cpuVsSwitchyard[name];
-    if (vsSwitchyard !== undefined && vsSwitchyard.length > 0) lines.push(`- ${label(name)} ÷ Switchyard (no limits), CPU per request round by round: ${roundByRound(vsSwitchyard)}`);
+    if (vsSwitchyard !== undefined && vsSwitchyard.length > 0)
+      lines.push(`- ${label(name)} ÷ Switchyard (no limits), CPU per request round by round: ${roundByRound(vsSwitchyard)}`);
     const vsBaseline = section.cpuVsBaseline?.[name];
-    if (vsBaseline !== undefined && vsBaseline.length > 0) lines.push(`- ${label(name)} ÷ the baseline, CPU per request round by round: ${roundByRound(vsBaseline)}`);
+    if (vsBaseline !== undefined && vsBaseline.length > 0)
+      lines.push(`- ${label(name)} ÷ the baseline, CPU per request round by round: ${roundByRound(vsBaseline)}`);
   }
   lines.push(boundLine(report, section), ...section.remarks.map((remark) => `- ${remark}`), '');
   return lines;

@@ -83,11 +83,17 @@ export async function startLimitsTarget(context: BenchContext, name: LimitsTarge
 
 /** One request of the limited token: unless its answer carries the limits' headers, the scenario would measure nothing of them. */
 async function assertLimited(target: Target): Promise<void> {
-  const response = await request(`${target.origin}${CHAT_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body: chatBody(false) });
+  const response = await request(`${target.origin}${CHAT_PATH}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body: chatBody(false),
+  });
   await response.body.dump();
   const limit = response.headers[LIMITS_HEADER];
   if (response.statusCode !== 200 || limit === undefined) {
-    throw new Error(`limits scenario: ${target.label} answered ${response.statusCode} ${limit === undefined ? `without ${LIMITS_HEADER}` : `with ${LIMITS_HEADER}: ${String(limit)}`}; the token's limits are not in force, so the scenario would not measure them`);
+    throw new Error(
+      `limits scenario: ${target.label} answered ${response.statusCode} ${limit === undefined ? `without ${LIMITS_HEADER}` : `with ${LIMITS_HEADER}: ${String(limit)}`}; the token's limits are not in force, so the scenario would not measure them`,
+    );
   }
 }
 

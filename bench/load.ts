@@ -10,7 +10,12 @@ const run = promisify(execFile);
 export const LOAD_CORE = '0';
 
 export function chatBody(stream: boolean, model = 'bench-model'): string {
-  return JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello in one short paragraph.' }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
+  return JSON.stringify({
+    model,
+    messages: [{ role: 'user', content: 'Say hello in one short paragraph.' }],
+    max_tokens: 64,
+    ...(stream ? { stream: true } : {}),
+  });
 }
 
 export interface WrkResult {
@@ -31,9 +36,13 @@ export async function wrk(target: Target, connections: number, seconds: number, 
       .map(([name, value]) => `wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`)
       .join('\n')}\n${target.sessions?.wrkRequestFunction() ?? ''}`,
   );
-  const { stdout } = await run('taskset', ['-c', LOAD_CORE, 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `${target.origin}${CHAT_PATH}`], {
-    maxBuffer: 1 << 20,
-  });
+  const { stdout } = await run(
+    'taskset',
+    ['-c', LOAD_CORE, 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `${target.origin}${CHAT_PATH}`],
+    {
+      maxBuffer: 1 << 20,
+    },
+  );
   const number = (pattern: RegExp) => Number(pattern.exec(stdout)?.[1] ?? Number.NaN);
   target.sessions?.advance(number(/(\d+) requests in/));
   return {
@@ -184,7 +193,12 @@ export interface StreamRequest {
 }
 
 /** Holds `count` slow streams open at once and watches the target's memory. */
-export async function concurrentStreams(target: Target, count: number, stream?: StreamRequest, midway?: { afterMs: number; probe: () => Promise<void> }): Promise<ConcurrentStreamsResult> {
+export async function concurrentStreams(
+  target: Target,
+  count: number,
+  stream?: StreamRequest,
+  midway?: { afterMs: number; probe: () => Promise<void> },
+): Promise<ConcurrentStreamsResult> {
   const agent = new Agent({ connections: count + 16, keepAliveTimeout: 30_000, bodyTimeout: 120_000, headersTimeout: 120_000 });
   const headers = { 'content-type': 'application/json', ...target.headers };
   const path = stream?.path ?? CHAT_PATH;
@@ -197,25 +211,35 @@ export async function concurrentStreams(target: Target, count: number, stream?: 
     peakRssBytes = Math.max(peakRssBytes, rssBytes(target.pid));
   }, 200);
   let completed = 0;
-  const probed = midway === undefined ? Promise.resolve() : new Promise<void>((resolve) => setTimeout(() => void midway.probe().then(resolve, resolve), midway.afterMs));
-  await Promise.all(
-    [probed, ...Array.from({ length: count }, async () => {
+  const probed =
+    midway === undefined ? Promise.resolve() : new Promise<void>((resolve) => setTimeout(() => void midway.probe().then(resolve, resolve), midway.afterMs));
+  await Promise.all([
+    probed,
+    ...Array.from({ length: count }, async () => {
       try {
-        const response = await request(`${target.origin}${path}`, { method: 'POST', headers: target.sessions?.headers(headers) ?? headers, body, dispatcher: agent });
+        const response = await request(`${target.origin}${path}`, {
+          method: 'POST',
+          headers: target.sessions?.headers(headers) ?? headers,
+          body,
+          dispatcher: agent,
+        });
         const text = await response.body.text();
         if (response.statusCode === 200 && text.includes(endMarker)) completed++;
       } catch {
         // Counted as not completed.
       }
-    })],
-  );
+    }),
+  ]);
   clearInterval(sampler);
   await agent.close();
   return { idleRssBytes, peakRssBytes, bytesPerStream: (peakRssBytes - idleRssBytes) / count, completed };
 }
 
 export function median(values: number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 0.5);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 function percentile(sorted: ArrayLike<number>, fraction: number): number {

@@ -53,7 +53,8 @@ export async function measureMachineNoise(seconds: number): Promise<CoreNoise[]>
 
 export function describeNoise(when: string, noise: readonly CoreNoise[]): string {
   const parts = noise.map(
-    (noise) => `core ${noise.core} lost ${noise.lostMsPerSecond.toFixed(1)} ms/s, ${noise.gapsOver5Ms} gaps over 5 ms, longest ${noise.longestGapMs.toFixed(1)} ms`,
+    (noise) =>
+      `core ${noise.core} lost ${noise.lostMsPerSecond.toFixed(1)} ms/s, ${noise.gapsOver5Ms} gaps over 5 ms, longest ${noise.longestGapMs.toFixed(1)} ms`,
   );
   return `machine noise ${when} (busy loop on both cores): ${parts.join('; ')} — time the host took from both cores at once lands in every target's p99 alike`;
 }

@@ -103,11 +103,28 @@ models:
   );
 }
 
-const nativeStream = (model: string, promptRepeats?: number): StreamRequest => ({ path: NATIVE_PATH, body: nativeBody(model, promptRepeats), endMarker: 'response.completed' });
+const nativeStream = (model: string, promptRepeats?: number): StreamRequest => ({
+  path: NATIVE_PATH,
+  body: nativeBody(model, promptRepeats),
+  endMarker: 'response.completed',
+});
 
-export async function runNativeScenario(context: BenchContext, options: { rounds: number; probes: number; streams: number }, say: (line: string) => void): Promise<NativeFigures> {
+export async function runNativeScenario(
+  context: BenchContext,
+  options: { rounds: number; probes: number; streams: number },
+  say: (line: string) => void,
+): Promise<NativeFigures> {
   let target = await startNativeTarget(context);
-  const figures: NativeFigures = { rounds: options.rounds, probesPerRound: options.probes, chatFirstByteMs: [], nativeFirstByteMs: [], firstByteDifferenceMs: [], chatCpuMicrosecondsPerStream: [], nativeCpuMicrosecondsPerStream: [], memory: [] };
+  const figures: NativeFigures = {
+    rounds: options.rounds,
+    probesPerRound: options.probes,
+    chatFirstByteMs: [],
+    nativeFirstByteMs: [],
+    firstByteDifferenceMs: [],
+    chatCpuMicrosecondsPerStream: [],
+    nativeCpuMicrosecondsPerStream: [],
+    memory: [],
+  };
   try {
     say('native passthrough: warming up');
     for (let warm = 0; warm < 5; warm++) {
@@ -156,7 +173,13 @@ export async function runNativeScenario(context: BenchContext, options: { rounds
         });
         const read = midway as HeldMemory | null;
         const held = read === null ? Number.NaN : read.heapUsed + read.external - (before.heapUsed + before.external);
-        figures.memory.push({ label: test.label, count: options.streams, completed: result.completed, rssBytesPerStream: result.bytesPerStream, heldBytesPerStream: held / options.streams });
+        figures.memory.push({
+          label: test.label,
+          count: options.streams,
+          completed: result.completed,
+          rssBytesPerStream: result.bytesPerStream,
+          heldBytesPerStream: held / options.streams,
+        });
       } finally {
         inspector.close();
       }
@@ -185,7 +208,10 @@ export function renderNativeSection(figures: NativeFigures): string {
     '',
     '| stream | completed | held per stream (heap + external, after a full GC) | peak RSS growth per stream |',
     '|---|---:|---:|---:|',
-    ...figures.memory.map((test) => `| ${test.label} | ${test.completed} / ${test.count} | ${(test.heldBytesPerStream / 1024).toFixed(1)} KB | ${(test.rssBytesPerStream / 1024).toFixed(1)} KB |`),
+    ...figures.memory.map(
+      (test) =>
+        `| ${test.label} | ${test.completed} / ${test.count} | ${(test.heldBytesPerStream / 1024).toFixed(1)} KB | ${(test.rssBytesPerStream / 1024).toFixed(1)} KB |`,
+    ),
     '',
   ].join('\n');
 }

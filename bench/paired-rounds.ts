@@ -27,9 +27,14 @@ export function pairedRounds(samples: ReadonlyMap<TargetName, Samples>, rates: r
   for (const rate of rates) {
     const ours = switchyard.openLoop[rate]?.p99;
     const under = direct.openLoop[rate]?.p99;
-    if (ours !== undefined && under !== undefined && ours.length === under.length) p99OverheadMs[rate] = ours.map((value, index) => value - (under[index] as number));
+    if (ours !== undefined && under !== undefined && ours.length === under.length)
+      p99OverheadMs[rate] = ours.map((value, index) => value - (under[index] as number));
   }
   const base = samples.get('baseline');
   const cpuVsBaseline = base === undefined ? undefined : switchyard.cpu.map((value, index) => value / (base.cpu[index] as number));
-  return { rpsVsFloor: switchyard.rps.map((value, index) => value / (floor.rps[index] as number)), p99OverheadMs, ...(cpuVsBaseline === undefined ? {} : { cpuVsBaseline }) };
+  return {
+    rpsVsFloor: switchyard.rps.map((value, index) => value / (floor.rps[index] as number)),
+    p99OverheadMs,
+    ...(cpuVsBaseline === undefined ? {} : { cpuVsBaseline }),
+  };
 }

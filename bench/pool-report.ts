@@ -1,4 +1,16 @@
-import { byRound, cpuRatiosByRound, medianRatio, metricRows, renderTable, roundByRound, scenarioColumns, stateCpuRow, type MetricRow, type Report, type RoundCpu } from './report.js';
+import {
+  byRound,
+  cpuRatiosByRound,
+  medianRatio,
+  metricRows,
+  renderTable,
+  roundByRound,
+  scenarioColumns,
+  stateCpuRow,
+  type MetricRow,
+  type Report,
+  type RoundCpu,
+} from './report.js';
 import type { PoolTargetName, TargetName } from './targets.js';
 
 /** The pool scenario's share of the report: its targets and their CPU ratios taken within rounds. */
@@ -40,16 +52,22 @@ export function renderPoolSection(report: Report): string[] {
   const rows: MetricRow[] = [
     ...metricRows(report),
     stateCpuRow(report),
-    ['CPU per request ÷ the same build\'s plain chat, median of rounds', (name) => (pool(name) ? medianRatio(section.cpuVsPlain[name]) : '–')],
-    [`CPU per request @${section.topRate} RPS ÷ the same build's plain chat, median of rounds`, (name) => (pool(name) ? medianRatio(section.cpuVsPlainOpenLoop[name]) : '–')],
+    ["CPU per request ÷ the same build's plain chat, median of rounds", (name) => (pool(name) ? medianRatio(section.cpuVsPlain[name]) : '–')],
+    [
+      `CPU per request @${section.topRate} RPS ÷ the same build's plain chat, median of rounds`,
+      (name) => (pool(name) ? medianRatio(section.cpuVsPlainOpenLoop[name]) : '–'),
+    ],
   ];
   if (section.cpuVsBaselinePool !== undefined) {
-    rows.push(['`pool ×4, memory` CPU per request ÷ this column, median of rounds', (name) => (name === 'baseline-pool' ? medianRatio(section.cpuVsBaselinePool) : '–')]);
+    rows.push([
+      '`pool ×4, memory` CPU per request ÷ this column, median of rounds',
+      (name) => (name === 'baseline-pool' ? medianRatio(section.cpuVsBaselinePool) : '–'),
+    ]);
   }
   const lines = [
     '## Pool scenario',
     '',
-    'Switchyard with a chat model over a pool of 4 credentials, strategy `weighted`; half the requests carry `X-Session-Id` (see below). Measured in the same rounds as the targets above, taking turns with them. The plain chat scenario (the `Switchyard` column above: 2 credentials, no session header, so a build with session inference infers one id for all its requests) is repeated for comparison, and the baseline\'s with `--baseline`: the plain chat of the same build is what each pool column\'s ratio divides by. Ratios are taken within each round, then the median.',
+    "Switchyard with a chat model over a pool of 4 credentials, strategy `weighted`; half the requests carry `X-Session-Id` (see below). Measured in the same rounds as the targets above, taking turns with them. The plain chat scenario (the `Switchyard` column above: 2 credentials, no session header, so a build with session inference infers one id for all its requests) is repeated for comparison, and the baseline's with `--baseline`: the plain chat of the same build is what each pool column's ratio divides by. Ratios are taken within each round, then the median.",
     '',
     ...renderTable(report, columns, rows),
     '',
@@ -57,9 +75,11 @@ export function renderPoolSection(report: Report): string[] {
   for (const name of section.targets) {
     const values = section.cpuVsPlain[name];
     const figure = report.figures[name];
-    if (values !== undefined && values.length > 0 && figure !== undefined) lines.push(`- ${figure.label} ÷ the same build's plain chat, CPU per request round by round: ${roundByRound(values)}`);
+    if (values !== undefined && values.length > 0 && figure !== undefined)
+      lines.push(`- ${figure.label} ÷ the same build's plain chat, CPU per request round by round: ${roundByRound(values)}`);
   }
-  if (section.cpuVsBaselinePool !== undefined) lines.push(`- pool ×4, memory ÷ the baseline's pool, CPU per request round by round: ${roundByRound(section.cpuVsBaselinePool)}`);
+  if (section.cpuVsBaselinePool !== undefined)
+    lines.push(`- pool ×4, memory ÷ the baseline's pool, CPU per request round by round: ${roundByRound(section.cpuVsBaselinePool)}`);
   lines.push(...section.remarks.map((remark) => `- ${remark}`), '');
   return lines;
 }

@@ -41,7 +41,12 @@ export async function preparePool(baseline: SwitchyardBuild | null): Promise<Poo
 
 /** The pool targets this run measures. */
 export function poolTargetNames(setup: PoolSetup): PoolTargetName[] {
-  const all: PoolTargetName[] = ['pool', ...(setup.redis === null ? [] : ['pool-redis' as const]), 'pool-no-infer', ...(setup.baseline === null ? [] : ['baseline-pool' as const])];
+  const all: PoolTargetName[] = [
+    'pool',
+    ...(setup.redis === null ? [] : ['pool-redis' as const]),
+    'pool-no-infer',
+    ...(setup.baseline === null ? [] : ['baseline-pool' as const]),
+  ];
   return all.filter((name) => !setup.skipped.has(name));
 }
 
@@ -74,14 +79,26 @@ export async function startPoolTarget(context: BenchContext, name: PoolTargetNam
   let target: Target;
   switch (name) {
     case 'pool':
-      target = await launchSwitchyard(context, { ...own, label: 'pool ×4, memory' }, poolConfig(context, directory, { strategy: true, inferSessions: true, redis: null }));
+      target = await launchSwitchyard(
+        context,
+        { ...own, label: 'pool ×4, memory' },
+        poolConfig(context, directory, { strategy: true, inferSessions: true, redis: null }),
+      );
       break;
     case 'pool-no-infer':
-      target = await launchSwitchyard(context, { ...own, label: 'pool ×4, memory, no inference' }, poolConfig(context, directory, { strategy: true, inferSessions: false, redis: null }));
+      target = await launchSwitchyard(
+        context,
+        { ...own, label: 'pool ×4, memory, no inference' },
+        poolConfig(context, directory, { strategy: true, inferSessions: false, redis: null }),
+      );
       break;
     case 'pool-redis': {
       const redis = setup.redis as BenchRedis;
-      target = await launchSwitchyard(context, { ...own, label: 'pool ×4, Redis' }, poolConfig(context, directory, { strategy: true, inferSessions: true, redis }));
+      target = await launchSwitchyard(
+        context,
+        { ...own, label: 'pool ×4, Redis' },
+        poolConfig(context, directory, { strategy: true, inferSessions: true, redis }),
+      );
       target.stateCpuSeconds = () => redisCpuSeconds(redis.client);
       break;
     }
@@ -103,7 +120,11 @@ async function startBaselinePool(context: BenchContext, setup: PoolSetup): Promi
   const build = setup.baseline as SwitchyardBuild;
   const directory = join(context.workDirectory, 'baseline-pool');
   const launch = (full: boolean) =>
-    launchSwitchyard(context, { root: build.root, name: 'baseline-pool', label: `${build.label}, pool ×4${full ? '' : ' (weights only)'}` }, poolConfig(context, directory, { strategy: full, inferSessions: true, redis: null }));
+    launchSwitchyard(
+      context,
+      { root: build.root, name: 'baseline-pool', label: `${build.label}, pool ×4${full ? '' : ' (weights only)'}` },
+      poolConfig(context, directory, { strategy: full, inferSessions: true, redis: null }),
+    );
   if (setup.baselineFullConfig !== null) return launch(setup.baselineFullConfig);
   try {
     const target = await launch(true);
@@ -120,7 +141,8 @@ async function startBaselinePool(context: BenchContext, setup: PoolSetup): Promi
 }
 
 function poolConfig(context: BenchContext, directory: string, keys: { strategy: boolean; inferSessions: boolean; redis: BenchRedis | null }): string {
-  const routes = (model: string) => CREDENTIALS.map((credential) => `      - { upstream: ${credential.id}, model: ${model}, weight: ${credential.weight} }`).join('\n');
+  const routes = (model: string) =>
+    CREDENTIALS.map((credential) => `      - { upstream: ${credential.id}, model: ${model}, weight: ${credential.weight} }`).join('\n');
   // `state` and `routing` are written only where they differ from the defaults, so that the memory
   // variant differs from a config an older build accepts by `strategy` alone.
   return [
@@ -130,7 +152,9 @@ function poolConfig(context: BenchContext, directory: string, keys: { strategy: 
     ...(keys.redis === null ? [] : [`state: { url: "${keys.redis.url}", key_prefix: "${keys.redis.keyPrefix}" }`]),
     ...(keys.inferSessions ? [] : ['routing: { infer_sessions: false }']),
     'upstreams:',
-    ...CREDENTIALS.map((credential) => `  - { id: ${credential.id}, provider: openai, base_url: "${context.upstreamOrigin}/v1", api_key: sk-bench-${credential.id} }`),
+    ...CREDENTIALS.map(
+      (credential) => `  - { id: ${credential.id}, provider: openai, base_url: "${context.upstreamOrigin}/v1", api_key: sk-bench-${credential.id} }`,
+    ),
     'models:',
     '  - id: bench-model',
     '    type: chat',

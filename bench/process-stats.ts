@@ -7,7 +7,10 @@ const PAGE_SIZE = 4096;
 /** A process and its children (nginx's workers), as /proc sees them. */
 function family(pid: number): number[] {
   try {
-    const children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    const children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
     return [pid, ...children.flatMap(family)];
   } catch {
     return [pid];

@@ -53,7 +53,10 @@ const busy = total - (byModule.get('(idle)') ?? 0);
 const top = Number(topArgument);
 const show = (title: string, entries: Map<string, number>) => {
   process.stdout.write(`\n${title} (share of busy time, ${(busy / 1000).toFixed(0)} ms busy)\n`);
-  for (const [key, time] of [...entries].filter(([key]) => !key.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  for (const [key, time] of [...entries]
+    .filter(([key]) => !key.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)) {
     process.stdout.write(`${((100 * time) / busy).toFixed(1).padStart(5)}%  ${key}\n`);
   }
 };

@@ -114,18 +114,15 @@ export function metricRows(report: Report): MetricRow[] {
     ['CPU µs / request (proxy process)', (name) => format(figure(name).cpuMicrosecondsPerRequest)],
     ['p50 latency @1 conn (ms)', (name) => format(figure(name).p50Ms, 3)],
     ['p50 overhead vs direct @1 conn (ms)', (name) => (name === 'direct' ? '–' : format(overhead(figure(name).p50Ms, direct?.p50Ms), 3))],
-    ...report.rates.map(
-      (rate): [string, (name: TargetName) => string] => [
-        `p99 @${rate} RPS open loop (ms)`,
-        (name) => `${format(figure(name).openLoop[rate]?.p99Ms, 2)}${(figure(name).openLoop[rate]?.failed ?? 0) > 0 ? ` (${figure(name).openLoop[rate]?.failed} failed)` : ''}`,
-      ],
-    ),
-    ...report.rates.map(
-      (rate): [string, (name: TargetName) => string] => [
-        `p99 overhead @${rate} RPS (ms)`,
-        (name) => (name === 'direct' ? '–' : format(overhead(figure(name).openLoop[rate]?.p99Ms ?? Number.NaN, direct?.openLoop[rate]?.p99Ms), 2)),
-      ],
-    ),
+    ...report.rates.map((rate): [string, (name: TargetName) => string] => [
+      `p99 @${rate} RPS open loop (ms)`,
+      (name) =>
+        `${format(figure(name).openLoop[rate]?.p99Ms, 2)}${(figure(name).openLoop[rate]?.failed ?? 0) > 0 ? ` (${figure(name).openLoop[rate]?.failed} failed)` : ''}`,
+    ]),
+    ...report.rates.map((rate): [string, (name: TargetName) => string] => [
+      `p99 overhead @${rate} RPS (ms)`,
+      (name) => (name === 'direct' ? '–' : format(overhead(figure(name).openLoop[rate]?.p99Ms ?? Number.NaN, direct?.openLoop[rate]?.p99Ms), 2)),
+    ]),
     ['streamed first byte (ms)', (name) => format(figure(name).streamFirstByteMs, 3)],
     ['streamed first-byte overhead (ms)', (name) => (name === 'direct' ? '–' : format(overhead(figure(name).streamFirstByteMs, direct?.streamFirstByteMs), 3))],
     ['streamed total (ms)', (name) => format(figure(name).streamTotalMs, 3)],
@@ -148,7 +145,11 @@ export function stateCpuRow(report: Report): MetricRow {
 /** A Markdown table of `rows` with one column per target. */
 export function renderTable(report: Report, targets: readonly TargetName[], rows: readonly MetricRow[]): string[] {
   const label = (name: TargetName) => (report.figures[name] as TargetFigures).label;
-  return [`| metric | ${targets.map(label).join(' | ')} |`, `|---|${targets.map(() => '---:').join('|')}|`, ...rows.map(([metric, cell]) => `| ${metric} | ${targets.map(cell).join(' | ')} |`)];
+  return [
+    `| metric | ${targets.map(label).join(' | ')} |`,
+    `|---|${targets.map(() => '---:').join('|')}|`,
+    ...rows.map(([metric, cell]) => `| ${metric} | ${targets.map(cell).join(' | ')} |`),
+  ];
 }
 
 /** The report as Markdown: figures per target, Switchyard's ratios, the issue's targets checked, then `sections` (the pool scenario's). */
@@ -195,7 +196,12 @@ function targetRows(report: Report): string[][] {
   const rpsVsPortkey = portkey === undefined ? Number.NaN : switchyard.requestsPerSecond / portkey.requestsPerSecond;
   const p50 = direct === undefined ? Number.NaN : switchyard.p50Ms - direct.p50Ms;
   const pairedP99 = report.paired?.p99OverheadMs[3000];
-  const p99At3000 = pairedP99 !== undefined ? median(pairedP99) : direct?.openLoop[3000] === undefined || switchyard.openLoop[3000] === undefined ? Number.NaN : switchyard.openLoop[3000].p99Ms - direct.openLoop[3000].p99Ms;
+  const p99At3000 =
+    pairedP99 !== undefined
+      ? median(pairedP99)
+      : direct?.openLoop[3000] === undefined || switchyard.openLoop[3000] === undefined
+        ? Number.NaN
+        : switchyard.openLoop[3000].p99Ms - direct.openLoop[3000].p99Ms;
   const firstByte = direct === undefined ? Number.NaN : switchyard.streamFirstByteMs - direct.streamFirstByteMs;
   const perStreamKb = (switchyard.bytesPerStream ?? Number.NaN) / 1024;
   const idleMb = switchyard.idleRssBytes / 1_048_576;

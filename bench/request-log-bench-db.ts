@@ -49,7 +49,10 @@ export interface BuiltQueries {
 }
 
 export interface BuiltStores {
-  database: { dialect: 'sqlite' | 'postgres'; sqlite: { exec(sql: string): unknown; prepare(sql: string): { all(...values: unknown[]): unknown[]; get(...values: unknown[]): unknown } } | null };
+  database: {
+    dialect: 'sqlite' | 'postgres';
+    sqlite: { exec(sql: string): unknown; prepare(sql: string): { all(...values: unknown[]): unknown[]; get(...values: unknown[]): unknown } } | null;
+  };
   requestLogs: { insertBatch(rows: readonly SeedRow[]): Promise<void>; count(): Promise<number> };
   requestSearch: unknown;
   close(): Promise<void>;

@@ -58,7 +58,8 @@ async function cases(queries: BuiltQueries): Promise<Case[]> {
     const length = (await queries.session(row.session_id, { limit: 1_000 })).turns.length;
     if (length > turns) [target, turns] = [row, length];
   }
-  if (target === undefined || target.token_id === null || target.session_id === null || target.team === null) throw new Error('no sample request with a session, token and team');
+  if (target === undefined || target.token_id === null || target.session_id === null || target.team === null)
+    throw new Error('no sample request with a session, token and team');
   const { id, session_id: session, token_id: token, team, project } = target;
   const middle = end - 7 * DAY;
   const page = (query: Record<string, unknown>) => async () => (await queries.list(query)).data.length;
@@ -80,8 +81,16 @@ async function cases(queries: BuiltQueries): Promise<Case[]> {
     { name: `model, rare (${RARE_MODEL}, 0.05%)`, required: false, run: page({ model: RARE_MODEL }) },
     { name: 'status 5xx', required: false, run: page({ status: '5xx' }) },
     { name: 'one request by id', required: false, run: async () => ((await queries.get(id)).id === id ? 1 : 0) },
-    { name: 'usage: per day by team, 30 days', required: false, run: async () => (await queries.usage({ bucket: 'day', group_by: 'team', from: iso(end - 30 * DAY), to: iso(end + 1) })).data.length },
-    { name: 'usage: per hour by model, one day', required: false, run: async () => (await queries.usage({ bucket: 'hour', group_by: 'model', from: iso(middle - DAY), to: iso(middle) })).data.length },
+    {
+      name: 'usage: per day by team, 30 days',
+      required: false,
+      run: async () => (await queries.usage({ bucket: 'day', group_by: 'team', from: iso(end - 30 * DAY), to: iso(end + 1) })).data.length,
+    },
+    {
+      name: 'usage: per hour by model, one day',
+      required: false,
+      run: async () => (await queries.usage({ bucket: 'hour', group_by: 'model', from: iso(middle - DAY), to: iso(middle) })).data.length,
+    },
   ];
 }
 
@@ -113,7 +122,9 @@ async function main(): Promise<void> {
       times.sort((a, b) => a - b);
       const median = percentile(times, 0.5);
       const verdict = item.required ? (median < 100 ? 'yes: met' : 'yes: **missed**') : '';
-      lines.push(`| ${item.name} | ${rows} | ${median.toFixed(2)} | ${percentile(times, 0.9).toFixed(2)} | ${(times.at(-1) ?? Number.NaN).toFixed(2)} | ${verdict} |`);
+      lines.push(
+        `| ${item.name} | ${rows} | ${median.toFixed(2)} | ${percentile(times, 0.9).toFixed(2)} | ${(times.at(-1) ?? Number.NaN).toFixed(2)} | ${verdict} |`,
+      );
       say(lines.at(-1) ?? '');
     }
     process.stdout.write(`${lines.join('\n')}\n`);

@@ -14,7 +14,18 @@ import { cleanupPool, describePool, poolTargetNames, preparePool, startPoolTarge
 import { renderReport, type Report, type RoundCpu, type TargetFigures } from './report.js';
 import { renderNativeSection, runNativeScenario } from './native-scenario.js';
 import { describeNoise, measureMachineNoise } from './machine-noise.js';
-import { direct, spawnPinned, startBareProxy, startNginx, startPortkey, startSwitchyard, type BenchContext, type SwitchyardBuild, type Target, type TargetName } from './targets.js';
+import {
+  direct,
+  spawnPinned,
+  startBareProxy,
+  startNginx,
+  startPortkey,
+  startSwitchyard,
+  type BenchContext,
+  type SwitchyardBuild,
+  type Target,
+  type TargetName,
+} from './targets.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const quick = process.argv.includes('--quick');
@@ -49,8 +60,30 @@ const nativePlan = quick ? { rounds: 3, probes: 100, streams: 500 } : { rounds: 
 // where its queue and its p99 explode. So the open-loop load is also cut into 1-s slices, the
 // targets taking turns slice by slice, and each target's p99 is taken over all its slices of a round.
 const plan = quick
-  ? { warmupSeconds: 3, maxSteadySlices: 2, throughputRounds: 3, rpsSeconds: 1, latencyRounds: 1, p50Seconds: 1, openLoopSlices: 1, streamProbes: 30, concurrentStreams: 1_000, streamsFor: ['switchyard'] as TargetName[] }
-  : { warmupSeconds: 6, maxSteadySlices: 8, throughputRounds: 7, rpsSeconds: 3, latencyRounds: 7, p50Seconds: 2, openLoopSlices: 3, streamProbes: 100, concurrentStreams: 1_000, streamsFor: ['nginx', 'bare', 'switchyard', 'portkey'] as TargetName[] };
+  ? {
+      warmupSeconds: 3,
+      maxSteadySlices: 2,
+      throughputRounds: 3,
+      rpsSeconds: 1,
+      latencyRounds: 1,
+      p50Seconds: 1,
+      openLoopSlices: 1,
+      streamProbes: 30,
+      concurrentStreams: 1_000,
+      streamsFor: ['switchyard'] as TargetName[],
+    }
+  : {
+      warmupSeconds: 6,
+      maxSteadySlices: 8,
+      throughputRounds: 7,
+      rpsSeconds: 3,
+      latencyRounds: 7,
+      p50Seconds: 2,
+      openLoopSlices: 3,
+      streamProbes: 100,
+      concurrentStreams: 1_000,
+      streamsFor: ['nginx', 'bare', 'switchyard', 'portkey'] as TargetName[],
+    };
 const OPEN_LOOP_SLICE_SECONDS = 1;
 const WARM_AFTER_ONE_SECOND: readonly TargetName[] = ['direct', 'nginx'];
 // How long a Node proxy takes to settle depends on the host: on a slow one Switchyard was still
@@ -73,7 +106,9 @@ async function warmUp(target: Target, workDirectory: string): Promise<Awaited<Re
       return next;
     }
   }
-  warmUpNotes.push(`${target.label}: throughput still changing by over 5 % after ${plan.warmupSeconds + plan.maxSteadySlices * STEADY_SLICE_SECONDS} s of warm-up; measured anyway`);
+  warmUpNotes.push(
+    `${target.label}: throughput still changing by over 5 % after ${plan.warmupSeconds + plan.maxSteadySlices * STEADY_SLICE_SECONDS} s of warm-up; measured anyway`,
+  );
   return previous;
 }
 const RATES = [300, 3_000];
@@ -119,9 +154,14 @@ async function main(): Promise<void> {
   // `--upstream-core load`: the fake upstream beside the load generator, off the proxies' core, so
   // that a proxy's CPU per request is not shaped by how it shares a core with its upstream.
   const upstreamOnLoadCore = argumentValue('--upstream-core') === 'load';
-  if (upstreamOnLoadCore) notes.push('the fake upstream ran on the load generator\'s core (`--upstream-core load`), not beside the proxies');
+  if (upstreamOnLoadCore) notes.push("the fake upstream ran on the load generator's core (`--upstream-core load`), not beside the proxies");
   const upstream = await spawnPinned('node', [join(root, 'dist-bench', 'fast-upstream.js'), '0'], upstreamOnLoadCore ? { core: LOAD_CORE } : {});
-  const context: BenchContext = { root, workDirectory, upstreamOrigin: `http://127.0.0.1:${String(upstream.first['port'])}`, upstreamPid: upstream.child.pid as number };
+  const context: BenchContext = {
+    root,
+    workDirectory,
+    upstreamOrigin: `http://127.0.0.1:${String(upstream.first['port'])}`,
+    upstreamPid: upstream.child.pid as number,
+  };
   if (nativeOnly) {
     try {
       const native = await runNativeScenario(context, nativePlan, say);
@@ -158,7 +198,8 @@ async function main(): Promise<void> {
     if (pool !== null) targets.push(...(await startPoolTargets(context, pool)));
     if (limits !== null) targets.push(...(await startLimitsTargets(context, limits)));
     say(`targets: ${targets.map((target) => target.label).join(', ')}`);
-    for (const target of targets) samples.set(target.name, { rps: [], cpu: [], stateCpu: [], p50: [], openLoop: {}, firstByte: [], total: [], failures: 0, peak: 0, idle: 0 });
+    for (const target of targets)
+      samples.set(target.name, { rps: [], cpu: [], stateCpu: [], p50: [], openLoop: {}, firstByte: [], total: [], failures: 0, peak: 0, idle: 0 });
 
     // Idle: started, ready, no traffic yet. Then warm every target up (JIT, connection pools).
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -250,7 +291,8 @@ async function main(): Promise<void> {
       const result = await concurrentStreams(fresh, plan.concurrentStreams);
       streams.set(name, result);
       sample(fresh).peak = Math.max(sample(fresh).peak, result.peakRssBytes);
-      if (result.completed < plan.concurrentStreams) notes.push(`${fresh.label}: ${plan.concurrentStreams - result.completed} of ${plan.concurrentStreams} slow streams did not complete`);
+      if (result.completed < plan.concurrentStreams)
+        notes.push(`${fresh.label}: ${plan.concurrentStreams - result.completed} of ${plan.concurrentStreams} slow streams did not complete`);
     }
 
     const native = withNative ? await runNativeScenario(context, nativePlan, say) : null;
@@ -276,16 +318,23 @@ async function main(): Promise<void> {
         ...(entry.stateCpu.length === 0 ? {} : { stateCpuMicrosecondsPerRequest: median(entry.stateCpu) }),
       };
       if (entry.failures > 0) notes.push(`${target.label}: ${entry.failures} failed responses under closed-loop load`);
-      for (const rate of RATES) if (entry.openLoop[rate] === undefined) notes.push(`${target.label}: not run at ${rate} RPS open loop (saturates at ~${Math.round(rps)} RPS)`);
+      for (const rate of RATES)
+        if (entry.openLoop[rate] === undefined) notes.push(`${target.label}: not run at ${rate} RPS open loop (saturates at ~${Math.round(rps)} RPS)`);
     }
     const paired = pairedRounds(samples, RATES);
     if (paired !== null) {
-      notes.push(`Switchyard ÷ floor RPS, round by round: ${paired.rpsVsFloor.map((value) => value.toFixed(2)).join(', ')} (median ${median(paired.rpsVsFloor).toFixed(2)})`);
+      notes.push(
+        `Switchyard ÷ floor RPS, round by round: ${paired.rpsVsFloor.map((value) => value.toFixed(2)).join(', ')} (median ${median(paired.rpsVsFloor).toFixed(2)})`,
+      );
       if (paired.cpuVsBaseline !== undefined && baseline !== null) {
-        notes.push(`Switchyard ÷ ${baseline.label} CPU per request, round by round: ${paired.cpuVsBaseline.map((value) => value.toFixed(2)).join(', ')} (median ${median(paired.cpuVsBaseline).toFixed(2)})`);
+        notes.push(
+          `Switchyard ÷ ${baseline.label} CPU per request, round by round: ${paired.cpuVsBaseline.map((value) => value.toFixed(2)).join(', ')} (median ${median(paired.cpuVsBaseline).toFixed(2)})`,
+        );
       }
       for (const [rate, values] of Object.entries(paired.p99OverheadMs)) {
-        notes.push(`Switchyard p99 overhead @${rate} RPS, round by round: ${values.map((value) => value.toFixed(2)).join(', ')} ms (median ${median(values).toFixed(2)})`);
+        notes.push(
+          `Switchyard p99 overhead @${rate} RPS, round by round: ${values.map((value) => value.toFixed(2)).join(', ')} ms (median ${median(values).toFixed(2)})`,
+        );
       }
     }
     // The host's speed in each round, as the CPU each proxy spent per request at the highest rate:
@@ -294,13 +343,27 @@ async function main(): Promise<void> {
     for (const name of ['bare', 'switchyard', 'baseline', 'pool', 'pool-redis', 'pool-no-infer', 'baseline-pool', 'limits', 'limits-redis'] as const) {
       const values = samples.get(name)?.openLoop[topRate]?.cpu;
       const label = targets.find((target) => target.name === name)?.label;
-      if (values !== undefined && label !== undefined) notes.push(`${label}: CPU µs per request @${topRate} RPS, round by round: ${values.map((value) => value.toFixed(0)).join(', ')}`);
+      if (values !== undefined && label !== undefined)
+        notes.push(`${label}: CPU µs per request @${topRate} RPS, round by round: ${values.map((value) => value.toFixed(0)).join(', ')}`);
     }
-    for (const name of ['direct', 'bare', 'switchyard', 'baseline', 'pool', 'pool-redis', 'pool-no-infer', 'baseline-pool', 'limits', 'limits-redis'] as const) {
+    for (const name of [
+      'direct',
+      'bare',
+      'switchyard',
+      'baseline',
+      'pool',
+      'pool-redis',
+      'pool-no-infer',
+      'baseline-pool',
+      'limits',
+      'limits-redis',
+    ] as const) {
       const busy = samples.get(name)?.openLoop[topRate]?.busy;
       const label = targets.find((target) => target.name === name)?.label;
       if (busy !== undefined && label !== undefined) {
-        notes.push(`${label}: server core busy @${topRate} RPS (${name === 'direct' ? 'the upstream' : 'proxy + upstream'}), round by round: ${busy.map((value) => `${Math.round(value * 100)} %`).join(', ')}`);
+        notes.push(
+          `${label}: server core busy @${topRate} RPS (${name === 'direct' ? 'the upstream' : 'proxy + upstream'}), round by round: ${busy.map((value) => `${Math.round(value * 100)} %`).join(', ')}`,
+        );
       }
     }
     const direct = figures.direct;
@@ -311,15 +374,31 @@ async function main(): Promise<void> {
       for (const name of ['nginx', 'bare', 'switchyard'] as const) {
         const figure = figures[name];
         if (figure === undefined) continue;
-        if (figure.p50Ms < direct.p50Ms) notes.push(`${figure.label}: p50 @1 conn below direct's (${figure.p50Ms.toFixed(3)} < ${direct.p50Ms.toFixed(3)} ms); direct's latency is no floor in this run`);
-        if (figure.streamFirstByteMs < direct.streamFirstByteMs) notes.push(`${figure.label}: streamed first byte before direct's (${figure.streamFirstByteMs.toFixed(3)} < ${direct.streamFirstByteMs.toFixed(3)} ms); direct's latency is no floor in this run`);
+        if (figure.p50Ms < direct.p50Ms)
+          notes.push(
+            `${figure.label}: p50 @1 conn below direct's (${figure.p50Ms.toFixed(3)} < ${direct.p50Ms.toFixed(3)} ms); direct's latency is no floor in this run`,
+          );
+        if (figure.streamFirstByteMs < direct.streamFirstByteMs)
+          notes.push(
+            `${figure.label}: streamed first byte before direct's (${figure.streamFirstByteMs.toFixed(3)} < ${direct.streamFirstByteMs.toFixed(3)} ms); direct's latency is no floor in this run`,
+          );
       }
     }
     const noiseAfter = await measureMachineNoise(noiseSeconds);
     notes.push(describeNoise('before', noiseBefore), describeNoise('after', noiseAfter), ...warmUpNotes);
     notes.push('CPU per request is the proxy process alone (for direct: the upstream); `direct` has no proxy.');
     notes.push('Absolute figures swing up to 2× between runs on these machines; compare the ratios, all measured in this run.');
-    const report: Report = { date: new Date().toISOString(), mode: quick ? 'quick' : 'full', rounds: { throughput: plan.throughputRounds, latency: plan.latencyRounds }, rates: RATES, paired, concurrentStreams: plan.concurrentStreams, figures, machineNoise: { before: noiseBefore, after: noiseAfter }, notes };
+    const report: Report = {
+      date: new Date().toISOString(),
+      mode: quick ? 'quick' : 'full',
+      rounds: { throughput: plan.throughputRounds, latency: plan.latencyRounds },
+      rates: RATES,
+      paired,
+      concurrentStreams: plan.concurrentStreams,
+      figures,
+      machineNoise: { before: noiseBefore, after: noiseAfter },
+      notes,
+    };
     const roundCpu = (name: TargetName): RoundCpu | undefined => {
       const entry = samples.get(name);
       return entry === undefined ? undefined : { throughput: entry.cpu, openLoop: entry.openLoop[topRate]?.cpu ?? [] };
@@ -327,7 +406,11 @@ async function main(): Promise<void> {
     if (pool !== null) report.pool = poolSection(poolTargetNames(pool), roundCpu, topRate, describePool(pool));
     if (limits !== null) report.limits = limitsSection(limitsTargetNames(limits), roundCpu, topRate, describeLimits(limits));
     if (native !== null) report.native = native;
-    const markdown = renderReport(report, [...renderPoolSection(report), ...renderLimitsSection(report), ...(native === null ? [] : [renderNativeSection(native)])]);
+    const markdown = renderReport(report, [
+      ...renderPoolSection(report),
+      ...renderLimitsSection(report),
+      ...(native === null ? [] : [renderNativeSection(native)]),
+    ]);
     process.stdout.write(`${markdown}\n`);
     mkdirSync(join(root, 'bench', 'results'), { recursive: true });
     writeFileSync(join(root, 'bench', 'results', quick ? 'latest-quick.md' : 'latest.md'), markdown);

@@ -77,7 +77,9 @@ class TrafficModel {
     this.sessionCount += 1;
     const header = this.next() < 0.5;
     return {
-      id: header ? `conv-${this.sessionCount.toString(16).padStart(8, '0')}` : `inf_${(this.sessionCount * 2_654_435_761 >>> 0).toString(16)}${this.sessionCount.toString(16)}`,
+      id: header
+        ? `conv-${this.sessionCount.toString(16).padStart(8, '0')}`
+        : `inf_${((this.sessionCount * 2_654_435_761) >>> 0).toString(16)}${this.sessionCount.toString(16)}`,
       token: this.token(),
       turnsLeft: 1 + Math.floor(-Math.log(1 - this.next()) * 20),
       turnsTaken: 0,

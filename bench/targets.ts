@@ -114,7 +114,14 @@ function pidOf(child: ChildProcess): number {
 }
 
 export function direct(context: BenchContext): Target {
-  return { name: 'direct', label: 'direct', origin: context.upstreamOrigin, headers: { authorization: 'Bearer sk-bench' }, pid: context.upstreamPid, stop: async () => undefined };
+  return {
+    name: 'direct',
+    label: 'direct',
+    origin: context.upstreamOrigin,
+    headers: { authorization: 'Bearer sk-bench' },
+    pid: context.upstreamPid,
+    stop: async () => undefined,
+  };
 }
 
 export async function startNginx(context: BenchContext): Promise<Target> {
@@ -149,17 +156,38 @@ http {
   );
   const { child } = await spawnPinned('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], { waitForJson: false });
   await waitForPort(port);
-  return { name: 'nginx', label: 'nginx (1 worker)', origin: `http://127.0.0.1:${port}`, headers: { authorization: 'Bearer sk-bench' }, pid: pidOf(child), stop: stopper(child) };
+  return {
+    name: 'nginx',
+    label: 'nginx (1 worker)',
+    origin: `http://127.0.0.1:${port}`,
+    headers: { authorization: 'Bearer sk-bench' },
+    pid: pidOf(child),
+    stop: stopper(child),
+  };
 }
 
 export async function startBareProxy(context: BenchContext): Promise<Target> {
   const { child, first } = await spawnPinned('node', [join(context.root, 'dist-bench', 'bare-proxy.js'), '0', context.upstreamOrigin]);
-  return { name: 'bare', label: 'bare undici proxy', origin: `http://127.0.0.1:${String(first['port'])}`, headers: { authorization: 'Bearer sk-bench' }, pid: pidOf(child), stop: stopper(child) };
+  return {
+    name: 'bare',
+    label: 'bare undici proxy',
+    origin: `http://127.0.0.1:${String(first['port'])}`,
+    headers: { authorization: 'Bearer sk-bench' },
+    pid: pidOf(child),
+    stop: stopper(child),
+  };
 }
 
 /** Switchyard as users run it: token auth, request log in SQLite, a two-route pool. */
-export function startSwitchyard(context: BenchContext, build: SwitchyardBuild = { root: context.root, name: 'switchyard', label: 'Switchyard' }): Promise<Target> {
-  return launchSwitchyard(context, { root: build.root, name: build.name, label: build.label }, plainChatConfig(context, join(context.workDirectory, build.name)));
+export function startSwitchyard(
+  context: BenchContext,
+  build: SwitchyardBuild = { root: context.root, name: 'switchyard', label: 'Switchyard' },
+): Promise<Target> {
+  return launchSwitchyard(
+    context,
+    { root: build.root, name: build.name, label: build.label },
+    plainChatConfig(context, join(context.workDirectory, build.name)),
+  );
 }
 
 /**
@@ -167,7 +195,11 @@ export function startSwitchyard(context: BenchContext, build: SwitchyardBuild = 
  * and the memory test's slow model. The limits scenario adds `topLevel` lines (its `state`) and
  * `modelLines` to both models (a price), and nothing else, so that the limits are all it measures.
  */
-export function plainChatConfig(context: BenchContext, directory: string, extra: { topLevel?: readonly string[]; modelLines?: readonly string[] } = {}): string {
+export function plainChatConfig(
+  context: BenchContext,
+  directory: string,
+  extra: { topLevel?: readonly string[]; modelLines?: readonly string[] } = {},
+): string {
   return [
     'server: { host: 127.0.0.1, port: 0 }',
     `database: { url: "sqlite:${join(directory, 'switchyard.db')}" }`,
@@ -222,13 +254,27 @@ export async function launchSwitchyard(
   writeFileSync(configPath, config);
   const bin = join(build.root, 'bin', 'switchyard.js');
   // stderr is kept (not printed) so that a refused config's message is in the error thrown.
-  const cli = (args: readonly string[]) => execFileSync('node', [bin, ...args, '--config', configPath], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const cli = (args: readonly string[]) =>
+    execFileSync('node', [bin, ...args, '--config', configPath], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   for (const command of access.before) cli(command);
-  const token = cli(['tokens', 'create', ...access.tokenArguments]).trim().split('\n').at(-1) as string;
+  const token = cli(['tokens', 'create', ...access.tokenArguments])
+    .trim()
+    .split('\n')
+    .at(-1) as string;
   // Its first JSON line on stdout is not always the one with the URL (a log line may come first): wait for that one.
-  const { child, first } = await spawnPinned('node', [...nodeArguments, bin, 'serve', '--config', configPath], { waitFor: (line) => line['url'] !== undefined });
+  const { child, first } = await spawnPinned('node', [...nodeArguments, bin, 'serve', '--config', configPath], {
+    waitFor: (line) => line['url'] !== undefined,
+  });
   const url = first['url'];
-  return { name: build.name, label: build.label, origin: String(url), headers: { authorization: `Bearer ${token}` }, pid: pidOf(child), stop: stopper(child), slowModel: 'bench-model-slow' };
+  return {
+    name: build.name,
+    label: build.label,
+    origin: String(url),
+    headers: { authorization: `Bearer ${token}` },
+    pid: pidOf(child),
+    stop: stopper(child),
+    slowModel: 'bench-model-slow',
+  };
 }
 
 export function portkeyEntry(root: string): string | null {

@@ -57,12 +57,15 @@ export function configurationTables(sources: ConfigurationSources): Map<string, 
 /** `markdown` with each generated table replaced; a marker without a table of that name, or a table without its marker, is refused. */
 export function withTables(markdown: string, tables: ReadonlyMap<string, string>): string {
   const written = new Set<string>();
-  const result = markdown.replace(/(<!-- generated: ([a-z-]+)[^>]*-->\n)[\s\S]*?(<!-- end generated -->)/g, (_whole, open: string, name: string, close: string) => {
-    const generated = tables.get(name);
-    if (generated === undefined) throw new Error(`docs/configuration.md: no table is generated under the name "${name}"`);
-    written.add(name);
-    return `${open}${generated}\n${close}`;
-  });
+  const result = markdown.replace(
+    /(<!-- generated: ([a-z-]+)[^>]*-->\n)[\s\S]*?(<!-- end generated -->)/g,
+    (_whole, open: string, name: string, close: string) => {
+      const generated = tables.get(name);
+      if (generated === undefined) throw new Error(`docs/configuration.md: no table is generated under the name "${name}"`);
+      written.add(name);
+      return `${open}${generated}\n${close}`;
+    },
+  );
   const missing = [...tables.keys()].filter((name) => !written.has(name));
   if (missing.length > 0) throw new Error(`docs/configuration.md: no marker for the table(s) ${missing.join(', ')}`);
   return result;
@@ -175,7 +178,13 @@ async function builtSources(root: string): Promise<ConfigurationSources> {
     const loader = registry.PROVIDER_LOADERS[kind];
     if (loader !== undefined) providers.push({ kind, keys: (await loader()).upstreamKeys });
   }
-  return { config: config.ConfigSchema, upstream: config.UpstreamConfigSchema, model: config.ModelConfigSchema, providers, durationPattern: duration.DURATION_PATTERN };
+  return {
+    config: config.ConfigSchema,
+    upstream: config.UpstreamConfigSchema,
+    model: config.ModelConfigSchema,
+    providers,
+    durationPattern: duration.DURATION_PATTERN,
+  };
 }
 
 async function main(): Promise<void> {

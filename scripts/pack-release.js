@@ -32,7 +32,9 @@ try {
   // npm names itself in npm_execpath when it runs a script; `npm` from PATH when run by hand.
   const npm = process.env.npm_execpath;
   const args = ['pack', staging, '--pack-destination', destination, '--loglevel=warn'];
-  const pack = npm ? spawnSync(process.execPath, [npm, ...args], { stdio: ['ignore', 'pipe', 'inherit'] }) : spawnSync('npm', args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const pack = npm
+    ? spawnSync(process.execPath, [npm, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+    : spawnSync('npm', args, { stdio: ['ignore', 'pipe', 'inherit'] });
   if (pack.status !== 0) process.exit(pack.status ?? 1);
   console.log(join(destination, pack.stdout.toString().trim().split('\n').at(-1)));
 } finally {

@@ -20,7 +20,9 @@ function productionLocations(packages) {
   while (queue.length > 0) {
     const at = queue.pop();
     const entry = packages[at];
-    const optionalPeers = Object.entries(entry.peerDependenciesMeta ?? {}).filter(([, meta]) => meta.optional).map(([name]) => name);
+    const optionalPeers = Object.entries(entry.peerDependenciesMeta ?? {})
+      .filter(([, meta]) => meta.optional)
+      .map(([name]) => name);
     const names = [
       ...Object.keys(entry.dependencies ?? {}),
       ...Object.keys(entry.optionalDependencies ?? {}),

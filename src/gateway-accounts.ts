@@ -48,7 +48,9 @@ export class RuntimeAccounts {
       void this.sync().then(
         () => this.options.onPollRecovered?.(),
         (error: unknown) =>
-          this.options.onPollError !== undefined ? this.options.onPollError(error) : this.options.logger.warn({ err: error }, 'reading the accounts added at run time failed; retrying'),
+          this.options.onPollError !== undefined
+            ? this.options.onPollError(error)
+            : this.options.logger.warn({ err: error }, 'reading the accounts added at run time failed; retrying'),
       );
     }, this.pollMs);
     this.timer.unref();

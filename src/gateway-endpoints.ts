@@ -1,6 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { TProperties } from '@sinclair/typebox';
-import { ConfigError, endpointKey, groupEndpoints, type EndpointConfig, type ProviderKind, type SwitchyardConfig, type UpstreamConfig } from './config/index.js';
+import {
+  ConfigError,
+  endpointKey,
+  groupEndpoints,
+  type EndpointConfig,
+  type ProviderKind,
+  type SwitchyardConfig,
+  type UpstreamConfig,
+} from './config/index.js';
 import type { Logger } from './observability/logger.js';
 import type { AccountContext, AccountDocument, CredentialAccount, ProviderAdapter, ProviderModule } from './providers/provider-adapter.js';
 import { PROVIDER_LOADERS } from './providers/registry.js';
@@ -89,7 +97,11 @@ export class Endpoints {
     for (const [id, wired] of runtime) if (!this.credentials.has(id)) this.credentials.set(id, wired);
   }
 
-  private async wire(entry: UpstreamConfig, endpoint: EndpointConfig, options: { document?: AccountDocument; runtime?: boolean } = {}): Promise<WiredCredential> {
+  private async wire(
+    entry: UpstreamConfig,
+    endpoint: EndpointConfig,
+    options: { document?: AccountDocument; runtime?: boolean } = {},
+  ): Promise<WiredCredential> {
     const module = (await this.module(entry.provider)) as ProviderModule;
     const key = endpointKey(entry);
     let shared = this.byKey.get(key);
@@ -101,7 +113,14 @@ export class Endpoints {
     }
     const account: CredentialAccount | undefined = module.account === undefined ? undefined : await module.account(entry, this.context, options.document);
     const credential = { id: entry.id, apiKey: entry.api_key, headers: entry.headers ?? {}, ...(account === undefined ? {} : { account }) };
-    return { credential, provider: entry.provider, adapter: shared.adapter, pool: shared.pool, maxInFlight: entry.max_in_flight ?? null, ...(options.runtime === true ? { runtime: true } : {}) };
+    return {
+      credential,
+      provider: entry.provider,
+      adapter: shared.adapter,
+      pool: shared.pool,
+      maxInFlight: entry.max_in_flight ?? null,
+      ...(options.runtime === true ? { runtime: true } : {}),
+    };
   }
 
   remove(id: string): void {

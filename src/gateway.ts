@@ -1,6 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { CallerLimits, ConsoleSessions, TeamService, TokenAuthenticator, TokenService } from './access/index.js';
-import { ACCOUNT_PROVIDERS, CredentialAdmin, credentialRoutes, RequestQueries, requestRoutes, teamRoutes, tokenRoutes, UpstreamAccounts, withOpenApi, type AccountDocumentCheck, type AdminRoute } from './admin/index.js';
+import {
+  ACCOUNT_PROVIDERS,
+  CredentialAdmin,
+  credentialRoutes,
+  RequestQueries,
+  requestRoutes,
+  teamRoutes,
+  tokenRoutes,
+  UpstreamAccounts,
+  withOpenApi,
+  type AccountDocumentCheck,
+  type AdminRoute,
+} from './admin/index.js';
 import { ConfigError, configChanges, reloadedConfig, type ConfigChanges, type SwitchyardConfig } from './config/index.js';
 import { RuntimeAccounts } from './gateway-accounts.js';
 import { accountContext, createEndpoints, type Endpoints } from './gateway-endpoints.js';
@@ -18,10 +30,29 @@ import { isDeepStrictEqual } from 'node:util';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { buildCatalog, CredentialHealth, InFlight, ModelCatalog, Router, SessionBindings, SharedRoutingState, withPublishedModels, type SharedRoutingStateOptions } from './routing/index.js';
+import {
+  buildCatalog,
+  CredentialHealth,
+  InFlight,
+  ModelCatalog,
+  Router,
+  SessionBindings,
+  SharedRoutingState,
+  withPublishedModels,
+  type SharedRoutingStateOptions,
+} from './routing/index.js';
 import { parseDuration, releaseVersion, SecretBox, TrustedProxies } from './core/index.js';
 import { openState, RequestPathState, StateUnavailableError, type SharedState } from './state/index.js';
-import { ChatCompletionService, EmbeddingService, NativeService, RerankService, ResponsesService, ResponseStore, SpeechService, TranscriptionService } from './services/index.js';
+import {
+  ChatCompletionService,
+  EmbeddingService,
+  NativeService,
+  RerankService,
+  ResponsesService,
+  ResponseStore,
+  SpeechService,
+  TranscriptionService,
+} from './services/index.js';
 import { openStores, watchTokenChanges, type Stores, type TokenChangeWatcher } from './store/index.js';
 import { RequestLogQueue, RequestRecorder } from './usage/index.js';
 
@@ -121,12 +152,21 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       pollIntervalMs: config.auth.change_poll_ms,
       onError: (error) => failures.failure('token-watcher', error, {}, 'token change watcher failed; retrying'),
     });
-    const authenticator = new TokenAuthenticator(stores.tokens, watcher, config.auth.token_prefix, Date.now, () => stores.teams.listLimits(), (error) =>
-      failures.failure('token-reload', error, {}, 'the tokens could not be read again after a change; serving those held meanwhile, retrying every second'),
+    const authenticator = new TokenAuthenticator(
+      stores.tokens,
+      watcher,
+      config.auth.token_prefix,
+      Date.now,
+      () => stores.teams.listLimits(),
+      (error) =>
+        failures.failure('token-reload', error, {}, 'the tokens could not be read again after a change; serving those held meanwhile, retrying every second'),
     );
     await authenticator.load();
     // An allow-list may name what the catalog serves now (accounts added at run time included) or a model that is off for a reason the operator can fix.
-    const knownModels = (): string[] => [...[...catalog.all()].map((model) => model.id), ...adapters.flatMap((adapter) => adapter.offModels?.() ?? []).map((model) => model.id)];
+    const knownModels = (): string[] => [
+      ...[...catalog.all()].map((model) => model.id),
+      ...adapters.flatMap((adapter) => adapter.offModels?.() ?? []).map((model) => model.id),
+    ];
     const tokens = new TokenService(stores.tokens, config.auth.token_prefix, Date.now, () => authenticator.invalidate(), knownModels);
     const teams = new TeamService(stores.teams, Date.now, () => authenticator.invalidate());
     queue = new RequestLogQueue(stores.requestLogs, {
@@ -134,13 +174,24 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       flushIntervalMs: config.request_log.flush_interval_ms,
       maxQueue: config.request_log.max_queue,
       onError: (error, pendingRows, droppedRows) =>
-        failures.failure('request-log-write', error, { pendingRows, droppedRows }, 'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue', 'error'),
+        failures.failure(
+          'request-log-write',
+          error,
+          { pendingRows, droppedRows },
+          'request log write failed; rows kept for the next try, the oldest dropped past request_log.max_queue',
+          'error',
+        ),
       onRecovered: (droppedRows) => failures.recovered('request-log-write', { droppedRows }, 'request log writes resumed'),
     });
     // What a reload changes (configChanges): read through `running` wherever it is used after start.
     let running = config;
     let prices = modelPrices(running);
-    const recorder = new RequestRecorder(queue, (error) => logger.warn({ err: error }, 'usage estimate failed'), accessLog(logger, config.logging.access), (model) => prices.get(model));
+    const recorder = new RequestRecorder(
+      queue,
+      (error) => logger.warn({ err: error }, 'usage estimate failed'),
+      accessLog(logger, config.logging.access),
+      (model) => prices.get(model),
+    );
     const limits = callerLimits(requestState, state, queue, stores.requestSearch, failures, parseDuration(config.state.slot_lease) as number);
     const proxies = TrustedProxies.parse(config.server.trusted_proxies);
     const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'), limits, proxies);
@@ -158,7 +209,10 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     });
     await accounts.start();
     rebuildCatalog();
-    const { router, shared } = await createRouter(config, logger, failures, state, requestState, { has: (id) => credentials.has(id), [Symbol.iterator]: () => credentials.keys() });
+    const { router, shared } = await createRouter(config, logger, failures, state, requestState, {
+      has: (id) => credentials.has(id),
+      [Symbol.iterator]: () => credentials.keys(),
+    });
     routingState = shared;
     const credentialAdmin = new CredentialAdmin(credentials, router.health, router.inFlight, router.recent);
     const runtimeAccounts = accounts;
@@ -182,7 +236,10 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       responses: new ResponsesService(catalog, router, responseStore(config, requestState, failures), {
         inferSessions: config.routing.infer_sessions,
         onDroppedTool: ({ type, param, model }) =>
-          logger.warn({ tool_type: type, param, model }, `a tool of type ${type} was left out of a request converted to chat completions: the upstream cannot run it (said once per type)`),
+          logger.warn(
+            { tool_type: type, param, model },
+            `a tool of type ${type} was left out of a request converted to chat completions: the upstream cannot run it (said once per type)`,
+          ),
       }),
       native: new NativeService(catalog, router),
       embeddings: new EmbeddingService(catalog, router),
@@ -205,7 +262,11 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       ...(requestPath === null ? {} : { healthDetail: () => ({ shared_state: describeRequestPath(requestPath) }) }),
     });
     // One-time work of the adapters (the local word vectors) before listening: no caller waits for it.
-    for (const adapter of adapters) await adapter.prepare?.({ info: (message) => logger.info({ endpoint: adapter.endpoint }, message), warn: (message) => logger.warn({ endpoint: adapter.endpoint }, message) });
+    for (const adapter of adapters)
+      await adapter.prepare?.({
+        info: (message) => logger.info({ endpoint: adapter.endpoint }, message),
+        warn: (message) => logger.warn({ endpoint: adapter.endpoint }, message),
+      });
     await app.listen({ host: config.server.host, port: config.server.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.server.port;
@@ -311,9 +372,18 @@ const CONSOLE_ROOT = ((): string | null => {
 })();
 
 /** The web console's sign-ins (in the shared state) and files; null when `console.enabled` is false. */
-function consoleServices(config: SwitchyardConfig, state: SharedState, authenticator: TokenAuthenticator, tokens: TokenService, proxies: TrustedProxies): ConsoleServices | null {
+function consoleServices(
+  config: SwitchyardConfig,
+  state: SharedState,
+  authenticator: TokenAuthenticator,
+  tokens: TokenService,
+  proxies: TrustedProxies,
+): ConsoleServices | null {
   if (!config.console.enabled) return null;
-  const sessions = new ConsoleSessions(state, { idleMs: parseDuration(config.console.idle_timeout) as number, maxAgeMs: parseDuration(config.console.max_age) as number });
+  const sessions = new ConsoleSessions(state, {
+    idleMs: parseDuration(config.console.idle_timeout) as number,
+    maxAgeMs: parseDuration(config.console.max_age) as number,
+  });
   return {
     gate: new ConsoleGate(sessions, authenticator, new Set(config.console.origins), proxies),
     sessions,
@@ -351,7 +421,11 @@ async function createRouter(
   shared = new SharedRoutingState(state, health, inFlight, {
     replicaId: `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`,
     credentialIds,
-    onOutage: (error) => logger.warn({ err: error, state: config.state.url.replace(/\/\/[^@/]*@/, '//***@') }, 'shared state unreachable; routing on with what this process knows (credential states, rendezvous choices for sessions)'),
+    onOutage: (error) =>
+      logger.warn(
+        { err: error, state: config.state.url.replace(/\/\/[^@/]*@/, '//***@') },
+        'shared state unreachable; routing on with what this process knows (credential states, rendezvous choices for sessions)',
+      ),
     onRecovery: () => logger.info('shared state reachable again; credential states caught up'),
     onError: (error) => failures.failure('shared-routing-state', error, {}, 'shared routing state could not be read'),
   });
@@ -414,7 +488,12 @@ function callerLimits(
     onError: (error) => {
       // A timeout or a refusal of the breaker: it said so once already (guardRequestPath).
       if (error instanceof StateUnavailableError) return;
-      failures.failure('caller-limits', error, {}, 'caller limits could not reach the shared state; requests are let through uncounted meanwhile, settlements retried');
+      failures.failure(
+        'caller-limits',
+        error,
+        {},
+        'caller limits could not reach the shared state; requests are let through uncounted meanwhile, settlements retried',
+      );
     },
   });
 }
@@ -449,6 +528,7 @@ function responseStore(config: SwitchyardConfig, state: SharedState, failures: L
   const budget = { teamBytes: config.responses.max_bytes_per_team, totalBytes: config.responses.max_bytes };
   return new ResponseStore(state, parseDuration(config.responses.retention) as number, budget, (error) => {
     // While the state is declared down the breaker has said so; a single timeout loses this response, and is said.
-    if (!(error instanceof StateUnavailableError && error.breakerOpen)) failures.failure('response-store', error, {}, 'a response could not be stored; continuing it by previous_response_id will be refused');
+    if (!(error instanceof StateUnavailableError && error.breakerOpen))
+      failures.failure('response-store', error, {}, 'a response could not be stored; continuing it by previous_response_id will be refused');
   });
 }

@@ -261,7 +261,7 @@ describe('CallerLimits', () => {
     expect(errors.length).toBeGreaterThan(0);
   });
 
-  it('a slot\'s release is retried only until its lease would have ended; a counter\'s until it lands', async () => {
+  it("a slot's release is retried only until its lease would have ended; a counter's until it lands", async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'setTimeout'] });
     await limits.close();
     limits = open();

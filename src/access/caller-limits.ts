@@ -157,7 +157,9 @@ export class CallerLimits {
   /** What each limit of these holders has counted so far, as `holder key → limit → value` (0 for a counter the state does not have). */
   async read(holders: readonly LimitHolder[]): Promise<Record<string, Partial<Record<PlannedMeter['name'], number>>>> {
     const planned = planMinute(holders, this.now(), this.slotLeaseMs).entries;
-    const outcome = await this.background.charge(planned.map((entry) => ({ key: entry.key, amount: 0, limit: null, ttlMs: entry.ttlMs, slot: entry.quantity === 'slots' ? 'read' : undefined })));
+    const outcome = await this.background.charge(
+      planned.map((entry) => ({ key: entry.key, amount: 0, limit: null, ttlMs: entry.ttlMs, slot: entry.quantity === 'slots' ? 'read' : undefined })),
+    );
     const counted: Record<string, Partial<Record<PlannedMeter['name'], number>>> = {};
     planned.forEach((entry, index) => {
       (counted[entry.holder.key] ??= {})[entry.name] = outcome.values[index] ?? 0;

@@ -83,7 +83,9 @@ async function reachState<T>(operation: Promise<T>): Promise<T> {
     return await operation;
   } catch (error) {
     if (error instanceof TypeError) throw error;
-    throw new GatewayError('state_unavailable', 'The gateway\'s shared state is unavailable, so console sign-ins cannot be checked; retry shortly.', { cause: error });
+    throw new GatewayError('state_unavailable', "The gateway's shared state is unavailable, so console sign-ins cannot be checked; retry shortly.", {
+      cause: error,
+    });
   }
 }
 

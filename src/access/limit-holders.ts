@@ -34,7 +34,8 @@ export function projectKey(team: string, project: string): string {
 /** The holders whose limits apply to a token's requests, those with no limit left out: token, project, team. */
 export function holdersOf(token: { id: string; team: string; project: string | null; limits: Limits }, limits: HolderLimits): readonly LimitHolder[] {
   const holders: LimitHolder[] = [];
-  if (hasAny(token.limits)) holders.push({ kind: 'token', key: `token:${token.id}`, label: `token ${token.id}`, match: { tokenId: token.id }, limits: token.limits });
+  if (hasAny(token.limits))
+    holders.push({ kind: 'token', key: `token:${token.id}`, label: `token ${token.id}`, match: { tokenId: token.id }, limits: token.limits });
   if (token.project !== null) {
     const projectLimits = limits.projects.get(projectKey(token.team, token.project));
     if (projectLimits !== undefined && hasAny(projectLimits)) {

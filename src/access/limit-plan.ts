@@ -98,7 +98,14 @@ export function admissionMeters(entries: readonly PlannedMeter[], requestId: str
     const entry = entries[index] as PlannedMeter;
     const { quantity } = entry;
     const amount = quantity === 'tokens' ? estimatedTokens : quantity === 'usd' ? 0 : 1;
-    meters[index] = { key: entry.key, amount, limit: entry.limit, ttlMs: entry.ttlMs, slot: quantity === 'slots' ? requestId : undefined, needsSeed: entry.needsSeed };
+    meters[index] = {
+      key: entry.key,
+      amount,
+      limit: entry.limit,
+      ttlMs: entry.ttlMs,
+      slot: quantity === 'slots' ? requestId : undefined,
+      needsSeed: entry.needsSeed,
+    };
   }
   return meters;
 }
@@ -116,7 +123,11 @@ export function settlementMeters(entries: readonly PlannedMeter[], requestId: st
     if (amount === 0) continue;
     // A counter the state lost (Redis restarted empty) stays absent, to be rebuilt from the log,
     // which will count this request's row: adjusting it would start it again from this amount.
-    meters.push(quantity === 'slots' ? { key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, slot: requestId } : { key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, ifPresent: true });
+    meters.push(
+      quantity === 'slots'
+        ? { key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, slot: requestId }
+        : { key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, ifPresent: true },
+    );
   }
   return meters;
 }

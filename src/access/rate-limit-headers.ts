@@ -13,7 +13,14 @@ export function rateLimitHeaders(planned: readonly PlannedMeter[], values: reado
   return headers;
 }
 
-function appendTightest(headers: string[], planned: readonly PlannedMeter[], values: readonly number[], now: number, name: 'rpm' | 'tpm', suffix: string): void {
+function appendTightest(
+  headers: string[],
+  planned: readonly PlannedMeter[],
+  values: readonly number[],
+  now: number,
+  name: 'rpm' | 'tpm',
+  suffix: string,
+): void {
   let tightest = -1;
   let least = Number.POSITIVE_INFINITY;
   for (let index = 0; index < planned.length; index++) {
@@ -28,9 +35,12 @@ function appendTightest(headers: string[], planned: readonly PlannedMeter[], val
   const entry = planned[tightest];
   if (entry === undefined) return;
   headers.push(
-    `x-ratelimit-limit-${suffix}`, String(entry.limit),
-    `x-ratelimit-remaining-${suffix}`, String(least),
-    `x-ratelimit-reset-${suffix}`, formatDuration(Math.max(0, (entry.periodEnd ?? now) - now)),
+    `x-ratelimit-limit-${suffix}`,
+    String(entry.limit),
+    `x-ratelimit-remaining-${suffix}`,
+    String(least),
+    `x-ratelimit-reset-${suffix}`,
+    formatDuration(Math.max(0, (entry.periodEnd ?? now) - now)),
   );
 }
 

@@ -12,7 +12,13 @@ async function refusal(call: Promise<unknown>): Promise<{ status: number; code: 
     (caught: unknown) => caught,
   );
   if (!(error instanceof GatewayError)) throw new Error(`expected a GatewayError, got ${String(error)}`);
-  return { status: error.status, code: error.code, param: error.param, message: error.message, ...(error.detail?.[0] === undefined ? {} : { loc: error.detail[0].loc }) };
+  return {
+    status: error.status,
+    code: error.code,
+    param: error.param,
+    message: error.message,
+    ...(error.detail?.[0] === undefined ? {} : { loc: error.detail[0].loc }),
+  };
 }
 
 describeEachBackend('TeamService', (backend) => {
@@ -37,7 +43,11 @@ describeEachBackend('TeamService', (backend) => {
 
   it('creates, reads, changes and deletes teams and projects, telling the token cache each time', async () => {
     expect(await teams.createTeam({ id: 'search', name: ' Search ', limits: { rpm: 600, usdPerMonth: 12.5 } })).toEqual({
-      id: 'search', name: 'Search', limits: { rpm: 600, usdPerMonth: 12.5 }, createdAt: 1_750_000_000_000, updatedAt: 1_750_000_000_000,
+      id: 'search',
+      name: 'Search',
+      limits: { rpm: 600, usdPerMonth: 12.5 },
+      createdAt: 1_750_000_000_000,
+      updatedAt: 1_750_000_000_000,
     });
     expect(await teams.createTeam({ id: 'ads' })).toMatchObject({ id: 'ads', name: 'ads', limits: {} });
     expect(await teams.createProject('search', { id: 'ranker', limits: { maxConcurrent: 2 } })).toMatchObject({ team: 'search', id: 'ranker', name: 'ranker' });
@@ -71,7 +81,10 @@ describeEachBackend('TeamService', (backend) => {
     expect((await teams.listTeams()).data).toEqual([]);
     expect(changes).toBe(0);
     // projects create never makes its team: the team is an input there, so 422 (from the path).
-    expect(await refusal(teams.createProject('nobody', { id: 'p' }))).toMatchObject({ loc: ['path', 'team'], message: expect.stringContaining("no team 'nobody'") });
+    expect(await refusal(teams.createProject('nobody', { id: 'p' }))).toMatchObject({
+      loc: ['path', 'team'],
+      message: expect.stringContaining("no team 'nobody'"),
+    });
     expect(await stores.teams.getTeam('nobody')).toBeNull();
     await teams.createTeam({ id: 'search' });
     expect(await refusal(teams.updateTeam('search', { limits: { rpm: 0 } }))).toMatchObject({ status: 422, param: 'limits.rpm' });

@@ -48,7 +48,11 @@ export class TeamService {
   async listTeams(request: PageRequest = {}): Promise<Page<TeamRecord>> {
     const limit = pageSize(request);
     const after = decodeCursor(request.cursor, isId);
-    return readPage(limit, (size) => this.store.listTeams({ limit: size, ...(after === undefined ? {} : { after }) }), (last) => last.id);
+    return readPage(
+      limit,
+      (size) => this.store.listTeams({ limit: size, ...(after === undefined ? {} : { after }) }),
+      (last) => last.id,
+    );
   }
 
   async getTeam(id: string): Promise<TeamRecord> {
@@ -66,7 +70,9 @@ export class TeamService {
   async deleteTeam(id: string): Promise<void> {
     const outcome = (await this.store.deleteTeam(id, this.now())) ?? teamNotFound(id, 'id');
     if (!outcome.deleted) {
-      throw new GatewayError('team_has_tokens', `Team ${echo(id)} still has live tokens: ${tokenList(outcome.liveTokens)}. Revoke them first.`, { param: 'id' });
+      throw new GatewayError('team_has_tokens', `Team ${echo(id)} still has live tokens: ${tokenList(outcome.liveTokens)}. Revoke them first.`, {
+        param: 'id',
+      });
     }
     await this.onChange();
   }
@@ -89,7 +95,11 @@ export class TeamService {
     const limit = pageSize(request);
     const after = decodeCursor(request.cursor, isId);
     await this.getTeamAs(team);
-    return readPage(limit, (size) => this.store.listProjects(team, { limit: size, ...(after === undefined ? {} : { after }) }), (last) => last.id);
+    return readPage(
+      limit,
+      (size) => this.store.listProjects(team, { limit: size, ...(after === undefined ? {} : { after }) }),
+      (last) => last.id,
+    );
   }
 
   async getProject(team: string, id: string): Promise<ProjectRecord> {
@@ -106,7 +116,11 @@ export class TeamService {
   async deleteProject(team: string, id: string): Promise<void> {
     const outcome = (await this.store.deleteProject(team, id, this.now())) ?? (await this.projectNotFound(team, id));
     if (!outcome.deleted) {
-      throw new GatewayError('project_has_tokens', `Project ${echo(id)} of team ${echo(team)} still has live tokens: ${tokenList(outcome.liveTokens)}. Revoke them first.`, { param: 'id' });
+      throw new GatewayError(
+        'project_has_tokens',
+        `Project ${echo(id)} of team ${echo(team)} still has live tokens: ${tokenList(outcome.liveTokens)}. Revoke them first.`,
+        { param: 'id' },
+      );
     }
     await this.onChange();
   }

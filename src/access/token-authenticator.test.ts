@@ -97,7 +97,14 @@ describe('TokenAuthenticator', () => {
     const errors: unknown[] = [];
     const service = new TokenService(stores.tokens, 'svc_');
     const { secret, record } = await service.create({ team: 'kept' });
-    const authenticator = new TokenAuthenticator(flakyStore, watcher, 'svc_', () => now, undefined, (error) => errors.push(error));
+    const authenticator = new TokenAuthenticator(
+      flakyStore,
+      watcher,
+      'svc_',
+      () => now,
+      undefined,
+      (error) => errors.push(error),
+    );
     await authenticator.load();
     // Revoked by another process, which says so; the database goes away before it is read.
     await service.revoke(record.id);

@@ -26,9 +26,14 @@ describeEachBackend('TokenService', (backend) => {
   beforeEach(async () => {
     ({ stores, dispose } = await backend.open());
     changes = 0;
-    tokens = new TokenService(stores.tokens, 'svc_', () => NOW, async () => {
-      changes++;
-    });
+    tokens = new TokenService(
+      stores.tokens,
+      'svc_',
+      () => NOW,
+      async () => {
+        changes++;
+      },
+    );
     teams = new TeamService(stores.teams, () => NOW);
     await teams.createTeam({ id: 'search' });
     await teams.createProject('search', { id: 'ranker' });
@@ -90,7 +95,13 @@ describeEachBackend('TokenService', (backend) => {
   });
 
   it('refuses a model id the gateway does not serve (400 unknown_model), naming the close ones, on create and update', async () => {
-    const checked = new TokenService(stores.tokens, 'svc_', () => NOW, async () => undefined, () => ['gpt-4o-mini', 'gpt-4o', 'local-embed']);
+    const checked = new TokenService(
+      stores.tokens,
+      'svc_',
+      () => NOW,
+      async () => undefined,
+      () => ['gpt-4o-mini', 'gpt-4o', 'local-embed'],
+    );
     const typo = await refusal(checked.create({ team: 'search', models: ['gpt-4o', 'gpt4o-mini'] }));
     expect(typo).toMatchObject({ status: 400, code: 'unknown_model', param: 'models' });
     expect(typo.message).toContain("'gpt4o-mini'");
@@ -107,7 +118,12 @@ describeEachBackend('TokenService', (backend) => {
 
   it('revokes once (404 for an unknown id), and lists in pages, by team and project', async () => {
     const made = [];
-    for (const [team, project] of [['search', 'ranker'], ['ads', null], ['search', null]] as const) made.push((await tokens.create({ team, project })).record);
+    for (const [team, project] of [
+      ['search', 'ranker'],
+      ['ads', null],
+      ['search', null],
+    ] as const)
+      made.push((await tokens.create({ team, project })).record);
     expect((await tokens.revoke(made[0]?.id as string)).revokedAt).toBe(NOW);
     expect(await refusal(tokens.revoke('tok_nope'))).toMatchObject({ status: 404, code: 'token_not_found' });
     const first = await tokens.list({ limit: 2 });

@@ -68,7 +68,8 @@ export class TokenService {
 
   async create(input: CreateTokenInput): Promise<CreatedToken> {
     const team = checkId(typeof input.team === 'string' ? input.team.trim() : input.team, ['body', 'team']);
-    const project = input.project === undefined || input.project === null || input.project.trim() === '' ? null : checkId(input.project.trim(), ['body', 'project']);
+    const project =
+      input.project === undefined || input.project === null || input.project.trim() === '' ? null : checkId(input.project.trim(), ['body', 'project']);
     const scopes = normaliseScopes(input.scopes);
     const models = input.models === undefined || input.models === null ? null : this.checkModels(normaliseModels(input.models));
     const limits = checkLimits(input.limits ?? {}, ['body', 'limits']);
@@ -150,7 +151,8 @@ export class TokenService {
     const lifetime = expiresInMs ?? undefined;
     if (expiresAt !== undefined && lifetime !== undefined) throw invalidField(['body', 'expires_at'], 'give expires_at or expires_in, not both');
     if (lifetime !== undefined) {
-      if (!Number.isSafeInteger(lifetime) || lifetime <= 0) throw invalidField(['body', 'expires_in'], 'must be a duration in the future, such as 30d, 12h or 90m');
+      if (!Number.isSafeInteger(lifetime) || lifetime <= 0)
+        throw invalidField(['body', 'expires_in'], 'must be a duration in the future, such as 30d, 12h or 90m');
       return now + lifetime;
     }
     if (expiresAt === undefined || expiresAt === null) return expiresAt;
@@ -169,7 +171,10 @@ const LISTED_MODELS = 20;
 function unknownModel(model: string, known: ReadonlySet<string>): GatewayError {
   const close = closestNames(model, known);
   const sorted = [...known].sort();
-  const listed = sorted.length === 0 ? 'this gateway serves no model' : `this gateway serves ${sorted.slice(0, LISTED_MODELS).join(', ')}${sorted.length > LISTED_MODELS ? `, and ${sorted.length - LISTED_MODELS} more (GET /v1/models)` : ''}`;
+  const listed =
+    sorted.length === 0
+      ? 'this gateway serves no model'
+      : `this gateway serves ${sorted.slice(0, LISTED_MODELS).join(', ')}${sorted.length > LISTED_MODELS ? `, and ${sorted.length - LISTED_MODELS} more (GET /v1/models)` : ''}`;
   const hint = close.length === 0 ? listed : `did you mean ${close.map((name) => echo(name)).join(' or ')}?`;
   return new GatewayError('unknown_model', `models: no model has the id ${echo(model)}; ${hint}`, { param: 'models' });
 }
@@ -178,7 +183,12 @@ function normaliseScopes(requested: readonly string[] | undefined): Scope[] {
   if (requested === undefined) return [...DEFAULT_SCOPES];
   const scopes = [...new Set(requested.map((scope) => scope.trim()).filter(Boolean))];
   const unknown = scopes.filter((scope) => !isScope(scope));
-  if (unknown.length > 0) throw invalidField(['body', 'scopes'], `unknown scope ${unknown.map((scope) => scope.slice(0, 64)).join(', ')} (valid scopes: ${SCOPES.join(', ')})`, 'enum');
+  if (unknown.length > 0)
+    throw invalidField(
+      ['body', 'scopes'],
+      `unknown scope ${unknown.map((scope) => scope.slice(0, 64)).join(', ')} (valid scopes: ${SCOPES.join(', ')})`,
+      'enum',
+    );
   if (scopes.length === 0) throw invalidField(['body', 'scopes'], 'must name at least one scope when given', 'too_short');
   return scopes as Scope[];
 }

@@ -71,7 +71,8 @@ export class CredentialAdmin {
   }
 
   private known(id: string): string {
-    if (!this.credentials.has(id)) throw new GatewayError('credential_not_found', `No upstream credential has the id ${JSON.stringify(id.slice(0, 64))}.`, { param: 'id' });
+    if (!this.credentials.has(id))
+      throw new GatewayError('credential_not_found', `No upstream credential has the id ${JSON.stringify(id.slice(0, 64))}.`, { param: 'id' });
     return id;
   }
 

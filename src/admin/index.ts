@@ -1,5 +1,13 @@
 export { CredentialAdmin, type CredentialView } from './credential-admin.js';
-export { ACCOUNT_PROVIDERS, accountSealContext, UpstreamAccounts, type AccountDocumentCheck, type AccountProvider, type NewAccount, type StoredAccountView } from './upstream-accounts.js';
+export {
+  ACCOUNT_PROVIDERS,
+  accountSealContext,
+  UpstreamAccounts,
+  type AccountDocumentCheck,
+  type AccountProvider,
+  type NewAccount,
+  type StoredAccountView,
+} from './upstream-accounts.js';
 export type { AdminInput, AdminRoute } from './admin-route.js';
 export { OPENAPI_PATH, openApiDocument, withOpenApi } from './openapi.js';
 export { credentialRoutes } from './routes/credential-routes.js';

@@ -54,7 +54,10 @@ const VALIDATION_ERROR_SCHEMA: Json = {
   },
 };
 
-const errorResponse = (description: string, schema = 'Error'): Json => ({ description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } });
+const errorResponse = (description: string, schema = 'Error'): Json => ({
+  description,
+  content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+});
 
 const RESPONSES: Record<string, Json> = {
   BadRequest: errorResponse('The body is not JSON, or not a JSON object (invalid_json, invalid_body, unsupported_media_type)'),
@@ -82,13 +85,16 @@ function operation(route: AdminRoute): Json {
   responses['401'] = { $ref: '#/components/responses/Unauthorized' };
   responses['403'] = { $ref: '#/components/responses/Forbidden' };
   if (route.params !== undefined) responses['404'] = { $ref: '#/components/responses/NotFound' };
-  if (route.params !== undefined || route.query !== undefined || route.body !== undefined) responses['422'] = { $ref: '#/components/responses/ValidationFailed' };
+  if (route.params !== undefined || route.query !== undefined || route.body !== undefined)
+    responses['422'] = { $ref: '#/components/responses/ValidationFailed' };
   responses['default'] = { $ref: '#/components/responses/Error' };
   return {
     operationId: route.operationId,
     summary: route.summary,
     tags: [route.tag],
-    ...(route.params === undefined && route.query === undefined ? {} : { parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')] }),
+    ...(route.params === undefined && route.query === undefined
+      ? {}
+      : { parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')] }),
     ...(route.body === undefined ? {} : { requestBody: { required: true, content: { 'application/json': { schema: plain(route.body) } } } }),
     responses,
   };

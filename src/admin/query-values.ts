@@ -14,7 +14,11 @@ const STATUS = new RegExp(STATUS_PATTERN);
 export function parseTime(parameter: string, value: string): number {
   const milliseconds = TIME.test(value) && realDate(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(milliseconds)) {
-    throw invalidField(['query', parameter], `Input should be an ISO 8601 date or date-time with a time zone (2025-06-01 or 2025-06-01T12:00:00Z), got "${value}"`, 'datetime_parsing');
+    throw invalidField(
+      ['query', parameter],
+      `Input should be an ISO 8601 date or date-time with a time zone (2025-06-01 or 2025-06-01T12:00:00Z), got "${value}"`,
+      'datetime_parsing',
+    );
   }
   return milliseconds;
 }

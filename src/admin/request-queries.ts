@@ -40,7 +40,11 @@ export class RequestQueries {
     const filter = requestFilter(query);
     const limit = pageSize({ limit: query.limit ?? DEFAULT_PAGE_SIZE });
     const before = decodeCursor(query.cursor, isRequestId);
-    const page = await readPage(limit, (rows) => this.search.search(filter, { ...(before === undefined ? {} : { before }), limit: rows }), (last) => last.id);
+    const page = await readPage(
+      limit,
+      (rows) => this.search.search(filter, { ...(before === undefined ? {} : { before }), limit: rows }),
+      (last) => last.id,
+    );
     return { object: 'list', data: page.data.map(requestView), next_cursor: page.nextCursor };
   }
 
@@ -55,8 +59,13 @@ export class RequestQueries {
   async session(id: string, query: SessionQuery): Promise<SessionView> {
     const limit = pageSize({ limit: query.limit ?? DEFAULT_TURNS });
     const after = decodeCursor(query.cursor, isRequestId);
-    const page = await readPage(limit, (rows) => this.search.sessionTurns(id, { ...(after === undefined ? {} : { after }), limit: rows }), (last) => last.id);
-    if (page.data.length === 0 && after === undefined) throw new GatewayError('session_not_found', `No request of session "${id}" in the request log.`, { param: 'id' });
+    const page = await readPage(
+      limit,
+      (rows) => this.search.sessionTurns(id, { ...(after === undefined ? {} : { after }), limit: rows }),
+      (last) => last.id,
+    );
+    if (page.data.length === 0 && after === undefined)
+      throw new GatewayError('session_not_found', `No request of session "${id}" in the request log.`, { param: 'id' });
     return { object: 'session', id, turns: page.data.map(requestView), next_cursor: page.nextCursor };
   }
 
@@ -69,11 +78,19 @@ export class RequestQueries {
     const from = query.from === undefined ? Math.floor(to / size) * size - (DEFAULT_USAGE_BUCKETS - 1) * size : parseTime('from', query.from);
     if (to <= from) throw invalidField(['query', 'to'], 'Input should be after from', 'value_error');
     if ((to - from) / size > MAX_USAGE_BUCKETS) {
-      throw invalidField(['query', 'from'], `The range spans more than ${MAX_USAGE_BUCKETS} ${bucket}s: narrow it${bucket === 'hour' ? ' or use bucket=day' : ''}`, 'value_error');
+      throw invalidField(
+        ['query', 'from'],
+        `The range spans more than ${MAX_USAGE_BUCKETS} ${bucket}s: narrow it${bucket === 'hour' ? ' or use bucket=day' : ''}`,
+        'value_error',
+      );
     }
     const rows = await this.search.usage({ from, to, bucketMs: size, groupBy, filter: usageFilter(query), limit: MAX_USAGE_ROWS + 1 });
     if (rows.length > MAX_USAGE_ROWS) {
-      throw invalidField(['query', 'group_by'], `The answer would have more than ${MAX_USAGE_ROWS} rows (buckets × groups): narrow the range, use a larger bucket, or filter`, 'value_error');
+      throw invalidField(
+        ['query', 'group_by'],
+        `The answer would have more than ${MAX_USAGE_ROWS} rows (buckets × groups): narrow the range, use a larger bucket, or filter`,
+        'value_error',
+      );
     }
     return { object: 'usage', bucket, group_by: groupBy, from: iso(from), to: iso(to), data: rows.map(usageRowView) };
   }
@@ -85,7 +102,8 @@ function requestFilter(query: RequestListQuery): RequestSearchFilter {
   if (query.status !== undefined) filter.status = parseStatus('status', query.status);
   if (query.from !== undefined) filter.from = parseTime('from', query.from);
   if (query.to !== undefined) filter.to = parseTime('to', query.to);
-  if (filter.from !== undefined && filter.to !== undefined && filter.to <= filter.from) throw invalidField(['query', 'to'], 'Input should be after from', 'value_error');
+  if (filter.from !== undefined && filter.to !== undefined && filter.to <= filter.from)
+    throw invalidField(['query', 'to'], 'Input should be after from', 'value_error');
   return filter;
 }
 
@@ -136,7 +154,12 @@ export function requestView(row: StoredRequestLogEntry): RequestView {
     reasoning_tokens: row.reasoningTokens,
     usage_source: row.usageSource,
     cost_usd: row.costUsd,
-    attempts: (row.attempts ?? []).map((attempt) => ({ credential: attempt.credential, outcome: attempt.outcome, status: attempt.status, ms: round(attempt.ms) })),
+    attempts: (row.attempts ?? []).map((attempt) => ({
+      credential: attempt.credential,
+      outcome: attempt.outcome,
+      status: attempt.status,
+      ms: round(attempt.ms),
+    })),
   };
 }
 

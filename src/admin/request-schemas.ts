@@ -17,14 +17,15 @@ const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const time = (description: string) => Type.Optional(Type.String({ pattern: TIME_PATTERN, description }));
 const filterText = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 256, description }));
 const cursor = Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'The `next_cursor` of the previous page, unchanged.' }));
-const limit = (fallback: number) => Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: fallback, description: `Page size, ${fallback} unless given.` }));
+const limit = (fallback: number) =>
+  Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: fallback, description: `Page size, ${fallback} unless given.` }));
 
 export const RequestListQuerySchema = Type.Object(
   {
     session_id: filterText('Requests of this session.'),
     token_id: filterText('Requests made with this token (`tok_…`).'),
     team: filterText('Requests of this team.'),
-    project: filterText("Requests of this project (project ids are unique within a team: add `team`)."),
+    project: filterText('Requests of this project (project ids are unique within a team: add `team`).'),
     model: filterText('Requests served with this model (its public id).'),
     status: Type.Optional(Type.String({ pattern: STATUS_PATTERN, description: 'An HTTP status (`429`) or a class (`5xx`).' })),
     from: time('Requests that started at or after this time.'),
@@ -47,7 +48,10 @@ export const UsageQuerySchema = Type.Object(
     to: time('End of the range (exclusive). Default: now.'),
     bucket: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')], { default: 'day', description: 'UTC hours or UTC days.' })),
     group_by: Type.Optional(
-      Type.Union([Type.Literal('token'), Type.Literal('team'), Type.Literal('project'), Type.Literal('model')], { default: 'team', description: 'What each row totals.' }),
+      Type.Union([Type.Literal('token'), Type.Literal('team'), Type.Literal('project'), Type.Literal('model')], {
+        default: 'team',
+        description: 'What each row totals.',
+      }),
     ),
     token_id: filterText('Only requests made with this token.'),
     team: filterText('Only requests of this team.'),
@@ -77,7 +81,12 @@ export const RequestViewSchema = Type.Object({
   token_id: nullable(Type.String()),
   team: nullable(Type.String()),
   project: nullable(Type.String()),
-  client_address: nullable(Type.String({ description: "The client's address: the connection's, or behind a trusted proxy the X-Forwarded-For client's (docs/reverse-proxy.md); null in rows older than the column." })),
+  client_address: nullable(
+    Type.String({
+      description:
+        "The client's address: the connection's, or behind a trusted proxy the X-Forwarded-For client's (docs/reverse-proxy.md); null in rows older than the column.",
+    }),
+  ),
   session_id: nullable(Type.String()),
   session_source: nullable(Type.String({ description: '`header`, `metadata.session_id`, `metadata.sticky_key`, `native` or `inferred`.' })),
   affinity: nullable(Type.String({ description: "What became of the session's binding: `new`, `kept`, `moved`, `overflow`." })),

@@ -56,11 +56,19 @@ export class UpstreamAccounts {
   ) {}
 
   async add(account: NewAccount): Promise<StoredAccountView> {
-    if (!ID_PATTERN.test(account.id)) throw new GatewayError('validation_error', 'id: must be 1 to 128 of A-Z a-z 0-9 . _ -', { param: 'id', detail: [{ loc: ['body', 'id'], msg: 'must be 1 to 128 of A-Z a-z 0-9 . _ -', type: 'string_pattern_mismatch' }] });
+    if (!ID_PATTERN.test(account.id))
+      throw new GatewayError('validation_error', 'id: must be 1 to 128 of A-Z a-z 0-9 . _ -', {
+        param: 'id',
+        detail: [{ loc: ['body', 'id'], msg: 'must be 1 to 128 of A-Z a-z 0-9 . _ -', type: 'string_pattern_mismatch' }],
+      });
     if (this.box === null) {
-      throw new GatewayError('secret_key_missing', 'Accounts added at run time are stored encrypted, and this gateway has no key: set SWITCHYARD_SECRET_KEY (32 bytes as 64 hex digits or base64, e.g. `openssl rand -hex 32`) and restart it.');
+      throw new GatewayError(
+        'secret_key_missing',
+        'Accounts added at run time are stored encrypted, and this gateway has no key: set SWITCHYARD_SECRET_KEY (32 bytes as 64 hex digits or base64, e.g. `openssl rand -hex 32`) and restart it.',
+      );
     }
-    if (this.configuredIds.has(account.id)) throw new GatewayError('credential_exists', `The config file already has an upstream ${echo(account.id)}.`, { param: 'id' });
+    if (this.configuredIds.has(account.id))
+      throw new GatewayError('credential_exists', `The config file already has an upstream ${echo(account.id)}.`, { param: 'id' });
     let accountId: string;
     try {
       ({ accountId } = this.check(account.provider, account.document));
@@ -71,14 +79,22 @@ export class UpstreamAccounts {
     const settings: Record<string, string> = {};
     if (account.baseUrl !== undefined) settings['base_url'] = account.baseUrl;
     if (account.tokenUrl !== undefined) settings['token_url'] = account.tokenUrl;
-    const record: UpstreamAccountRecord = { id: account.id, provider: account.provider, settings, sealedDocument: this.box.seal(account.document, accountSealContext(account.id)), createdAt: at, updatedAt: at };
+    const record: UpstreamAccountRecord = {
+      id: account.id,
+      provider: account.provider,
+      settings,
+      sealedDocument: this.box.seal(account.document, accountSealContext(account.id)),
+      createdAt: at,
+      updatedAt: at,
+    };
     if (!(await this.store.insert(record))) throw new GatewayError('credential_exists', `An account ${echo(account.id)} was added already.`, { param: 'id' });
     this.onChange();
     return view(record, accountId);
   }
 
   async remove(id: string): Promise<void> {
-    if (this.configuredIds.has(id)) throw new GatewayError('credential_configured', `The upstream ${echo(id)} is defined in the config file; remove it there.`, { param: 'id' });
+    if (this.configuredIds.has(id))
+      throw new GatewayError('credential_configured', `The upstream ${echo(id)} is defined in the config file; remove it there.`, { param: 'id' });
     if (!(await this.store.remove(id))) throw new GatewayError('credential_not_found', `No account added at run time has the id ${echo(id)}.`, { param: 'id' });
     this.onChange();
   }

@@ -14,7 +14,13 @@ export function detectAudioFormat(head: Uint8Array): AudioFormat | null {
   if (head.length >= 8 && ascii(4, 8) === 'ftyp') return 'm4a';
   if (head.length >= 3 && ascii(0, 3) === 'ID3') return 'mp3';
   // MPEG audio frame: 11 sync bits, a valid version (not 01) and a layer (not 00).
-  if (head.length >= 2 && head[0] === 0xff && ((head[1] as number) & 0xe0) === 0xe0 && ((head[1] as number) & 0x18) !== 0x08 && ((head[1] as number) & 0x06) !== 0) {
+  if (
+    head.length >= 2 &&
+    head[0] === 0xff &&
+    ((head[1] as number) & 0xe0) === 0xe0 &&
+    ((head[1] as number) & 0x18) !== 0x08 &&
+    ((head[1] as number) & 0x06) !== 0
+  ) {
     return 'mp3';
   }
   return null;

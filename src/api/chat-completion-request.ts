@@ -37,9 +37,7 @@ export const ChatCompletionRequestSchema = Type.Object(
     max_completion_tokens: Nullable(Type.Integer({ minimum: 1 })),
     n: Nullable(Type.Integer({ minimum: 1, maximum: 128 })),
     stream_options: Nullable(Type.Object({ include_usage: Type.Optional(Type.Boolean()) }, { additionalProperties: true })),
-    metadata: Nullable(
-      Type.Object({ session_id: Type.Optional(Type.String()), sticky_key: Type.Optional(Type.String()) }, { additionalProperties: true }),
-    ),
+    metadata: Nullable(Type.Object({ session_id: Type.Optional(Type.String()), sticky_key: Type.Optional(Type.String()) }, { additionalProperties: true })),
   },
   { additionalProperties: true },
 );

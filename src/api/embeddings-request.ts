@@ -96,10 +96,15 @@ function inputIssues(body: object): ValidationIssue[] | null {
   const { input } = body as { input?: unknown };
   if (input === undefined) return [{ loc: ['body', 'input'], msg: 'Field required', type: 'missing' }];
   if (input === '') return [{ loc: ['body', 'input'], msg: 'String should have at least 1 character', type: 'string_too_short' }];
-  if (!Array.isArray(input)) return typeof input === 'string' ? null : [{ loc: ['body', 'input'], msg: 'Input should be a string or a list of strings or token arrays', type: 'union_type' }];
+  if (!Array.isArray(input))
+    return typeof input === 'string'
+      ? null
+      : [{ loc: ['body', 'input'], msg: 'Input should be a string or a list of strings or token arrays', type: 'union_type' }];
   if (input.length === 0) return [{ loc: ['body', 'input'], msg: 'List should have at least 1 item', type: 'too_short' }];
   if (input.length > MAX_INPUTS) return [{ loc: ['body', 'input'], msg: `List should have at most ${MAX_INPUTS} items`, type: 'too_long' }];
-  const index = input.findIndex((item) => !(typeof item === 'string' && item !== '') && !(Array.isArray(item) && item.length > 0 && item.every(isToken)) && !isToken(item));
+  const index = input.findIndex(
+    (item) => !(typeof item === 'string' && item !== '') && !(Array.isArray(item) && item.length > 0 && item.every(isToken)) && !isToken(item),
+  );
   if (index === -1) return null;
   return [{ loc: ['body', 'input', index], msg: 'Input should be a non-empty string or a non-empty array of token ids', type: 'value_error' }];
 }
@@ -107,4 +112,3 @@ function inputIssues(body: object): ValidationIssue[] | null {
 function isToken(value: unknown): boolean {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }
-

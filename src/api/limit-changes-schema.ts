@@ -2,8 +2,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { LimitChanges } from '../store/index.js';
 import { limitsFromWire } from './limits-schema.js';
 
-const count = (description: string) => Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: `${description}; null removes it` }));
-const dollars = (description: string) => Type.Optional(Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()], { description: `${description}; null removes it` }));
+const count = (description: string) =>
+  Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: `${description}; null removes it` }));
+const dollars = (description: string) =>
+  Type.Optional(Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()], { description: `${description}; null removes it` }));
 
 /**
  * A change to limits in `PATCH` bodies, as a JSON merge patch (RFC 7396): a value sets that

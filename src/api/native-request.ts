@@ -35,7 +35,11 @@ export function parseNativeRequest(body: unknown): NativeRequest {
     const issues = [...checker.Errors(body)]
       .slice(0, 20)
       .map(toIssue)
-      .map((issue) => (issue.loc.length === 2 && issue.loc[1] === 'stream' ? { ...issue, msg: 'must be true: the native endpoint always streams', type: 'literal_error' } : issue));
+      .map((issue) =>
+        issue.loc.length === 2 && issue.loc[1] === 'stream'
+          ? { ...issue, msg: 'must be true: the native endpoint always streams', type: 'literal_error' }
+          : issue,
+      );
     throw validationError(issues);
   }
   return body as NativeRequest;

@@ -15,7 +15,11 @@ const Name = Type.String({ minLength: 1, maxLength: 200, description: 'shown to 
 
 /** `POST /admin/v1/teams` and `POST /admin/v1/teams/{team}/projects`. */
 export const NewTeamSchema = Type.Object(
-  { id: Type.String({ pattern: ID_PATTERN, description: 'the id tokens carry; 1 to 128 of A-Z a-z 0-9 . _ -' }), name: Type.Optional(Name), limits: Type.Optional(LimitsSchema) },
+  {
+    id: Type.String({ pattern: ID_PATTERN, description: 'the id tokens carry; 1 to 128 of A-Z a-z 0-9 . _ -' }),
+    name: Type.Optional(Name),
+    limits: Type.Optional(LimitsSchema),
+  },
   { additionalProperties: false },
 );
 export type NewTeamBody = Static<typeof NewTeamSchema>;
@@ -41,5 +45,12 @@ export function teamToWire(team: TeamRecord): TeamBody {
 }
 
 export function projectToWire(project: ProjectRecord): ProjectBody {
-  return { id: project.id, team: project.team, name: project.name, limits: limitsToWire(project.limits), created_at: isoTime(project.createdAt), updated_at: isoTime(project.updatedAt) };
+  return {
+    id: project.id,
+    team: project.team,
+    name: project.name,
+    limits: limitsToWire(project.limits),
+    created_at: isoTime(project.createdAt),
+    updated_at: isoTime(project.updatedAt),
+  };
 }

@@ -8,8 +8,14 @@ import { IsoTime, isoTime } from './list-wire.js';
 /** An absolute time a caller sends: ISO 8601 with a time and a zone (`2030-01-31T00:00:00Z`). */
 const ISO_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})$';
 
-const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 32, description: 'scopes; a new token gets every scope but admin without it' });
-const Models = Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 1_000 }), Type.Null()], { description: 'the model allow-list; null: every model' });
+const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+  minItems: 1,
+  maxItems: 32,
+  description: 'scopes; a new token gets every scope but admin without it',
+});
+const Models = Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 1_000 }), Type.Null()], {
+  description: 'the model allow-list; null: every model',
+});
 const Name = Type.Union([Type.String({ maxLength: 200 }), Type.Null()], { description: 'a label to recognise the token by' });
 const ExpiresIn = Type.String({ pattern: DURATION_PATTERN, description: 'a lifetime from now: 90m, 12h, 30d, 2w' });
 const ExpiresAt = Type.Union([Type.String({ pattern: ISO_PATTERN }), Type.Null()], { description: 'when it expires (ISO 8601); null: never' });
@@ -59,14 +65,19 @@ export const TokenSchema = Type.Object(
     created_at: IsoTime('when it was created'),
     expires_at: Type.Union([IsoTime('when it expires'), Type.Null()]),
     revoked_at: Type.Union([IsoTime('when it was revoked'), Type.Null()]),
-    last_used_at: Type.Optional(Type.Union([IsoTime('when its newest request in the request log started'), Type.Null()], { description: 'null: no request in the log' })),
+    last_used_at: Type.Optional(
+      Type.Union([IsoTime('when its newest request in the request log started'), Type.Null()], { description: 'null: no request in the log' }),
+    ),
   },
   { additionalProperties: false },
 );
 export type TokenBody = Static<typeof TokenSchema>;
 
 /** The answer to a create: the token, and its secret this once. */
-export const CreatedTokenSchema = Type.Object({ ...TokenSchema.properties, secret: Type.String({ description: 'the token itself: shown this once, never again' }) }, { additionalProperties: false });
+export const CreatedTokenSchema = Type.Object(
+  { ...TokenSchema.properties, secret: Type.String({ description: 'the token itself: shown this once, never again' }) },
+  { additionalProperties: false },
+);
 export type CreatedTokenBody = Static<typeof CreatedTokenSchema>;
 
 export function tokenStatus(record: TokenRecord, now: number): TokenBody['status'] {

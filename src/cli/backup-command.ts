@@ -36,7 +36,10 @@ export async function backupCommand(file: string, options: BackupOptions, io: Cl
 function describeBackup(source: string, target: string, backup: SqliteBackup): string[] {
   const schema = backup.migration === null ? 'no schema' : `schema ${backup.migration}${backup.release === null ? '' : ` of switchyard ${backup.release}`}`;
   const width = Math.max(...backup.tables.map(({ name }) => name.length), 0);
-  return [`Backed up ${source} to ${target} (${size(backup.bytes)}, ${schema}, checked). Rows:`, ...backup.tables.map(({ name, rows }) => `  ${name.padEnd(width)}  ${rows}`)];
+  return [
+    `Backed up ${source} to ${target} (${size(backup.bytes)}, ${schema}, checked). Rows:`,
+    ...backup.tables.map(({ name, rows }) => `  ${name.padEnd(width)}  ${rows}`),
+  ];
 }
 
 function size(bytes: number): string {

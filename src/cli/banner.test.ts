@@ -21,7 +21,14 @@ const bootstrap = {
 
 describe('the start-up banner', () => {
   it('gives commands that run in the folder the gateway was started from (`switchyard` is on no PATH there: npx finds it)', () => {
-    const lines = banner({ url: 'http://127.0.0.1:8080', consoleUrl: 'http://127.0.0.1:8080/console/', configSource: null, models: [], offModels: [], bootstrap }).join('\n');
+    const lines = banner({
+      url: 'http://127.0.0.1:8080',
+      consoleUrl: 'http://127.0.0.1:8080/console/',
+      configSource: null,
+      models: [],
+      offModels: [],
+      bootstrap,
+    }).join('\n');
     expect(lines).toContain('(or with `npx switchyard tokens create`), then revoke this one (`npx switchyard tokens revoke tok_first`).');
     expect(lines.replaceAll('npx switchyard ', '')).not.toMatch(/`switchyard /);
   });

@@ -19,7 +19,12 @@ export interface StoresOptions {
  * stderr which one it is: a token created against one database and presented to a gateway on
  * another shows up here, while the gateway's 401 stays silent.
  */
-export async function withStores<T>(options: ConfigOption, io: CliIo, action: (stores: Stores, config: CommonConfig) => Promise<T>, storesOptions: StoresOptions = {}): Promise<T> {
+export async function withStores<T>(
+  options: ConfigOption,
+  io: CliIo,
+  action: (stores: Stores, config: CommonConfig) => Promise<T>,
+  storesOptions: StoresOptions = {},
+): Promise<T> {
   const config = commandConfig(options, io);
   const stores = await openStores(config.database.url, {
     ...databaseOptions(config),

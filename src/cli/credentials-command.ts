@@ -22,7 +22,8 @@ function withAccounts<T>(options: ConfigOption, io: CliIo, action: (accounts: Up
   return withStores(options, io, (stores, config) => {
     const key = config.security.secret_key;
     const box = key === undefined ? null : SecretBox.fromText(key);
-    if (key !== undefined && box === null) throw new CliFailure('SWITCHYARD_SECRET_KEY must be 32 bytes as 64 hex digits or as base64 (e.g. `openssl rand -hex 32`)', EXIT_USAGE);
+    if (key !== undefined && box === null)
+      throw new CliFailure('SWITCHYARD_SECRET_KEY must be 32 bytes as 64 hex digits or as base64 (e.g. `openssl rand -hex 32`)', EXIT_USAGE);
     const check = (_provider: string, text: string) => {
       if (codexProvider.checkAccountDocument === undefined) throw new Error('cannot be checked');
       return codexProvider.checkAccountDocument(text);
@@ -49,7 +50,9 @@ export async function addCodexCommand(options: AddCodexOptions, io: CliIo): Prom
       ...(options.tokenUrl === undefined ? {} : { tokenUrl: options.tokenUrl }),
     }),
   );
-  io.stderr(`Added ChatGPT account ${added.account_id ?? '?'} as ${added.id}, stored encrypted; running gateways serve it within seconds on models with a route of \`accounts: codex\`.`);
+  io.stderr(
+    `Added ChatGPT account ${added.account_id ?? '?'} as ${added.id}, stored encrypted; running gateways serve it within seconds on models with a route of \`accounts: codex\`.`,
+  );
   io.stdout(added.id);
   return 0;
 }
@@ -68,7 +71,14 @@ export async function listAccountsCommand(options: ConfigOption & { json?: boole
   }
   printTable(
     ['ID', 'PROVIDER', 'ACCOUNT', 'BASE URL', 'ADDED', 'UPDATED'],
-    accounts.map((account) => [account.id, account.provider, account.account_id ?? '(sealed)', account.base_url ?? 'default', account.created_at, account.updated_at]),
+    accounts.map((account) => [
+      account.id,
+      account.provider,
+      account.account_id ?? '(sealed)',
+      account.base_url ?? 'default',
+      account.created_at,
+      account.updated_at,
+    ]),
     io,
   );
   return 0;

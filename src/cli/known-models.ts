@@ -6,5 +6,8 @@ import { localModelIds } from '../providers/local/index.js';
  * upstreams publish), without starting one: what `tokens create/update --models` may name.
  */
 export function knownModelIds(config: CommonConfig): string[] {
-  return [...config.models.map((model) => model.id), ...config.upstreams.flatMap((upstream) => (upstream.local === undefined ? [] : localModelIds(upstream.local)))];
+  return [
+    ...config.models.map((model) => model.id),
+    ...config.upstreams.flatMap((upstream) => (upstream.local === undefined ? [] : localModelIds(upstream.local))),
+  ];
 }

@@ -29,7 +29,9 @@ function parseLimit(name: keyof Limits, text: string, clearable: boolean): numbe
   const { flag, dollars } = LIMIT_FLAGS[name];
   if (clearable && text.trim() === 'none') return null;
   const value = Number(text.trim());
-  const valid = dollars ? /^\d+(\.\d+)?$/.test(text.trim()) && Number.isFinite(value) && value > 0 : /^[1-9]\d*$/.test(text.trim()) && Number.isSafeInteger(value);
+  const valid = dollars
+    ? /^\d+(\.\d+)?$/.test(text.trim()) && Number.isFinite(value) && value > 0
+    : /^[1-9]\d*$/.test(text.trim()) && Number.isSafeInteger(value);
   if (!valid) throw new CliFailure(`${flag}: expected a positive ${dollars ? 'number' : 'integer'}${clearable ? ' or none' : ''}, got "${text}"`, EXIT_USAGE);
   return value;
 }
@@ -56,6 +58,8 @@ export function limitChangesFromFlags(flags: LimitFlags): LimitChanges {
 
 /** `rpm=600 tokens_per_month=5000000`, or `-` for none: one table cell. */
 export function formatLimits(limits: Limits): string {
-  const parts = (Object.entries(LIMIT_FIELDS) as [keyof Limits, string][]).filter(([name]) => limits[name] !== undefined).map(([name, field]) => `${field}=${String(limits[name])}`);
+  const parts = (Object.entries(LIMIT_FIELDS) as [keyof Limits, string][])
+    .filter(([name]) => limits[name] !== undefined)
+    .map(([name, field]) => `${field}=${String(limits[name])}`);
   return parts.length === 0 ? '-' : parts.join(' ');
 }

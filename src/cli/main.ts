@@ -45,7 +45,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .command('reload')
     .description("have the running gateway reload its config and reopen its log file (SIGHUP to server.pid_file's process)")
     .option('-c, --config <file>', 'configuration file, for server.pid_file (else $SWITCHYARD_CONFIG, else ./switchyard.yaml)')
-    .option('--pid-file <file>', 'the pid file to read instead of the config\'s server.pid_file')
+    .option('--pid-file <file>', "the pid file to read instead of the config's server.pid_file")
     .action(async (options: { config?: string; pidFile?: string }) => setExitCode(await reloadCommand(options, io)));
 
   const tokens = program.command('tokens').description('manage API tokens');
@@ -148,7 +148,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   program
     .command('migrate')
     .description('apply pending database migrations (serve applies them at start too); --status lists them and changes nothing')
-    .option('--status', 'list applied, pending and unknown (a newer release\'s) migrations; exit 65 when there are unknown ones')
+    .option('--status', "list applied, pending and unknown (a newer release's) migrations; exit 65 when there are unknown ones")
     .option('--json', 'with --status: print JSON')
     .option('-c, --config <file>', 'configuration file')
     .action(async (options: { config?: string; json?: boolean; status?: boolean }) =>
@@ -161,7 +161,14 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
 /** `switchyard teams create|list|update|delete`: limit flags on create and update (`none` removes one on update). */
 function addTeamCommands(program: Command, io: CliIo, setExitCode: (code: number) => void): void {
   const teams = program.command('teams').description('manage teams: what tokens belong to, with their limits and quotas');
-  addLimitOptions(teams.command('create').description('create a team; prints its id on stdout').argument('<id>', 'the team id tokens carry (A-Z a-z 0-9 . _ -)').option('--name <name>', 'a name shown to people (default: the id)'), false)
+  addLimitOptions(
+    teams
+      .command('create')
+      .description('create a team; prints its id on stdout')
+      .argument('<id>', 'the team id tokens carry (A-Z a-z 0-9 . _ -)')
+      .option('--name <name>', 'a name shown to people (default: the id)'),
+    false,
+  )
     .option('-c, --config <file>', 'configuration file')
     .action(async (id: string, options: TeamOptions) => setExitCode(await createTeamCommand(id, options, io)));
   teams
@@ -170,7 +177,14 @@ function addTeamCommands(program: Command, io: CliIo, setExitCode: (code: number
     .option('--json', 'print JSON')
     .option('-c, --config <file>', 'configuration file')
     .action(async (options: { config?: string; json?: boolean }) => setExitCode(await listTeamsCommand(options, io)));
-  addLimitOptions(teams.command('update').description("change a team's name or limits; what no flag names is kept").argument('<id>', 'the team id').option('--name <name>', 'a name shown to people'), true)
+  addLimitOptions(
+    teams
+      .command('update')
+      .description("change a team's name or limits; what no flag names is kept")
+      .argument('<id>', 'the team id')
+      .option('--name <name>', 'a name shown to people'),
+    true,
+  )
     .option('-c, --config <file>', 'configuration file')
     .action(async (id: string, options: TeamOptions) => setExitCode(await updateTeamCommand(id, options, io)));
   teams
@@ -185,7 +199,15 @@ function addTeamCommands(program: Command, io: CliIo, setExitCode: (code: number
 function addProjectCommands(program: Command, io: CliIo, setExitCode: (code: number) => void): void {
   const projects = program.command('projects').description("manage a team's projects, with their limits and quotas");
   const team = '--team <team>';
-  addLimitOptions(projects.command('create').description('create a project in an existing team; prints its id on stdout').argument('<id>', 'the project id (A-Z a-z 0-9 . _ -)').requiredOption(team, 'the team it belongs to (must exist)').option('--name <name>', 'a name shown to people (default: the id)'), false)
+  addLimitOptions(
+    projects
+      .command('create')
+      .description('create a project in an existing team; prints its id on stdout')
+      .argument('<id>', 'the project id (A-Z a-z 0-9 . _ -)')
+      .requiredOption(team, 'the team it belongs to (must exist)')
+      .option('--name <name>', 'a name shown to people (default: the id)'),
+    false,
+  )
     .option('-c, --config <file>', 'configuration file')
     .action(async (id: string, options: ProjectOptions) => setExitCode(await createProjectCommand(id, options, io)));
   projects
@@ -195,7 +217,15 @@ function addProjectCommands(program: Command, io: CliIo, setExitCode: (code: num
     .option('--json', 'print JSON')
     .option('-c, --config <file>', 'configuration file')
     .action(async (options: { config?: string; json?: boolean; team: string }) => setExitCode(await listProjectsCommand(options, io)));
-  addLimitOptions(projects.command('update').description("change a project's name or limits; what no flag names is kept").argument('<id>', 'the project id').requiredOption(team, 'the team').option('--name <name>', 'a name shown to people'), true)
+  addLimitOptions(
+    projects
+      .command('update')
+      .description("change a project's name or limits; what no flag names is kept")
+      .argument('<id>', 'the project id')
+      .requiredOption(team, 'the team')
+      .option('--name <name>', 'a name shown to people'),
+    true,
+  )
     .option('-c, --config <file>', 'configuration file')
     .action(async (id: string, options: ProjectOptions) => setExitCode(await updateProjectCommand(id, options, io)));
   projects

@@ -27,18 +27,34 @@ export async function migrationStatusCommand(options: ConfigOption & { json?: bo
   const status = await inspectMigrations(config.database.url, databaseOptions(config)).catch((error: unknown) => {
     throw new Error(`database.url: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   });
-  const done = (state: 'applied' | 'unknown') => (migration: AppliedMigration): ListedMigration => ({ name: migration.name, state, applied_at: migration.appliedAt, release: migration.release });
+  const done =
+    (state: 'applied' | 'unknown') =>
+    (migration: AppliedMigration): ListedMigration => ({ name: migration.name, state, applied_at: migration.appliedAt, release: migration.release });
   const listed = [
     ...status.applied.map(done('applied')),
     ...status.pending.map((name): ListedMigration => ({ name, state: 'pending', applied_at: null, release: null })),
     ...status.unknown.map(done('unknown')),
   ].sort((left, right) => left.name.localeCompare(right.name));
   if (options.json === true) io.stdout(JSON.stringify(listed, null, 2));
-  else printTable(['MIGRATION', 'STATE', 'APPLIED', 'RELEASE'], listed.map((migration) => [migration.name, migration.state, migration.applied_at ?? '-', migration.release ?? '-']), io);
+  else
+    printTable(
+      ['MIGRATION', 'STATE', 'APPLIED', 'RELEASE'],
+      listed.map((migration) => [migration.name, migration.state, migration.applied_at ?? '-', migration.release ?? '-']),
+      io,
+    );
   if (status.unknown.length > 0) {
-    throw new NewerSchemaError(redactUrl(config.database.url), releaseVersion(), status.writtenBy, status.unknown.map(({ name }) => name));
+    throw new NewerSchemaError(
+      redactUrl(config.database.url),
+      releaseVersion(),
+      status.writtenBy,
+      status.unknown.map(({ name }) => name),
+    );
   }
   const count = status.pending.length;
-  io.stderr(count === 0 ? 'nothing pending: the schema is up to date' : `${count} pending: \`switchyard serve\` (or \`switchyard migrate\`) applies ${count === 1 ? 'it' : 'them'}`);
+  io.stderr(
+    count === 0
+      ? 'nothing pending: the schema is up to date'
+      : `${count} pending: \`switchyard serve\` (or \`switchyard migrate\`) applies ${count === 1 ? 'it' : 'them'}`,
+  );
   return 0;
 }

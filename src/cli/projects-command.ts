@@ -25,13 +25,19 @@ export async function listProjectsCommand(options: ConfigOption & { team: string
     io.stdout(JSON.stringify(records.map(projectToWire), null, 2));
     return 0;
   }
-  printTable(['ID', 'TEAM', 'NAME', 'LIMITS', 'CREATED'], records.map((project) => [project.id, project.team, project.name, formatLimits(project.limits), new Date(project.createdAt).toISOString()]), io);
+  printTable(
+    ['ID', 'TEAM', 'NAME', 'LIMITS', 'CREATED'],
+    records.map((project) => [project.id, project.team, project.name, formatLimits(project.limits), new Date(project.createdAt).toISOString()]),
+    io,
+  );
   return 0;
 }
 
 export async function updateProjectCommand(id: string, options: ProjectOptions, io: CliIo): Promise<number> {
   const limits = limitChangesFromFlags(options);
-  const project = await withTeams(options, io, (teams) => teams.updateProject(options.team, id, { ...(options.name === undefined ? {} : { name: options.name }), limits }));
+  const project = await withTeams(options, io, (teams) =>
+    teams.updateProject(options.team, id, { ...(options.name === undefined ? {} : { name: options.name }), limits }),
+  );
   io.stdout(`Updated project ${project.id} of team ${project.team} (limits: ${formatLimits(project.limits)}).`);
   return 0;
 }

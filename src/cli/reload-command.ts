@@ -10,7 +10,10 @@ import { CliFailure, EXIT_CONFIG, type CliIo } from './cli-io.js';
 export async function reloadCommand(options: { config?: string; pidFile?: string }, io: CliIo): Promise<number> {
   const pidFile = options.pidFile ?? loadCommonConfig({ configPath: options.config }).config.server.pid_file;
   if (pidFile === undefined) {
-    throw new CliFailure('server.pid_file is not set: set it in the config (the gateway writes its pid there), pass --pid-file, or send the gateway SIGHUP yourself (kill -HUP <pid>)', EXIT_CONFIG);
+    throw new CliFailure(
+      'server.pid_file is not set: set it in the config (the gateway writes its pid there), pass --pid-file, or send the gateway SIGHUP yourself (kill -HUP <pid>)',
+      EXIT_CONFIG,
+    );
   }
   if (!existsSync(pidFile)) throw new CliFailure(`${pidFile} does not exist: is the gateway running?`, 1);
   const pid = Number(readFileSync(pidFile, 'utf8').trim());

@@ -14,7 +14,10 @@ export async function reloadConfig(gateway: Pick<Gateway, 'reload' | 'logger'>, 
   try {
     const { config, source } = loadConfig(options);
     changes = await gateway.reload(config);
-    logger.info({ config: source ?? 'built-in defaults', changed: changes.applied }, changes.applied.length === 0 ? 'config reloaded: nothing to apply' : `config reloaded: ${changes.applied.join(', ')}`);
+    logger.info(
+      { config: source ?? 'built-in defaults', changed: changes.applied },
+      changes.applied.length === 0 ? 'config reloaded: nothing to apply' : `config reloaded: ${changes.applied.join(', ')}`,
+    );
   } catch (error) {
     // A ConfigError names a key and what is wrong with it, never a value it read from the environment.
     const reason = error instanceof ConfigError ? error.message : maskSecrets(error instanceof Error ? error.message : String(error));

@@ -5,8 +5,32 @@ import { parseStatus } from './requests-command.js';
 
 function row(id: string, loggedAt: number): StoredRequestLogEntry {
   return {
-    id, clientRequestId: null, createdAt: loggedAt, tokenId: null, team: null, project: null, endpoint: 'chat.completions', model: null, upstream: null, upstreamModel: null,
-    sessionId: null, status: 200, latencyMs: 1, ttfbMs: null, promptTokens: null, completionTokens: null, cachedTokens: null, reasoningTokens: null, costUsd: null, usageSource: null, errorCode: null, sessionSource: null, affinity: null, attempts: null, clientAddress: null, loggedAt,
+    id,
+    clientRequestId: null,
+    createdAt: loggedAt,
+    tokenId: null,
+    team: null,
+    project: null,
+    endpoint: 'chat.completions',
+    model: null,
+    upstream: null,
+    upstreamModel: null,
+    sessionId: null,
+    status: 200,
+    latencyMs: 1,
+    ttfbMs: null,
+    promptTokens: null,
+    completionTokens: null,
+    cachedTokens: null,
+    reasoningTokens: null,
+    costUsd: null,
+    usageSource: null,
+    errorCode: null,
+    sessionSource: null,
+    affinity: null,
+    attempts: null,
+    clientAddress: null,
+    loggedAt,
   };
 }
 

@@ -140,8 +140,15 @@ function tableRow(row: RequestView): string[] {
 function tailLine(view: RequestView): string {
   const fields: string[] = [view.created_at, view.id, String(view.status), view.endpoint];
   const pairs: [string, string | number | null][] = [
-    ['model', view.model], ['team', view.team], ['token', view.token_id], ['session', view.session_id], ['upstream', view.upstream],
-    ['latency_ms', view.latency_ms], ['ttfb_ms', view.ttfb_ms], ['tokens', tokens(view)], ['error', view.error_code],
+    ['model', view.model],
+    ['team', view.team],
+    ['token', view.token_id],
+    ['session', view.session_id],
+    ['upstream', view.upstream],
+    ['latency_ms', view.latency_ms],
+    ['ttfb_ms', view.ttfb_ms],
+    ['tokens', tokens(view)],
+    ['error', view.error_code],
   ];
   for (const [key, value] of pairs) if (value !== null && value !== '-') fields.push(`${key}=${quote(String(value))}`);
   return fields.join(' ');

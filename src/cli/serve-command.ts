@@ -31,10 +31,27 @@ export async function serveCommand(options: { config?: string }, io: CliIo): Pro
   const bootstrap = await ensureBootstrapToken(gateway.stores.tokens, gateway.tokens);
   // The banner is for people and goes to stderr: stdout carries the JSON log lines machines read.
   // One write, so that a reader never sees it in pieces (a pipe delivers a write of this size whole).
-  io.stderr(banner({ url: gateway.url, consoleUrl: gateway.consoleUrl, consoleOff: config.console.enabled ? 'not built: run `npm run build`, then restart' : 'off (console.enabled: false)', configSource: source, models: [...gateway.catalog.all()], offModels: gateway.offModels, bootstrap }).join('\n'));
-  for (const model of gateway.offModels) gateway.logger.warn({ model: model.id, reason: model.reason, remedy: model.remedy }, `${model.id} is off: ${model.reason}`);
+  io.stderr(
+    banner({
+      url: gateway.url,
+      consoleUrl: gateway.consoleUrl,
+      consoleOff: config.console.enabled ? 'not built: run `npm run build`, then restart' : 'off (console.enabled: false)',
+      configSource: source,
+      models: [...gateway.catalog.all()],
+      offModels: gateway.offModels,
+      bootstrap,
+    }).join('\n'),
+  );
+  for (const model of gateway.offModels)
+    gateway.logger.warn({ model: model.id, reason: model.reason, remedy: model.remedy }, `${model.id} is off: ${model.reason}`);
   gateway.logger.info(
-    { url: gateway.url, config: source ?? 'built-in defaults', database: redactUrl(config.database.url), models: [...gateway.catalog.all()].map((model) => model.id), pid: process.pid },
+    {
+      url: gateway.url,
+      config: source ?? 'built-in defaults',
+      database: redactUrl(config.database.url),
+      models: [...gateway.catalog.all()].map((model) => model.id),
+      pid: process.pid,
+    },
     `Switchyard listening on ${gateway.url}`,
   );
   // SIGHUP (an operator's `kill -HUP`, `switchyard reload`, logrotate) must never end the process,

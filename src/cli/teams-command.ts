@@ -32,7 +32,11 @@ export async function listTeamsCommand(options: ConfigOption & { json?: boolean 
     io.stdout(JSON.stringify(records.map(teamToWire), null, 2));
     return 0;
   }
-  printTable(['ID', 'NAME', 'LIMITS', 'CREATED'], records.map((team) => [team.id, team.name, formatLimits(team.limits), new Date(team.createdAt).toISOString()]), io);
+  printTable(
+    ['ID', 'NAME', 'LIMITS', 'CREATED'],
+    records.map((team) => [team.id, team.name, formatLimits(team.limits), new Date(team.createdAt).toISOString()]),
+    io,
+  );
   return 0;
 }
 

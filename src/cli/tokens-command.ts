@@ -28,7 +28,19 @@ export interface UpdateOptions extends ConfigOption, LimitFlags {
 
 /** The TokenService the admin API calls, over the database the gateway uses. */
 function withTokens<T>(options: ConfigOption, io: CliIo, action: (service: TokenService) => Promise<T>): Promise<T> {
-  return withStores(options, io, (stores, config) => refusalsAsFailures(() => action(new TokenService(stores.tokens, config.auth.token_prefix, Date.now, async () => undefined, () => knownModelIds(config)))));
+  return withStores(options, io, (stores, config) =>
+    refusalsAsFailures(() =>
+      action(
+        new TokenService(
+          stores.tokens,
+          config.auth.token_prefix,
+          Date.now,
+          async () => undefined,
+          () => knownModelIds(config),
+        ),
+      ),
+    ),
+  );
 }
 
 function lifetime(text: string): number {
@@ -61,14 +73,33 @@ export async function createTokenCommand(options: CreateOptions, io: CliIo): Pro
 }
 
 export async function listTokensCommand(options: ConfigOption & { json?: boolean; team?: string }, io: CliIo): Promise<number> {
-  const records = await withTokens(options, io, (service) => allPages((page) => service.list({ ...page, ...(options.team === undefined ? {} : { team: options.team }) })));
+  const records = await withTokens(options, io, (service) =>
+    allPages((page) => service.list({ ...page, ...(options.team === undefined ? {} : { team: options.team }) })),
+  );
   if (options.json === true) {
-    io.stdout(JSON.stringify(records.map((record) => tokenToWire(record)), null, 2));
+    io.stdout(
+      JSON.stringify(
+        records.map((record) => tokenToWire(record)),
+        null,
+        2,
+      ),
+    );
     return 0;
   }
   const rows = records.map((record) => {
     const view = tokenToWire(record);
-    return [view.id, view.status, view.team, view.project ?? '-', view.name ?? '-', `${view.prefix}…`, view.scopes.join(','), view.models?.join(',') ?? 'all', formatLimits(record.limits), view.expires_at ?? 'never'];
+    return [
+      view.id,
+      view.status,
+      view.team,
+      view.project ?? '-',
+      view.name ?? '-',
+      `${view.prefix}…`,
+      view.scopes.join(','),
+      view.models?.join(',') ?? 'all',
+      formatLimits(record.limits),
+      view.expires_at ?? 'never',
+    ];
   });
   printTable(['ID', 'STATUS', 'TEAM', 'PROJECT', 'NAME', 'TOKEN', 'SCOPES', 'MODELS', 'LIMITS', 'EXPIRES'], rows, io);
   return 0;
@@ -104,5 +135,10 @@ function describe(record: TokenRecord, io: CliIo): void {
 }
 
 function splitList(value: string | undefined): string[] | undefined {
-  return value === undefined ? undefined : value.split(',').map((item) => item.trim()).filter(Boolean);
+  return value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
 }

@@ -25,7 +25,8 @@ type ReferencedConfig = Pick<SwitchyardConfig, 'server' | 'state' | 'models' | '
  * (`upstreamKeys`): the commands other than `serve` read an entry's `id` and `provider` alone.
  */
 export function checkReferences(config: ReferencedConfig, upstreamKeys = true): void {
-  if ((parseDuration(config.state.slot_lease) ?? 0) < MIN_SLOT_LEASE_MS) throw new ConfigError('state.slot_lease', `must be at least 3s, got "${config.state.slot_lease}"`);
+  if ((parseDuration(config.state.slot_lease) ?? 0) < MIN_SLOT_LEASE_MS)
+    throw new ConfigError('state.slot_lease', `must be at least 3s, got "${config.state.slot_lease}"`);
   try {
     TrustedProxies.parse(config.server.trusted_proxies);
   } catch (error) {
@@ -47,9 +48,12 @@ export function checkReferences(config: ReferencedConfig, upstreamKeys = true): 
     modelIds.set(model.id, model.type);
     model.routes.forEach((route, routeIndex) => {
       const key = `models[${modelIndex}].routes[${routeIndex}]`;
-      if (route.upstream === undefined && route.accounts === undefined) throw new ConfigError(key, 'names no upstream (or `accounts: codex` for the accounts added at run time)');
-      if (route.upstream !== undefined && route.accounts !== undefined) throw new ConfigError(key, 'names both an upstream and accounts; a route is one or the other');
-      if (route.accounts !== undefined && model.type !== 'chat') throw new ConfigError(`${key}.accounts`, `codex accounts serve chat models, not ${model.type}`);
+      if (route.upstream === undefined && route.accounts === undefined)
+        throw new ConfigError(key, 'names no upstream (or `accounts: codex` for the accounts added at run time)');
+      if (route.upstream !== undefined && route.accounts !== undefined)
+        throw new ConfigError(key, 'names both an upstream and accounts; a route is one or the other');
+      if (route.accounts !== undefined && model.type !== 'chat')
+        throw new ConfigError(`${key}.accounts`, `codex accounts serve chat models, not ${model.type}`);
       if (route.upstream !== undefined && !upstreamIds.has(route.upstream)) throw new ConfigError(`${key}.upstream`, `unknown upstream "${route.upstream}"`);
     });
   });

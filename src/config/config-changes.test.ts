@@ -39,7 +39,14 @@ describe('configChanges', () => {
     });
     const changes = configChanges(running, next);
     expect(changes).toEqual({
-      applied: ['upstreams[1].api_key changed', 'upstreams[1].headers.x-team removed', 'upstreams[2] added', 'models[0].routes[0].upstream changed', 'models[0].routes[0].weight changed', 'logging.level changed'],
+      applied: [
+        'upstreams[1].api_key changed',
+        'upstreams[1].headers.x-team removed',
+        'upstreams[2] added',
+        'models[0].routes[0].upstream changed',
+        'models[0].routes[0].weight changed',
+        'logging.level changed',
+      ],
       needsRestart: ['server.port changed'],
     });
     expect(JSON.stringify(changes)).not.toContain('sk-');

@@ -2,7 +2,16 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DURATION_PATTERN } from '../core/duration.js';
 import { ModelConfigSchema } from './model-schema.js';
 
-export { MODEL_TYPES, ModelConfigSchema, ROUTING_STRATEGIES, RouteConfigSchema, type ModelConfig, type ModelType, type RouteConfig, type RoutingStrategy } from './model-schema.js';
+export {
+  MODEL_TYPES,
+  ModelConfigSchema,
+  ROUTING_STRATEGIES,
+  RouteConfigSchema,
+  type ModelConfig,
+  type ModelType,
+  type RouteConfig,
+  type RoutingStrategy,
+} from './model-schema.js';
 
 /** Provider kinds a config may name. Whether one is available is decided by the provider registry. */
 export const PROVIDER_KINDS = ['openai', 'azure', 'anthropic', 'gemini', 'cohere', 'jina', 'tei', 'codex', 'local'] as const;
@@ -12,8 +21,7 @@ export const PROVIDER_KINDS = ['openai', 'azure', 'anthropic', 'gemini', 'cohere
  * `docs/x.md` there becomes a link). `documentedDefault` words a default that is not one value
  * (the provider's, the start time) or that an adapter applies: an annotation, unread at load.
  */
-const PositiveInteger = (defaultValue: number, description: string) =>
-  Type.Integer({ minimum: 1, default: defaultValue, description });
+const PositiveInteger = (defaultValue: number, description: string) => Type.Integer({ minimum: 1, default: defaultValue, description });
 
 /** A duration written as people write them: `250ms`, `90s`, `5m`, `1h`, `7d`. `hint` words the error. */
 const Duration = (defaultValue: string, description: string) =>
@@ -21,7 +29,10 @@ const Duration = (defaultValue: string, description: string) =>
 
 const UpstreamTimeouts = Type.Object(
   {
-    connect_ms: PositiveInteger(10_000, 'TCP connect and, for `https`, the TLS handshake; a failed connect fails the request that waited longest, which then fails over (docs/upstream-http.md)'),
+    connect_ms: PositiveInteger(
+      10_000,
+      'TCP connect and, for `https`, the TLS handshake; a failed connect fails the request that waited longest, which then fails over (docs/upstream-http.md)',
+    ),
     first_byte_ms: PositiveInteger(
       120_000,
       'from the request written to a connection until the upstream sends response headers → 504 (waiting for a free connection is not counted, and each chunk of a streamed upload restarts it)',
@@ -52,9 +63,11 @@ const UpstreamNetwork = Type.Object(
       default: 'env',
       pattern: '^(env|none|[hH][tT][tT][pP][sS]?://.+)$',
       description:
-        '`env`: `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY` (lower case first); `none`; or the proxy\'s URL, `http://[user:pass@]host:port` (or `https://`). https upstreams are tunnelled with CONNECT; a proxy that refuses is a `connect` failure and fails over (docs/upstream-http.md#the-network-block)',
+        "`env`: `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY` (lower case first); `none`; or the proxy's URL, `http://[user:pass@]host:port` (or `https://`). https upstreams are tunnelled with CONNECT; a proxy that refuses is a `connect` failure and fails over (docs/upstream-http.md#the-network-block)",
     }),
-    ca_file: Type.Optional(Type.String({ minLength: 1, description: "extra CA certificates (PEM) trusted for this upstream, beside the system's; relative to the config file" })),
+    ca_file: Type.Optional(
+      Type.String({ minLength: 1, description: "extra CA certificates (PEM) trusted for this upstream, beside the system's; relative to the config file" }),
+    ),
     cert_file: Type.Optional(Type.String({ minLength: 1, description: 'client certificate (PEM) for mTLS; it needs `key_file`' })),
     key_file: Type.Optional(Type.String({ minLength: 1, description: "the client certificate's private key (PEM) for mTLS; it needs `cert_file`" })),
     http2: Type.Boolean({ default: false, description: '`true`: HTTP/2 when an https upstream offers it (ALPN), else HTTP/1.1' }),
@@ -79,12 +92,15 @@ export const UpstreamConfigSchema = Type.Object(
       Type.String({
         pattern: '^https?://',
         documentedDefault: "provider's",
-        description: 'for `openai`: `https://api.openai.com/v1`; any OpenAI-compatible server (vLLM, Ollama, llama.cpp, Groq, Together, OpenRouter…) is `openai` with its own `base_url`',
+        description:
+          'for `openai`: `https://api.openai.com/v1`; any OpenAI-compatible server (vLLM, Ollama, llama.cpp, Groq, Together, OpenRouter…) is `openai` with its own `base_url`',
       }),
     ),
     api_key: Type.Optional(Type.String({ description: 'sent as `Authorization: Bearer …` (azure: `api-key`); omit for servers without auth' })),
     headers: Type.Optional(
-      Type.Record(Type.String(), Type.String(), { description: "extra headers sent with this credential's requests (e.g. `OpenAI-Organization`, OpenRouter's `HTTP-Referer`)" }),
+      Type.Record(Type.String(), Type.String(), {
+        description: "extra headers sent with this credential's requests (e.g. `OpenAI-Organization`, OpenRouter's `HTTP-Referer`)",
+      }),
     ),
     max_connections: PositiveInteger(
       1024,
@@ -131,7 +147,7 @@ export const ConfigSchema = Type.Object(
         ),
         body_timeout_ms: PositiveInteger(
           30_000,
-          'longest silence while a request body arrives (not the upload\'s whole duration); then 408 `request_timeout` and the connection is closed (docs/reliability.md)',
+          "longest silence while a request body arrives (not the upload's whole duration); then 408 `request_timeout` and the connection is closed (docs/reliability.md)",
         ),
         max_connections: PositiveInteger(
           10_000,
@@ -174,7 +190,8 @@ export const ConfigSchema = Type.Object(
         url: Type.String({
           pattern: '^(sqlite:|postgres://|postgresql://)',
           default: 'sqlite:./data/switchyard.db',
-          description: '`sqlite:PATH`, `sqlite::memory:` or `postgres://…` (`SWITCHYARD_DATABASE_URL`); a PostgreSQL schema can be chosen with `?options=-c%20search_path%3Dname`',
+          description:
+            '`sqlite:PATH`, `sqlite::memory:` or `postgres://…` (`SWITCHYARD_DATABASE_URL`); a PostgreSQL schema can be chosen with `?options=-c%20search_path%3Dname`',
         }),
         sqlite_checkpoint_pages: Type.Integer({
           minimum: 10,
@@ -186,7 +203,10 @@ export const ConfigSchema = Type.Object(
           10_000,
           "PostgreSQL: a statement that runs this long is cancelled by the server (`statement_timeout`), and one whose answer does not come in this long plus a second (a server that hangs) fails on the gateway's side (`query_timeout`); the admin API then answers 503 `database_unavailable`. Migrations at start run without it",
         ),
-        connect_timeout_ms: PositiveInteger(5_000, "PostgreSQL: longest a new connection may take to open, or a query wait for one of the pool's 10 connections"),
+        connect_timeout_ms: PositiveInteger(
+          5_000,
+          "PostgreSQL: longest a new connection may take to open, or a query wait for one of the pool's 10 connections",
+        ),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -229,9 +249,13 @@ export const ConfigSchema = Type.Object(
         session_ttl: Duration('1h', 'how long a session stays bound to its credential after its last request (sliding)'),
         infer_sessions: Type.Boolean({
           default: true,
-          description: 'a chat request without a session id gets one inferred from its conversation (team, model, first system/developer message, first user message)',
+          description:
+            'a chat request without a session id gets one inferred from its conversation (team, model, first system/developer message, first user message)',
         }),
-        max_sessions_per_team: PositiveInteger(10_000, "session bindings one team holds at once; past it the team's earliest bound sessions lose their binding (docs/routing.md)"),
+        max_sessions_per_team: PositiveInteger(
+          10_000,
+          "session bindings one team holds at once; past it the team's earliest bound sessions lose their binding (docs/routing.md)",
+        ),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -241,8 +265,14 @@ export const ConfigSchema = Type.Object(
           '24h',
           'how long a response `/v1/responses` made by conversion is kept (in the shared state, `state.url`) for `previous_response_id` and `item_reference`, from when it was made (docs/responses-api.md)',
         ),
-        max_bytes: PositiveInteger(256 * 1024 * 1024, "bytes all teams' stored responses may take together, in memory or in Redis; past it the oldest of any team are evicted"),
-        max_bytes_per_team: PositiveInteger(32 * 1024 * 1024, "bytes one team's stored responses (and their items) may take; past it the team's oldest are evicted (docs/responses-api.md)"),
+        max_bytes: PositiveInteger(
+          256 * 1024 * 1024,
+          "bytes all teams' stored responses may take together, in memory or in Redis; past it the oldest of any team are evicted",
+        ),
+        max_bytes_per_team: PositiveInteger(
+          32 * 1024 * 1024,
+          "bytes one team's stored responses (and their items) may take; past it the team's oldest are evicted (docs/responses-api.md)",
+        ),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -273,7 +303,11 @@ export const ConfigSchema = Type.Object(
     ),
     auth: Type.Object(
       {
-        token_prefix: Type.String({ pattern: '^[a-z][a-z0-9]{1,15}_$', default: 'svc_', description: 'prefix of new tokens: lower-case letters/digits then `_`' }),
+        token_prefix: Type.String({
+          pattern: '^[a-z][a-z0-9]{1,15}_$',
+          default: 'svc_',
+          description: 'prefix of new tokens: lower-case letters/digits then `_`',
+        }),
         change_poll_ms: PositiveInteger(2_000, 'PostgreSQL only: safety-net poll for token changes besides LISTEN/NOTIFY'),
       },
       { additionalProperties: false, default: {} },

@@ -1,5 +1,14 @@
 export { ConfigError } from './config-error.js';
-export { loadCommonConfig, loadConfig, runtimeUpstream, type CommonConfig, type LoadConfigOptions, type LoadedCommonConfig, type LoadedConfig, type UpstreamIdentity } from './load-config.js';
+export {
+  loadCommonConfig,
+  loadConfig,
+  runtimeUpstream,
+  type CommonConfig,
+  type LoadConfigOptions,
+  type LoadedCommonConfig,
+  type LoadedConfig,
+  type UpstreamIdentity,
+} from './load-config.js';
 export {
   COMMON_UPSTREAM_KEYS,
   MODEL_TYPES,

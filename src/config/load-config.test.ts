@@ -146,7 +146,11 @@ describe('invalid config: one line naming the key and the problem', () => {
     ['server:\n  port: 70000', 'server.port', 'server.port: expected integer to be less or equal to 65535, got 70000'],
     ['server:\n  prot: 8080', 'server.prot', 'server.prot: unknown key'],
     ['logging:\n  level: loud', 'logging.level', 'logging.level: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
-    ['upstreams:\n  - id: a\n    provider: openia', 'upstreams[0].provider', 'upstreams[0].provider: must be one of openai, azure, anthropic, gemini, cohere, jina, tei, codex, local, got "openia"'],
+    [
+      'upstreams:\n  - id: a\n    provider: openia',
+      'upstreams[0].provider',
+      'upstreams[0].provider: must be one of openai, azure, anthropic, gemini, cohere, jina, tei, codex, local, got "openia"',
+    ],
     ['upstreams:\n  - provider: openai', 'upstreams[0].id', 'upstreams[0].id: is required'],
     ['models:\n  - id: m\n    type: chat\n    routes: []', 'models[0].routes', 'models[0].routes: expected array length to be greater or equal to 1, got []'],
     [
@@ -164,16 +168,28 @@ describe('invalid config: one line naming the key and the problem', () => {
       'models[0].routes[0].priority',
       'models[0].routes[0].priority: expected integer, got 1.5',
     ],
-    ['upstreams:\n  - { id: a, provider: openai, max_in_flight: 0 }', 'upstreams[0].max_in_flight', 'upstreams[0].max_in_flight: expected integer to be greater or equal to 1, got 0'],
+    [
+      'upstreams:\n  - { id: a, provider: openai, max_in_flight: 0 }',
+      'upstreams[0].max_in_flight',
+      'upstreams[0].max_in_flight: expected integer to be greater or equal to 1, got 0',
+    ],
     ['routing:\n  max_cooldown: 5 minutes', 'routing.max_cooldown', 'routing.max_cooldown: must be a duration such as 500ms, 90s, 5m or 1h, got "5 minutes"'],
     ['routing:\n  session_ttl: 0s', 'routing.session_ttl', 'routing.session_ttl: must be a duration such as 500ms, 90s, 5m or 1h, got "0s"'],
     ['routing:\n  max_attempts: 0', 'routing.max_attempts', 'routing.max_attempts: expected integer to be greater or equal to 1, got 0'],
     ['state:\n  slot_lease: 500ms', 'state.slot_lease', 'state.slot_lease: must be at least 3s, got "500ms"'],
-    ['server:\n  trusted_proxies: [127.0.0.1, nginx]', 'server.trusted_proxies[1]', 'server.trusted_proxies[1]: "nginx" is not an IP address, a CIDR range (10.0.0.0/8, fd00::/8) or one of loopback, private'],
+    [
+      'server:\n  trusted_proxies: [127.0.0.1, nginx]',
+      'server.trusted_proxies[1]',
+      'server.trusted_proxies[1]: "nginx" is not an IP address, a CIDR range (10.0.0.0/8, fd00::/8) or one of loopback, private',
+    ],
     ['server:\n  trusted_proxies: [10.0.0.0/40]', 'server.trusted_proxies[0]', 'server.trusted_proxies[0]: "10.0.0.0/40": the prefix length must be 0 to 32'],
     ['state:\n  key_prefix: "has space"', 'state.key_prefix', 'state.key_prefix: must match ^[A-Za-z0-9._:-]{1,64}$, got "has space"'],
     ['upstreams:\n  - { id: a, provider: openai }\n  - { id: a, provider: openai }', 'upstreams[1].id', 'upstreams[1].id: duplicate upstream id "a"'],
-    ['upstreams:\n  - { id: a, provider: tei }', 'upstreams[0].base_url', 'upstreams[0].base_url: is required for tei: the address of the text-embeddings-inference server'],
+    [
+      'upstreams:\n  - { id: a, provider: tei }',
+      'upstreams[0].base_url',
+      'upstreams[0].base_url: is required for tei: the address of the text-embeddings-inference server',
+    ],
     [
       'upstreams:\n  - { id: a, provider: openai }\nmodels:\n  - { id: m, type: chat, routes: [{ upstream: a, model: x }] }\ndefaults:\n  transcription_model: m',
       'defaults.transcription_model',
@@ -195,7 +211,7 @@ describe('invalid config: one line naming the key and the problem', () => {
   });
 });
 
-describe('the commands other than serve: every section but the upstreams\' own keys', () => {
+describe("the commands other than serve: every section but the upstreams' own keys", () => {
   const upstreamsOnlyServeReads = `
 upstreams:
   - id: east
@@ -209,7 +225,7 @@ models:
   - { id: gpt, type: chat, routes: [{ upstream: east, model: gpt-4o }] }
 `;
 
-  it('reads each entry\'s id and provider alone: unset variables, a missing file, a bad value or a missing base_url there are serve\'s to report', () => {
+  it("reads each entry's id and provider alone: unset variables, a missing file, a bad value or a missing base_url there are serve's to report", () => {
     const path = write('c.yaml', upstreamsOnlyServeReads);
     const { config } = loadCommonConfig({ cwd: directory, configPath: path, env: {} });
     expect(config.upstreams).toEqual([{ id: 'east', provider: 'azure' }]);
@@ -220,10 +236,22 @@ models:
   });
 
   const refused: Array<[string, string, string]> = [
-    ['an unset variable in what they read', 'database:\n  url: ${DATABASE_URL}\n', 'database.url: environment variable DATABASE_URL is not set (write ${DATABASE_URL:-} to allow it empty)'],
+    [
+      'an unset variable in what they read',
+      'database:\n  url: ${DATABASE_URL}\n',
+      'database.url: environment variable DATABASE_URL is not set (write ${DATABASE_URL:-} to allow it empty)',
+    ],
     ['a misspelt section (it would hide the database the gateway uses)', 'databse:\n  url: sqlite:./x.db\n', 'databse: unknown key'],
-    ['an entry without a provider', 'upstreams:\n  - { id: a, api_key: "${K}" }\n', 'upstreams[0].provider: must be one of openai, azure, anthropic, gemini, cohere, jina, tei, codex, local, got undefined'],
-    ['a route to an upstream that does not exist', 'models:\n  - { id: m, type: chat, routes: [{ upstream: nope, model: x }] }\n', 'models[0].routes[0].upstream: unknown upstream "nope"'],
+    [
+      'an entry without a provider',
+      'upstreams:\n  - { id: a, api_key: "${K}" }\n',
+      'upstreams[0].provider: must be one of openai, azure, anthropic, gemini, cohere, jina, tei, codex, local, got undefined',
+    ],
+    [
+      'a route to an upstream that does not exist',
+      'models:\n  - { id: m, type: chat, routes: [{ upstream: nope, model: x }] }\n',
+      'models[0].routes[0].upstream: unknown upstream "nope"',
+    ],
   ];
   for (const [name, yaml, message] of refused) {
     it(`still refuses ${name}`, () => {

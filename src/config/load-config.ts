@@ -242,7 +242,9 @@ function pointerToKey(pointer: string): string {
  * environment (`HTTPS_PROXY`…) as an entry without a `network` block gets it.
  */
 export function runtimeUpstream(fields: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv = process.env): UpstreamConfig {
-  const withDefaults = Value.Default(UpstreamConfigSchema, Value.Convert(UpstreamConfigSchema, structuredClone({ ...fields }))) as Static<typeof UpstreamConfigSchema>;
+  const withDefaults = Value.Default(UpstreamConfigSchema, Value.Convert(UpstreamConfigSchema, structuredClone({ ...fields }))) as Static<
+    typeof UpstreamConfigSchema
+  >;
   const firstError = Value.Errors(UpstreamConfigSchema, withDefaults).First();
   if (firstError !== undefined) throw new ConfigError(pointerToKey(firstError.path) || 'account', firstError.message);
   return { ...withDefaults, network: resolveNetwork(withDefaults.network, 'network', env, process.cwd()) };

@@ -7,11 +7,13 @@ export const ROUTING_STRATEGIES = ['weighted', 'least-busy', 'ordered'] as const
 /** A public model (`models[]`): its type, how its pool chooses, its routes and its price. */
 export const RouteConfigSchema = Type.Object(
   {
-    upstream: Type.Optional(Type.String({ minLength: 1, description: 'the `id` of the `upstreams[]` entry (credential) this route calls; a route names it or `accounts`' })),
+    upstream: Type.Optional(
+      Type.String({ minLength: 1, description: 'the `id` of the `upstreams[]` entry (credential) this route calls; a route names it or `accounts`' }),
+    ),
     accounts: Type.Optional(
       Type.Literal('codex', {
         description:
-          'instead of `upstream`: one route per ChatGPT account added at run time (`switchyard credentials add-codex`, `POST /admin/v1/credentials`), with this route\'s other keys (docs/native-passthrough.md)',
+          "instead of `upstream`: one route per ChatGPT account added at run time (`switchyard credentials add-codex`, `POST /admin/v1/credentials`), with this route's other keys (docs/native-passthrough.md)",
       }),
     ),
     model: Type.String({ minLength: 1, description: 'the name the upstream knows' }),
@@ -30,9 +32,15 @@ export const ModelConfigSchema = Type.Object(
     ),
     owned_by: Type.Optional(Type.String({ minLength: 1, documentedDefault: "first route's provider", description: 'shown in `/v1/models`' })),
     created: Type.Optional(
-      Type.Integer({ minimum: 0, documentedDefault: 'start time', description: 'unix seconds shown in `/v1/models` (an alias has no creation date of its own)' }),
+      Type.Integer({
+        minimum: 0,
+        documentedDefault: 'start time',
+        description: 'unix seconds shown in `/v1/models` (an alias has no creation date of its own)',
+      }),
     ),
-    default_voice: Type.Optional(Type.String({ minLength: 1, documentedDefault: "provider's", description: 'speech models: the voice used when a request names none' })),
+    default_voice: Type.Optional(
+      Type.String({ minLength: 1, documentedDefault: "provider's", description: 'speech models: the voice used when a request names none' }),
+    ),
     strategy: Type.Union(
       ROUTING_STRATEGIES.map((strategy) => Type.Literal(strategy)),
       {

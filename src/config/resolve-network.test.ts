@@ -24,16 +24,26 @@ describe('resolveNetwork', () => {
   });
 
   it('reads the proxy variables as curl and undici do: lower case first, https falling back to http', () => {
-    expect(resolve({}, { HTTPS_PROXY: 'http://upper:1', https_proxy: 'http://lower:2', NO_PROXY: 'internal' }).proxy).toEqual({ http: null, https: 'http://lower:2/', noProxy: 'internal' });
+    expect(resolve({}, { HTTPS_PROXY: 'http://upper:1', https_proxy: 'http://lower:2', NO_PROXY: 'internal' }).proxy).toEqual({
+      http: null,
+      https: 'http://lower:2/',
+      noProxy: 'internal',
+    });
     expect(resolve({}, { HTTP_PROXY: 'proxy.corp:3128' }).proxy).toEqual({ http: 'http://proxy.corp:3128/', https: 'http://proxy.corp:3128/', noProxy: '' });
   });
 
   it('takes a configured proxy for both schemes, an https:// one too', () => {
-    expect(resolve({ proxy: 'https://user:pw@proxy.corp:443' }).proxy).toEqual({ http: 'https://user:pw@proxy.corp/', https: 'https://user:pw@proxy.corp/', noProxy: '' });
+    expect(resolve({ proxy: 'https://user:pw@proxy.corp:443' }).proxy).toEqual({
+      http: 'https://user:pw@proxy.corp/',
+      https: 'https://user:pw@proxy.corp/',
+      noProxy: '',
+    });
   });
 
   it('refuses a proxy it cannot use, naming the key or the variable', () => {
-    expect(() => resolve({}, { HTTPS_PROXY: 'socks5://proxy:1080' })).toThrow('upstreams[0].network.proxy (HTTPS_PROXY): a proxy is reached over http:// or https://, not socks5://');
+    expect(() => resolve({}, { HTTPS_PROXY: 'socks5://proxy:1080' })).toThrow(
+      'upstreams[0].network.proxy (HTTPS_PROXY): a proxy is reached over http:// or https://, not socks5://',
+    );
     expect(() => resolve({ proxy: 'http://proxy:3128/some/path' })).toThrow('upstreams[0].network.proxy: a proxy URL has no path');
   });
 

@@ -15,7 +15,10 @@ export function resolveNetwork(network: NetworkConfig, key: string, env: NodeJS.
   const cert = readPem(network.cert_file, `${key}.cert_file`, baseDirectory, 'CERTIFICATE');
   const privateKey = readPem(network.key_file, `${key}.key_file`, baseDirectory, 'PRIVATE KEY');
   if ((cert === null) !== (privateKey === null)) {
-    throw new ConfigError(`${key}.${cert === null ? 'cert_file' : 'key_file'}`, 'is required with ' + (cert === null ? 'key_file' : 'cert_file') + ': a client certificate needs its key');
+    throw new ConfigError(
+      `${key}.${cert === null ? 'cert_file' : 'key_file'}`,
+      'is required with ' + (cert === null ? 'key_file' : 'cert_file') + ': a client certificate needs its key',
+    );
   }
   return {
     proxy: proxyRoute(network.proxy, `${key}.proxy`, env),

@@ -3,7 +3,13 @@ import type { UpstreamConfig } from './config-schema.js';
 import { DIRECT } from './resolve-network.js';
 import { groupEndpoints } from './upstream-endpoints.js';
 
-const defaults = { max_connections: 1024, max_response_bytes: 1 << 20, max_event_bytes: 1 << 20, timeouts: { connect_ms: 1_000, first_byte_ms: 5_000, idle_ms: 5_000 }, network: DIRECT };
+const defaults = {
+  max_connections: 1024,
+  max_response_bytes: 1 << 20,
+  max_event_bytes: 1 << 20,
+  timeouts: { connect_ms: 1_000, first_byte_ms: 5_000, idle_ms: 5_000 },
+  network: DIRECT,
+};
 
 function entry(id: string, overrides: Partial<UpstreamConfig> = {}): UpstreamConfig {
   return { id, provider: 'openai', base_url: 'https://api.example.com/v1', api_key: `sk-${id}`, ...defaults, ...overrides };
@@ -30,7 +36,11 @@ describe('groupEndpoints', () => {
     ]);
     expect(groups.map((group) => group.credentials.map((credential) => credential.id))).toEqual([['a', 'b'], ['small-pool'], ['slow'], ['azure-like']]);
     // A network setting of its own, too: another CA, a proxy.
-    const proxied = groupEndpoints([entry('a'), entry('via-proxy', { network: { ...DIRECT, proxy: { http: 'http://proxy:3128/', https: 'http://proxy:3128/', noProxy: '' } } }), entry('b')]);
+    const proxied = groupEndpoints([
+      entry('a'),
+      entry('via-proxy', { network: { ...DIRECT, proxy: { http: 'http://proxy:3128/', https: 'http://proxy:3128/', noProxy: '' } } }),
+      entry('b'),
+    ]);
     expect(proxied.map((group) => group.credentials.length)).toEqual([2, 1]);
     expect(groups.map((group) => group.endpoint.name)).toEqual([
       'openai https://api.example.com/v1',

@@ -18,7 +18,8 @@ describe('SecretBox', () => {
     const fromBase64 = SecretBox.fromText(bytes.toString('base64')) as SecretBox;
     const fromHex = SecretBox.fromText(bytes.toString('hex')) as SecretBox;
     expect(fromHex.open(fromBase64.seal('x', 'c'), 'c')).toBe('x');
-    for (const bad of ['', 'short', 'z'.repeat(64), randomBytes(16).toString('hex'), randomBytes(31).toString('base64')]) expect(SecretBox.fromText(bad)).toBeNull();
+    for (const bad of ['', 'short', 'z'.repeat(64), randomBytes(16).toString('hex'), randomBytes(31).toString('base64')])
+      expect(SecretBox.fromText(bad)).toBeNull();
   });
 
   it('refuses another key, another record, and changed bytes', () => {

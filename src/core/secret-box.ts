@@ -17,7 +17,11 @@ export class SecretBox {
   /** The key as `SWITCHYARD_SECRET_KEY` gives it: 64 hex digits, or base64 of 32 bytes. Null when it is neither. */
   static fromText(text: string): SecretBox | null {
     const trimmed = text.trim();
-    const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : /^[A-Za-z0-9+/_-]{42,44}={0,2}$/.test(trimmed) ? Buffer.from(trimmed, 'base64') : null;
+    const key = /^[0-9a-fA-F]{64}$/.test(trimmed)
+      ? Buffer.from(trimmed, 'hex')
+      : /^[A-Za-z0-9+/_-]{42,44}={0,2}$/.test(trimmed)
+        ? Buffer.from(trimmed, 'base64')
+        : null;
     return key !== null && key.length === 32 ? new SecretBox(key) : null;
   }
 

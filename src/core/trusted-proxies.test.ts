@@ -57,7 +57,14 @@ describe('TrustedProxies', () => {
   });
 
   it('refuses what is not an address, a range or a shortcut, naming the entry', () => {
-    for (const [entries, index] of [[['10.0.0.0/33'], 0], [['127.0.0.1', 'nginx'], 1], [['fd00::/129'], 0], [['10.0.0.0/'], 0], [['10.0.0.0/-1'], 0], [['300.1.1.1'], 0]] as const) {
+    for (const [entries, index] of [
+      [['10.0.0.0/33'], 0],
+      [['127.0.0.1', 'nginx'], 1],
+      [['fd00::/129'], 0],
+      [['10.0.0.0/'], 0],
+      [['10.0.0.0/-1'], 0],
+      [['300.1.1.1'], 0],
+    ] as const) {
       let thrown: unknown;
       try {
         TrustedProxies.parse(entries);

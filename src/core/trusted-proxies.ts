@@ -113,7 +113,10 @@ function addRange(ranges: BlockList, entry: string, index: number): void {
   const address = plainAddress((slash === -1 ? entry : entry.slice(0, slash)).trim());
   const family = isIP(address);
   if (family === 0) {
-    throw new TrustedProxyEntryError(index, `"${entry}" is not an IP address, a CIDR range (10.0.0.0/8, fd00::/8) or one of ${Object.keys(SHORTCUTS).join(', ')}`);
+    throw new TrustedProxyEntryError(
+      index,
+      `"${entry}" is not an IP address, a CIDR range (10.0.0.0/8, fd00::/8) or one of ${Object.keys(SHORTCUTS).join(', ')}`,
+    );
   }
   const type = family === 4 ? 'ipv4' : 'ipv6';
   if (slash === -1) {

@@ -15,7 +15,13 @@ export function isDatabaseOutage(error: unknown): boolean {
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** Messages pg gives errors of its own, without a code: a connection lost, an answer or a free connection not in time. */
-const PG_OUTAGE_MESSAGES = [/^Connection terminated/, /^Query read timeout$/, /^timeout exceeded when trying to connect$/, /is not queryable$/, /^Client was closed and is not queryable$/];
+const PG_OUTAGE_MESSAGES = [
+  /^Connection terminated/,
+  /^Query read timeout$/,
+  /^timeout exceeded when trying to connect$/,
+  /is not queryable$/,
+  /^Client was closed and is not queryable$/,
+];
 
 function isOutageCode(code: unknown): boolean {
   if (typeof code !== 'string') return false;

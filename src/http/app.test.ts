@@ -8,7 +8,16 @@ import { createLogger } from '../observability/logger.js';
 import type { ChatProvider } from '../providers/provider-adapter.js';
 import { ModelCatalog, Router } from '../routing/index.js';
 import { CredentialAdmin, credentialRoutes, UpstreamAccounts } from '../admin/index.js';
-import { ChatCompletionService, NativeService, EmbeddingService, RerankService, ResponsesService, ResponseStore, SpeechService, TranscriptionService } from '../services/index.js';
+import {
+  ChatCompletionService,
+  NativeService,
+  EmbeddingService,
+  RerankService,
+  ResponsesService,
+  ResponseStore,
+  SpeechService,
+  TranscriptionService,
+} from '../services/index.js';
 import { openStores, watchTokenChanges, type Stores } from '../store/index.js';
 import { RequestLogQueue, RequestRecorder } from '../usage/index.js';
 import { buildApp } from './app.js';
@@ -30,7 +39,11 @@ let echoCalls = 0;
 const echoChat: ChatProvider = {
   chatCompletion: async () => {
     echoCalls++;
-    return { payload: Buffer.from('{"object":"chat.completion","choices":[]}'), usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, completionText: () => '' };
+    return {
+      payload: Buffer.from('{"object":"chat.completion","choices":[]}'),
+      usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+      completionText: () => '',
+    };
   },
   streamChatCompletion: async () => {
     throw new TypeError('not used');
@@ -56,21 +69,77 @@ beforeAll(async () => {
     },
   });
   const catalog = new ModelCatalog([
-    { id: 'broken-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, strategy: 'weighted', routes: [{ credential: { id: 'broken', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, priority: 0, maxInFlight: null, credentialHash: 0, provider: brokenChat, native: null, responses: null }] },
-    { id: 'echo-chat', type: 'chat', ownedBy: 'test', created: 0, totalWeight: 1, strategy: 'weighted', routes: [{ credential: { id: 'echo', apiKey: undefined, headers: {} }, upstreamModel: 'm', weight: 1, priority: 0, maxInFlight: null, credentialHash: 0, provider: echoChat, native: null, responses: null }] },
+    {
+      id: 'broken-chat',
+      type: 'chat',
+      ownedBy: 'test',
+      created: 0,
+      totalWeight: 1,
+      strategy: 'weighted',
+      routes: [
+        {
+          credential: { id: 'broken', apiKey: undefined, headers: {} },
+          upstreamModel: 'm',
+          weight: 1,
+          priority: 0,
+          maxInFlight: null,
+          credentialHash: 0,
+          provider: brokenChat,
+          native: null,
+          responses: null,
+        },
+      ],
+    },
+    {
+      id: 'echo-chat',
+      type: 'chat',
+      ownedBy: 'test',
+      created: 0,
+      totalWeight: 1,
+      strategy: 'weighted',
+      routes: [
+        {
+          credential: { id: 'echo', apiKey: undefined, headers: {} },
+          upstreamModel: 'm',
+          weight: 1,
+          priority: 0,
+          maxInFlight: null,
+          credentialHash: 0,
+          provider: echoChat,
+          native: null,
+          responses: null,
+        },
+      ],
+    },
   ]);
   const queue = new RequestLogQueue(stores.requestLogs, { batchSize: 10, flushIntervalMs: 10, maxQueue: 100 });
   const recorder = new RequestRecorder(queue);
   const logger = createLogger('info', sink);
   const router = new Router();
-  const credentials = new CredentialAdmin(new Map([['broken', { provider: 'openai' as const }], ['echo', { provider: 'openai' as const }]]), router.health, router.inFlight);
+  const credentials = new CredentialAdmin(
+    new Map([
+      ['broken', { provider: 'openai' as const }],
+      ['echo', { provider: 'openai' as const }],
+    ]),
+    router.health,
+    router.inFlight,
+  );
   app = buildApp({
     logger,
     authenticator,
     recorder,
     catalog,
     chat: new ChatCompletionService(catalog, router),
-    responses: new ResponsesService(catalog, router, new ResponseStore({ get: async () => null, setWithinBudget: async () => ({ stored: true, evicted: 0 }) }, 60_000, { teamBytes: 1_000_000, totalBytes: 1_000_000 }, () => undefined)),
+    responses: new ResponsesService(
+      catalog,
+      router,
+      new ResponseStore(
+        { get: async () => null, setWithinBudget: async () => ({ stored: true, evicted: 0 }) },
+        60_000,
+        { teamBytes: 1_000_000, totalBytes: 1_000_000 },
+        () => undefined,
+      ),
+    ),
     native: new NativeService(catalog, router),
     adminRoutes: credentialRoutes(credentials, new UpstreamAccounts(stores.upstreamAccounts, null, () => ({ accountId: 'none' }), new Set())),
     embeddings: new EmbeddingService(catalog, router),
@@ -80,7 +149,15 @@ beforeAll(async () => {
     gate: new RequestGate(authenticator, recorder),
     console: null,
     pausedStreams: new PausedStreams(60_000, () => ({ name: 'test', size: 8 }), logger),
-    limits: { bodyLimitBytes: 1024, bodyTimeoutMs: 30_000, maxConnections: 100, maxConnectionsPerClient: 0, headerTimeoutMs: 10_000, corsOrigins: [], trustedProxies: TrustedProxies.none },
+    limits: {
+      bodyLimitBytes: 1024,
+      bodyTimeoutMs: 30_000,
+      maxConnections: 100,
+      maxConnectionsPerClient: 0,
+      headerTimeoutMs: 10_000,
+      corsOrigins: [],
+      trustedProxies: TrustedProxies.none,
+    },
   });
   url = await app.listen({ host: '127.0.0.1', port: 0 });
 });
@@ -205,9 +282,7 @@ describe('the chat route, through the same pipeline as every route', () => {
   });
 
   it('checks the token before reading the body', async () => {
-    const answer = await rawExchange(
-      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":`,
-    );
+    const answer = await rawExchange(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":`);
     expect(answer).toMatch(/^HTTP\/1.1 401 /);
     expect(answer).toContain('missing_api_key');
   });

@@ -5,7 +5,15 @@ import type { TrustedProxies } from '../core/index.js';
 import type { AdminRoute } from '../admin/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { ModelCatalog } from '../routing/index.js';
-import type { ChatCompletionService, EmbeddingService, NativeService, RerankService, ResponsesService, SpeechService, TranscriptionService } from '../services/index.js';
+import type {
+  ChatCompletionService,
+  EmbeddingService,
+  NativeService,
+  RerankService,
+  ResponsesService,
+  SpeechService,
+  TranscriptionService,
+} from '../services/index.js';
 import type { RequestRecorder } from '../usage/index.js';
 import { errorBody } from './error-response.js';
 import { answerError } from './answer-error.js';

@@ -13,7 +13,12 @@ export function announcesBody(request: IncomingMessage): boolean {
  * not the time the whole upload takes, so a large upload on a slow link is never cut while it
  * progresses. The socket's own timer is used (restarted by every read): no timer per request.
  */
-export function watchRequestBody(request: IncomingMessage, response: ServerResponse, timeoutMs: number, onTimeout: (request: IncomingMessage, response: ServerResponse) => void): void {
+export function watchRequestBody(
+  request: IncomingMessage,
+  response: ServerResponse,
+  timeoutMs: number,
+  onTimeout: (request: IncomingMessage, response: ServerResponse) => void,
+): void {
   const { socket } = request;
   const stop = (): void => {
     socket.setTimeout(0);

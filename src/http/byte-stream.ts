@@ -11,7 +11,12 @@ import type { HeaderList } from './send-response.js';
  * client went away (leaving the loop ends the pieces, which stops the upstream); a failure of the
  * pieces is thrown for the caller to say as its protocol allows.
  */
-export async function relayPieces(response: ServerResponse, pieces: AsyncIterable<string | Buffer>, record: RequestRecord, pausedStreams: PausedStreams): Promise<boolean> {
+export async function relayPieces(
+  response: ServerResponse,
+  pieces: AsyncIterable<string | Buffer>,
+  record: RequestRecord,
+  pausedStreams: PausedStreams,
+): Promise<boolean> {
   let first = true;
   for await (const piece of pieces) {
     if (response.destroyed) return false;

@@ -47,7 +47,7 @@ export class ConsoleGate {
       if (refusal !== null) throw new GatewayError('csrf_check_failed', refusal);
       const header = request.headers[CSRF_HEADER];
       if (!csrfTokenMatches(session, typeof header === 'string' ? header : undefined)) {
-        throw new GatewayError('csrf_check_failed', 'Refused: the console session\'s CSRF token is missing or wrong; reload the console.');
+        throw new GatewayError('csrf_check_failed', "Refused: the console session's CSRF token is missing or wrong; reload the console.");
       }
     }
     const principal = await this.authenticator.authenticateHash(session.tokenHash);

@@ -40,7 +40,9 @@ export function toGatewayError(error: unknown): GatewayError {
   }
   // An outage, not a bug: said as such, and not logged per request (the stores log it, throttled).
   if (isDatabaseOutage(error)) {
-    return new GatewayError('database_unavailable', 'The gateway\'s database is unavailable; retry shortly, or tell the gateway\'s operator if it lasts.', { cause: error });
+    return new GatewayError('database_unavailable', "The gateway's database is unavailable; retry shortly, or tell the gateway's operator if it lasts.", {
+      cause: error,
+    });
   }
   return new GatewayError('internal_error', 'The gateway failed to handle this request; quote the request id when reporting it.', {
     cause: error,
@@ -69,7 +71,10 @@ export function nativeErrorBody(error: GatewayError, now: number = Date.now()): 
   // same, and so does the caller's own quota: Codex then tells its user when to try again.
   if (error.code !== 'upstream_quota_exhausted' && error.code !== 'quota_exceeded' && error.upstream?.class !== 'quota') return body;
   const resetsInSeconds = error.retryAfterSeconds ?? 60;
-  return { ...body, error: { ...body.error, type: 'usage_limit_reached', resets_at: Math.ceil(now / 1_000) + resetsInSeconds, resets_in_seconds: resetsInSeconds } };
+  return {
+    ...body,
+    error: { ...body.error, type: 'usage_limit_reached', resets_at: Math.ceil(now / 1_000) + resetsInSeconds, resets_in_seconds: resetsInSeconds },
+  };
 }
 
 const NEVER_SECONDS = 86_400;
@@ -98,9 +103,11 @@ export interface ErrorLogger {
 const CALLER_MESSAGES: Partial<Record<ErrorCode, (requestId: string) => string>> = {
   upstream_error: (id) => `The model's upstream provider failed or could not be reached. Retry, or quote request id ${id} to the gateway's operator.`,
   upstream_auth_failed: (id) => `The model's upstream provider refused the gateway's credentials; the gateway's operator must fix them (request id ${id}).`,
-  upstream_invalid_response: (id) => `The model's upstream provider sent an answer the gateway could not use. Retry, or quote request id ${id} to the gateway's operator.`,
+  upstream_invalid_response: (id) =>
+    `The model's upstream provider sent an answer the gateway could not use. Retry, or quote request id ${id} to the gateway's operator.`,
   upstream_rate_limited: (id) => `The model's upstream providers are rate limiting the gateway; retry after the Retry-After delay (request id ${id}).`,
-  upstream_quota_exhausted: (id) => `Every upstream credential of this model is out of quota; retry after the Retry-After delay or ask the gateway's operator (request id ${id}).`,
+  upstream_quota_exhausted: (id) =>
+    `Every upstream credential of this model is out of quota; retry after the Retry-After delay or ask the gateway's operator (request id ${id}).`,
   upstream_timeout: (id) => `The model's upstream provider did not answer in time. Retry, or quote request id ${id} to the gateway's operator.`,
 };
 
@@ -136,7 +143,13 @@ export function forCaller(error: GatewayError, requestId: string): GatewayError 
  * An error that ends a request, whichever server layer caught it: translated, logged when it is a
  * bug, and noted on the request-log row. Returns what the client is told.
  */
-export function settleError(rawError: unknown, record: RequestRecord | null, logger: ErrorLogger, requestId: string, clientRequestId: string | null): GatewayError {
+export function settleError(
+  rawError: unknown,
+  record: RequestRecord | null,
+  logger: ErrorLogger,
+  requestId: string,
+  clientRequestId: string | null,
+): GatewayError {
   const error = forCaller(toGatewayError(rawError), clientRequestId ?? requestId);
   if (error.code === 'internal_error') logger.error({ err: rawError, requestId, ...(clientRequestId === null ? {} : { clientRequestId }) }, 'unhandled error');
   if (record !== null) {

@@ -55,7 +55,11 @@ export function nodeServer(options: NodeServerOptions, logger: Logger): (fastify
     // Bodies are timed by silence (watchRequestBody), not by how long the whole upload takes.
     server.requestTimeout = 0;
     server.setTimeout(0);
-    guardConnections(server, { maxConnections: options.maxConnections, maxConnectionsPerClient: options.maxConnectionsPerClient, unshared: options.trustedProxies }, logger);
+    guardConnections(
+      server,
+      { maxConnections: options.maxConnections, maxConnectionsPerClient: options.maxConnectionsPerClient, unshared: options.trustedProxies },
+      logger,
+    );
     server.on('timeout', closeIfIdle);
     return server;
   };

@@ -35,7 +35,12 @@ export class PausedStreams {
     const slot = key(record.tokenId, pool?.name ?? record.upstream);
     const waiting = this.waiting.get(slot) ?? 0;
     if (waiting >= Math.max(1, Math.floor((pool?.size ?? 1) / 2))) {
-      this.end(response, record, 'paused_stream_limit', "a token holds half of this endpoint's connections with streams its clients do not read; ended this one");
+      this.end(
+        response,
+        record,
+        'paused_stream_limit',
+        "a token holds half of this endpoint's connections with streams its clients do not read; ended this one",
+      );
       return Promise.resolve(false);
     }
     this.waiting.set(slot, waiting + 1);

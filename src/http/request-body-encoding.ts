@@ -41,7 +41,12 @@ export function contentEncodingError(header: string | undefined): GatewayError |
  * `limitBytes` of output: a few kilobytes of gzip can inflate to gigabytes, so the limit applies to
  * what the body becomes, not only to what arrived.
  */
-export function decodeRequestBody(body: Buffer, header: string | undefined, limitBytes: number, done: (error: GatewayError | null, decoded: Buffer) => void): void {
+export function decodeRequestBody(
+  body: Buffer,
+  header: string | undefined,
+  limitBytes: number,
+  done: (error: GatewayError | null, decoded: Buffer) => void,
+): void {
   const decoder = header === undefined ? undefined : DECODERS.get(header.trim().toLowerCase());
   if (decoder === undefined) return done(null, body);
   decoder(body, { maxOutputLength: limitBytes }, (error, decoded) => {

@@ -24,7 +24,11 @@ class SlowState extends MemoryState {
 describe('RequestGate.limit', () => {
   const state = new SlowState();
   const rows: unknown[] = [];
-  const queue = new RequestLogQueue({ insertBatch: async (batch: unknown[]) => void rows.push(...batch) } as unknown as RequestLogStore, { batchSize: 100, flushIntervalMs: 60_000, maxQueue: 100 });
+  const queue = new RequestLogQueue({ insertBatch: async (batch: unknown[]) => void rows.push(...batch) } as unknown as RequestLogStore, {
+    batchSize: 100,
+    flushIntervalMs: 60_000,
+    maxQueue: 100,
+  });
   const limits = new CallerLimits({ state, ledger: async () => ({ tokens: 0, usd: 0 }), onError: () => undefined });
   afterAll(async () => {
     await limits.close();

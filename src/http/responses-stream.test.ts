@@ -36,7 +36,14 @@ describe('writeResponsesStream', () => {
       yield { event: 'response.created', data: '{"n":1}' };
       yield { event: 'response.completed', data: '{"n":2}' };
     }
-    await writeResponsesStream(recordingResponse(log), [], { kind: 'events', events: events() }, new RequestRecord('req_test', 'responses'), pausedStreams, told);
+    await writeResponsesStream(
+      recordingResponse(log),
+      [],
+      { kind: 'events', events: events() },
+      new RequestRecord('req_test', 'responses'),
+      pausedStreams,
+      told,
+    );
     expect(log).toEqual(['event: response.created\ndata: {"n":1}\n\n', 'turn', 'event: response.completed\ndata: {"n":2}\n\n', '<end>']);
   });
 

@@ -24,11 +24,19 @@ describe('LogThrottle', () => {
       throttle.failure('token-watcher', error, {}, 'token change watcher failed');
     }
     expect(lines.map((line) => [line.object['kind'], line.object['suppressed']])).toEqual([
-      ['request-log', undefined], ['token-watcher', undefined],
-      ['request-log', 99], ['token-watcher', 99],
-      ['request-log', 99], ['token-watcher', 99],
+      ['request-log', undefined],
+      ['token-watcher', undefined],
+      ['request-log', 99],
+      ['token-watcher', 99],
+      ['request-log', 99],
+      ['token-watcher', 99],
     ]);
-    expect(lines[0]?.object['err']).toMatchObject({ type: 'Error', message: 'connect ECONNREFUSED 127.0.0.1:5432', code: 'ECONNREFUSED', stack: expect.any(String) });
+    expect(lines[0]?.object['err']).toMatchObject({
+      type: 'Error',
+      message: 'connect ECONNREFUSED 127.0.0.1:5432',
+      code: 'ECONNREFUSED',
+      stack: expect.any(String),
+    });
     expect(lines[2]?.object['err']).not.toHaveProperty('stack');
     expect(JSON.stringify(lines)).not.toContain('secretKey');
   });

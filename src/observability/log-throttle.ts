@@ -6,7 +6,6 @@ export interface ThrottleLogger {
   info(object: object, message: string): void;
 }
 
-
 interface KindState {
   /** When the last line of this kind was written. */
   loggedAt: number;

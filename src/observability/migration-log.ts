@@ -21,7 +21,12 @@ export function logMigrations(logger: Logger): (event: MigrationEvent) => void {
     const fields =
       event.kind === 'done'
         ? { applied: event.applied, duration_ms: milliseconds(event.durationMs), schema: event.latest }
-        : { migration: event.name, position: event.position, count: event.count, ...(event.kind === 'finished' ? { duration_ms: milliseconds(event.durationMs) } : {}) };
+        : {
+            migration: event.name,
+            position: event.position,
+            count: event.count,
+            ...(event.kind === 'finished' ? { duration_ms: milliseconds(event.durationMs) } : {}),
+          };
     logger.info(fields, describeMigration(event));
   };
 }

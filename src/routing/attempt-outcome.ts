@@ -92,7 +92,15 @@ export class AttemptRecorder {
   private keep(attempt: CredentialAttempt, error: unknown, failure: UpstreamFailure | null): void {
     const durationMs = this.now() - attempt.startedAt;
     const credentialId = attempt.credential.id;
-    this.outcomes.push({ credentialId, startedAt: attempt.startedAt, durationMs, error, failure, statusCode: attempt.statusCode, answerHead: attempt.answerHead });
+    this.outcomes.push({
+      credentialId,
+      startedAt: attempt.startedAt,
+      durationMs,
+      error,
+      failure,
+      statusCode: attempt.statusCode,
+      answerHead: attempt.answerHead,
+    });
     const outcome = failure === null ? 'ok' : isGatewayError(error) ? error.code : 'internal_error';
     this.observer.noteAttempt({ credential: credentialId, outcome, status: attempt.statusCode ?? failure?.status ?? null, ms: durationMs });
   }

@@ -54,7 +54,7 @@ describe('CredentialHealth', () => {
     expect((health.status('a').until as number) - clock.now).toBe(1_000);
   });
 
-  it("marks a credential the upstream refused as failed until an operator resets it", () => {
+  it('marks a credential the upstream refused as failed until an operator resets it', () => {
     const { clock, health } = setup();
     health.failed('a', failure('auth', 401));
     expect(health.status('a')).toMatchObject({ state: 'failed', until: null, reason: 'the upstream refused the credential (401)' });
@@ -108,7 +108,15 @@ describe('CredentialHealth', () => {
 
   it('takes a state decided by another process as it is, without a transition of its own', () => {
     const { clock, health, transitions } = setup();
-    health.adopt('a', { state: 'cooling', until: clock.now + 5_000, reason: 'rate limited', since: clock.now, cooldownsInARow: 1, cause: 'rate_limit', lastError: null });
+    health.adopt('a', {
+      state: 'cooling',
+      until: clock.now + 5_000,
+      reason: 'rate limited',
+      since: clock.now,
+      cooldownsInARow: 1,
+      cause: 'rate_limit',
+      lastError: null,
+    });
     expect(health.take('a')).toBe(false);
     health.adopt('a', { state: 'healthy', until: null, reason: null, since: clock.now, cooldownsInARow: 0, cause: null, lastError: null });
     expect(health.take('a')).toBe(true);
@@ -116,7 +124,7 @@ describe('CredentialHealth', () => {
     expect(transitions).toEqual([]);
   });
 
-  it('frees the probe of an attempt that was not the credential\'s fault', () => {
+  it("frees the probe of an attempt that was not the credential's fault", () => {
     const { clock, health } = setup();
     health.failed('a', failure('connect', null));
     clock.now += 1_000;
@@ -186,7 +194,13 @@ describe('CredentialHealth', () => {
     health.failed('a', failure('rate_limit', 429, { retryAfterSeconds: 2 }));
     expect(health.current('a')).toMatchObject({ state: 'cooling', until: clock.now + 2_000 });
     clock.now += 2_000;
-    expect(health.current('a')).toMatchObject({ state: 'healthy', until: null, reason: 'cooldown ended; the next request probes it', since: clock.now, cooldownsInARow: 1 });
+    expect(health.current('a')).toMatchObject({
+      state: 'healthy',
+      until: null,
+      reason: 'cooldown ended; the next request probes it',
+      since: clock.now,
+      cooldownsInARow: 1,
+    });
     expect(health.take('a')).toBe(true);
     expect(health.current('a')).toMatchObject({ state: 'cooling', until: null, reason: 'cooldown ended; a probe request is under way' });
   });

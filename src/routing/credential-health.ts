@@ -177,7 +177,12 @@ export class CredentialHealth {
     this.streaks.delete(credentialId);
     if (failure.class === 'auth') {
       const reason = `the upstream refused the credential (${failure.status ?? 'auth'})`;
-      this.change(credentialId, status, { state: 'failed', until: null, reason, since: now, cooldownsInARow: status.cooldownsInARow, cause: 'auth', lastError }, reason);
+      this.change(
+        credentialId,
+        status,
+        { state: 'failed', until: null, reason, since: now, cooldownsInARow: status.cooldownsInARow, cause: 'auth', lastError },
+        reason,
+      );
       return;
     }
     // A request that was already under way when the cooldown began failing too is not a new step:
@@ -199,7 +204,12 @@ export class CredentialHealth {
             ? 'quota or balance spent'
             : 'usage limit reached (the upstream said until when)'
           : `${failure.class} failure${failure.status === null ? '' : ` (${failure.status})`}${streak === null ? '' : ` from ${streak.failures} requests in a row, of more than one caller`}, backoff step ${step}`;
-    this.change(credentialId, status, { state: 'cooling', until: now + delay, reason, since: now, cooldownsInARow: step, cause: failure.class, lastError }, reason);
+    this.change(
+      credentialId,
+      status,
+      { state: 'cooling', until: now + delay, reason, since: now, cooldownsInARow: step, cause: failure.class, lastError },
+      reason,
+    );
   }
 
   private extendStreak(credentialId: string, caller: string | null, now: number): FailureStreak {
@@ -219,7 +229,12 @@ export class CredentialHealth {
   disable(credentialId: string, reason = 'disabled by an operator'): void {
     const status = this.status(credentialId);
     if (status.state === 'disabled') return;
-    this.change(credentialId, status, { state: 'disabled', until: null, reason, since: this.now(), cooldownsInARow: 0, cause: null, lastError: status.lastError }, reason);
+    this.change(
+      credentialId,
+      status,
+      { state: 'disabled', until: null, reason, since: this.now(), cooldownsInARow: 0, cause: null, lastError: status.lastError },
+      reason,
+    );
   }
 
   /** By an operator: a disabled credential back in use (any other state is left as it is). */

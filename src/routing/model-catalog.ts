@@ -1,6 +1,13 @@
 import { ConfigError } from '../config/config-error.js';
 import type { ModelConfig, ModelType, ProviderKind, RoutingStrategy } from '../config/index.js';
-import type { CapabilityOf, Credential, NativeProvider, ProviderAdapter, ResponsesProvider, StatelessResponsesProvider } from '../providers/provider-adapter.js';
+import type {
+  CapabilityOf,
+  Credential,
+  NativeProvider,
+  ProviderAdapter,
+  ResponsesProvider,
+  StatelessResponsesProvider,
+} from '../providers/provider-adapter.js';
 import { hash32 } from './rendezvous.js';
 
 /** A configured credential (one `upstreams[]` entry) and the adapter of the endpoint it reaches. */
@@ -84,7 +91,8 @@ export function nativeModelOf(model: CatalogModel<'chat'>): CatalogModel<'chat'>
   if (native === undefined) {
     const routes = model.routes.filter((route) => route.native !== null);
     // A model with no routes yet (`accounts: codex` before any was added) is answered 503 by the router, not refused.
-    native = model.routes.length === 0 ? model : routes.length === 0 ? null : { ...model, routes, totalWeight: routes.reduce((sum, route) => sum + route.weight, 0) };
+    native =
+      model.routes.length === 0 ? model : routes.length === 0 ? null : { ...model, routes, totalWeight: routes.reduce((sum, route) => sum + route.weight, 0) };
     nativeModels.set(model, native);
   }
   return native;
@@ -100,12 +108,18 @@ export function buildCatalog(models: readonly ModelConfig[], credentials: Readon
   return new ModelCatalog(
     models.map((model, modelIndex) => {
       const routes = model.routes.flatMap((route, routeIndex) => {
-        const entries = route.upstream === undefined ? [...credentials.values()].filter((entry) => entry.runtime === true && entry.provider === route.accounts) : [credentials.get(route.upstream)];
+        const entries =
+          route.upstream === undefined
+            ? [...credentials.values()].filter((entry) => entry.runtime === true && entry.provider === route.accounts)
+            : [credentials.get(route.upstream)];
         return entries.map((entry) => {
           if (entry === undefined) throw new Error(`no credential ${route.upstream}`);
           const provider = entry.adapter.capabilities[model.type];
           if (provider === undefined) {
-            throw new ConfigError(`models[${modelIndex}].routes[${routeIndex}].upstream`, `upstream "${entry.credential.id}" (${entry.provider}) cannot serve ${model.type} models`);
+            throw new ConfigError(
+              `models[${modelIndex}].routes[${routeIndex}].upstream`,
+              `upstream "${entry.credential.id}" (${entry.provider}) cannot serve ${model.type} models`,
+            );
           }
           return {
             credential: entry.credential,

@@ -32,7 +32,7 @@ function resetLimitName(name: string): { remainingHeader: string } | null {
   return null;
 }
 
-const GO_UNITS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1, us: 0.001, 'µs': 0.001, ns: 0.000_001 };
+const GO_UNITS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1, us: 0.001, µs: 0.001, ns: 0.000_001 };
 
 /** A Go duration (`1h2m3.5s`, `20ms`, `0s`) in milliseconds, rounded up; null when it is not one. */
 export function goDurationMs(text: string): number | null {

@@ -89,13 +89,23 @@ function setup(options: { maxAttempts?: number; queueTimeoutMs?: number; random?
   const bindings = new SessionBindings(store, 3_600_000, (error) => {
     throw error;
   });
-  const router = new Router({ now, health, bindings, random: options.random ?? seeded(7), maxAttempts: options.maxAttempts ?? 3, queueTimeoutMs: options.queueTimeoutMs ?? 5_000 });
+  const router = new Router({
+    now,
+    health,
+    bindings,
+    random: options.random ?? seeded(7),
+    maxAttempts: options.maxAttempts ?? 3,
+    queueTimeoutMs: options.queueTimeoutMs ?? 5_000,
+  });
   return { clock, health, store, router };
 }
 
 const live = new AbortController().signal;
 
-function classified(code: 'upstream_error' | 'upstream_rate_limited' | 'upstream_auth_failed' | 'upstream_bad_request', failure: Partial<UpstreamFailure> & Pick<UpstreamFailure, 'class'>): GatewayError {
+function classified(
+  code: 'upstream_error' | 'upstream_rate_limited' | 'upstream_auth_failed' | 'upstream_bad_request',
+  failure: Partial<UpstreamFailure> & Pick<UpstreamFailure, 'class'>,
+): GatewayError {
   const upstream: UpstreamFailure = { status: null, retryAfterSeconds: null, rateLimitHeaders: {}, credentialId: 'x', message: code, ...failure };
   return new GatewayError(code, code, { upstream, ...(upstream.retryAfterSeconds === null ? {} : { retryAfterSeconds: upstream.retryAfterSeconds }) });
 }
@@ -181,7 +191,8 @@ describe('Router: failover and credential states', () => {
       { credential: 'u1', outcome: 'ok', status: 200, ms: 0 },
     ]);
     expect(health.status('u0')).toMatchObject({ state: 'cooling', until: clock.now + 2_000, cause: 'rate_limit' });
-    for (let request = 0; request < 5; request++) expect((await router.route(model, { cancellation: live, observer: new Observer() }, answer)).value).toBe('u1');
+    for (let request = 0; request < 5; request++)
+      expect((await router.route(model, { cancellation: live, observer: new Observer() }, answer)).value).toBe('u1');
     clock.now += 2_000;
     expect((await router.route(model, { cancellation: live, observer: new Observer() }, answer)).value).toBe('u0');
     expect(health.status('u0').state).toBe('healthy');
@@ -214,8 +225,13 @@ describe('Router: failover and credential states', () => {
     const model = pool([{}, {}]);
     const failing = async (caller: string) =>
       router
-        .route(model, { cancellation: live, observer: new Observer(), caller }, async (route) => (route.credential.id === 'u0' || caller === 'attacker' ? Promise.reject(serverError()) : route.credential.id))
-        .then((routed) => routed.value, () => 'failed');
+        .route(model, { cancellation: live, observer: new Observer(), caller }, async (route) =>
+          route.credential.id === 'u0' || caller === 'attacker' ? Promise.reject(serverError()) : route.credential.id,
+        )
+        .then(
+          (routed) => routed.value,
+          () => 'failed',
+        );
     for (let request = 0; request < 100; request++) expect(await failing('attacker')).toBe('failed');
     expect([health.status('u0').state, health.status('u1').state]).toEqual(['healthy', 'healthy']);
     // u0 fails for everyone: three failures in a row, of two teams, cool it.
@@ -250,7 +266,9 @@ describe('Router: failover and credential states', () => {
     health.reset('u1');
     health.failed('u0', classified('upstream_auth_failed', { class: 'auth', status: 401 }).upstream as UpstreamFailure);
     health.failed('u1', classified('upstream_rate_limited', { class: 'quota', status: 429 }).upstream as UpstreamFailure);
-    await expect(router.route(pool([{}, {}]), { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({ code: 'upstream_quota_exhausted' });
+    await expect(router.route(pool([{}, {}]), { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({
+      code: 'upstream_quota_exhausted',
+    });
   });
 
   it('returns an upstream 400 after one attempt without touching the credential', async () => {
@@ -267,7 +285,7 @@ describe('Router: failover and credential states', () => {
     expect(health.status('u0').state).toBe('healthy');
   });
 
-  it("marks a credential the upstream refused (401) failed, and serves the request on the next", async () => {
+  it('marks a credential the upstream refused (401) failed, and serves the request on the next', async () => {
     const { router, health } = setup({ random: () => 0 });
     const routed = await router.route(pool([{}, {}]), { cancellation: live, observer: new Observer() }, async (route) => {
       if (route.credential.id === 'u0') throw classified('upstream_auth_failed', { class: 'auth', status: 401 });
@@ -280,7 +298,9 @@ describe('Router: failover and credential states', () => {
   it('tries at most max_attempts credentials', async () => {
     const { router } = setup({ maxAttempts: 3 });
     const observer = new Observer();
-    await expect(router.route(pool([{}, {}, {}, {}, {}]), { cancellation: live, observer }, async () => Promise.reject(serverError()))).rejects.toMatchObject({ code: 'upstream_error' });
+    await expect(router.route(pool([{}, {}, {}, {}, {}]), { cancellation: live, observer }, async () => Promise.reject(serverError()))).rejects.toMatchObject({
+      code: 'upstream_error',
+    });
     expect(observer.attempts).toHaveLength(3);
   });
 
@@ -289,12 +309,20 @@ describe('Router: failover and credential states', () => {
     const model = pool([{}, {}]);
     health.failed('u0', classified('upstream_rate_limited', { class: 'rate_limit', status: 429, retryAfterSeconds: 30 }).upstream as UpstreamFailure);
     health.failed('u1', classified('upstream_rate_limited', { class: 'rate_limit', status: 429, retryAfterSeconds: 12 }).upstream as UpstreamFailure);
-    await expect(router.route(model, { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({ code: 'upstream_rate_limited', status: 429, retryAfterSeconds: 12 });
+    await expect(router.route(model, { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({
+      code: 'upstream_rate_limited',
+      status: 429,
+      retryAfterSeconds: 12,
+    });
     health.reset('u0');
     health.reset('u1');
     health.failed('u0', classified('upstream_auth_failed', { class: 'auth', status: 401 }).upstream as UpstreamFailure);
     health.disable('u1');
-    await expect(router.route(model, { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({ code: 'no_upstream_available', status: 503, retryAfterSeconds: 60 });
+    await expect(router.route(model, { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({
+      code: 'no_upstream_available',
+      status: 503,
+      retryAfterSeconds: 60,
+    });
   });
 
   it('tries no other credential once the caller has gone, and leaves the credential alone', async () => {
@@ -334,7 +362,10 @@ describe('Router: max_in_flight', () => {
     const { router } = setup({ queueTimeoutMs: 20 });
     const model = pool([{ maxInFlight: 1 }]);
     await router.route(model, { cancellation: live, observer: new Observer() }, answer);
-    await expect(router.route(model, { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({ code: 'no_upstream_available', retryAfterSeconds: 1 });
+    await expect(router.route(model, { cancellation: live, observer: new Observer() }, answer)).rejects.toMatchObject({
+      code: 'no_upstream_available',
+      retryAfterSeconds: 1,
+    });
   });
 });
 

@@ -127,7 +127,9 @@ export class Router {
         queueDeadline ??= this.now() + this.queueTimeoutMs;
         if (await this.inFlight.waitForChange(queueDeadline - this.now(), cancellation)) continue;
         if (cancellation.aborted) throw cancellation.reason;
-        throw new GatewayError('no_upstream_available', `Every credential of ${model.id} is at its max_in_flight; waited ${this.queueTimeoutMs} ms.`, { retryAfterSeconds: 1 });
+        throw new GatewayError('no_upstream_available', `Every credential of ${model.id} is at its max_in_flight; waited ${this.queueTimeoutMs} ms.`, {
+          retryAfterSeconds: 1,
+        });
       }
       const route = this.pick(model, withRoom, session === null ? null : { bound, sessionHash, firstAttempt: tried.size === 0 });
       const credentialId = route.credential.id;
@@ -161,7 +163,11 @@ export class Router {
   }
 
   /** This attempt's credential: the session's own while it may serve, else the strategy's choice. */
-  private pick<Type extends ModelType>(model: CatalogModel<Type>, withRoom: readonly Route<Type>[], session: { bound: string | null; sessionHash: number; firstAttempt: boolean } | null): Route<Type> {
+  private pick<Type extends ModelType>(
+    model: CatalogModel<Type>,
+    withRoom: readonly Route<Type>[],
+    session: { bound: string | null; sessionHash: number; firstAttempt: boolean } | null,
+  ): Route<Type> {
     if (session === null) return chooseUnbound(model.strategy, withRoom, this.inFlight, this.random);
     if (session.bound !== null && session.firstAttempt) {
       const own = withRoom.find((route) => route.credential.id === session.bound);
@@ -175,7 +181,14 @@ export class Router {
    * is not waited for: the response need not wait for it, and a request of the same session that
    * came before it lands would choose alike (the rendezvous order).
    */
-  private settleBinding(model: CatalogModel, session: RoutingSession, key: string, bound: string | null, answered: string, tried: ReadonlySet<string>): RoutedSession {
+  private settleBinding(
+    model: CatalogModel,
+    session: RoutingSession,
+    key: string,
+    bound: string | null,
+    answered: string,
+    tried: ReadonlySet<string>,
+  ): RoutedSession {
     let affinity: Affinity;
     if (bound === null) {
       affinity = 'new';

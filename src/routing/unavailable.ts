@@ -23,9 +23,11 @@ export function unavailable(model: CatalogModel, health: CredentialHealth, now: 
     if (status.cause === 'rate_limit') rateLimited = true;
     else if (status.cause === 'quota') quotaSpent = true;
   }
-  if (model.routes.length === 0) return new GatewayError('no_upstream_available', `No upstream is configured for ${model.id}.`, { retryAfterSeconds: OUT_OF_SERVICE_RETRY_SECONDS });
+  if (model.routes.length === 0)
+    return new GatewayError('no_upstream_available', `No upstream is configured for ${model.id}.`, { retryAfterSeconds: OUT_OF_SERVICE_RETRY_SECONDS });
   const retryAfterSeconds = earliest === null ? OUT_OF_SERVICE_RETRY_SECONDS : Math.max(1, Math.ceil((earliest - now) / 1_000));
-  if (rateLimited) return new GatewayError('upstream_rate_limited', `Every credential of ${model.id} is cooling down after rate limits.`, { retryAfterSeconds });
+  if (rateLimited)
+    return new GatewayError('upstream_rate_limited', `Every credential of ${model.id} is cooling down after rate limits.`, { retryAfterSeconds });
   if (quotaSpent) return new GatewayError('upstream_quota_exhausted', `Every credential of ${model.id} is out of quota.`, { retryAfterSeconds });
   return new GatewayError('no_upstream_available', `No credential of ${model.id} is available now (cooling, failed or disabled).`, { retryAfterSeconds });
 }

@@ -41,12 +41,8 @@ export class ChatCompletionService {
   async complete(input: ChatInput): Promise<CompletionOutcome> {
     const { model, session } = this.prepare(input);
     const { record } = input;
-    const { value: result } = await routeRequest(
-      this.router,
-      model,
-      input,
-      session,
-      (route, attempt) => route.provider.chatCompletion(attempt, { body: upstreamBody(input.request, route), cancellation: input.cancellation }),
+    const { value: result } = await routeRequest(this.router, model, input, session, (route, attempt) =>
+      route.provider.chatCompletion(attempt, { body: upstreamBody(input.request, route), cancellation: input.cancellation }),
     );
     record.usage = result.usage;
     if (result.usage === null) record.estimateUsage = () => estimateChatUsage(input.request, result.completionText());
@@ -56,18 +52,14 @@ export class ChatCompletionService {
   async stream(input: ChatInput): Promise<StreamOutcome> {
     const { model, session } = this.prepare(input);
     const { record } = input;
-    const { value: opened } = await routeRequest(
-      this.router,
-      model,
-      input,
-      session,
-      async (route, attempt) => {
-        const events = await peekFirst(await route.provider.streamChatCompletion(attempt, { body: upstreamBody(input.request, route), cancellation: input.cancellation }));
-        // A stream that ends before its first chunk (`data: [DONE]` alone, or nothing) answered nothing.
-        if (events.empty) throw new GatewayError('upstream_invalid_response', `Upstream ${route.credential.id} ended the stream without sending a chunk.`);
-        return events;
-      },
-    );
+    const { value: opened } = await routeRequest(this.router, model, input, session, async (route, attempt) => {
+      const events = await peekFirst(
+        await route.provider.streamChatCompletion(attempt, { body: upstreamBody(input.request, route), cancellation: input.cancellation }),
+      );
+      // A stream that ends before its first chunk (`data: [DONE]` alone, or nothing) answered nothing.
+      if (events.empty) throw new GatewayError('upstream_invalid_response', `Upstream ${route.credential.id} ended the stream without sending a chunk.`);
+      return events;
+    });
     const clientWantsUsage = input.request.stream_options?.include_usage === true;
     return { events: accountedEvents(opened, clientWantsUsage, input.request, record, model.id) };
   }

@@ -43,12 +43,8 @@ export class EmbeddingService {
     // Each batch is routed on its own: a large request spreads over the pool (a session keeps them on its credential).
     const results = await Promise.all(
       batches.map((batch) =>
-        routeRequest(
-          this.router,
-          model,
-          input,
-          session,
-          (route, attempt) => embedWith(route, attempt, { inputs: batch.inputs, format, request: parsed.request, cancellation }),
+        routeRequest(this.router, model, input, session, (route, attempt) =>
+          embedWith(route, attempt, { inputs: batch.inputs, format, request: parsed.request, cancellation }),
         ),
       ),
     );
@@ -70,7 +66,11 @@ export class EmbeddingService {
   }
 }
 
-function embedWith(route: Route<'embedding'>, attempt: Attempt, call: { inputs: Array<string | number[]>; format: EncodingFormat; request: ParsedEmbeddingsRequest['request']; cancellation: AbortSignal }) {
+function embedWith(
+  route: Route<'embedding'>,
+  attempt: Attempt,
+  call: { inputs: Array<string | number[]>; format: EncodingFormat; request: ParsedEmbeddingsRequest['request']; cancellation: AbortSignal },
+) {
   return route.provider.embed(attempt, {
     model: route.upstreamModel,
     inputs: call.inputs,

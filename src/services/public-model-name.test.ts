@@ -28,15 +28,23 @@ describe('withPublicModel', () => {
 describe('withNestedPublicModel', () => {
   it("sets the model of a stream event's response, not a model elsewhere", () => {
     const event = '{"type":"response.created","item":{"model":"x"},"response":{"id":"r","metadata":{"model":"m"},"model":"snapshot-1","output":[]}}';
-    expect(JSON.parse(withNestedPublicModel(event, 'response', 'public'))).toEqual({ type: 'response.created', item: { model: 'x' }, response: { id: 'r', metadata: { model: 'm' }, model: 'public', output: [] } });
-    expect(withNestedPublicModel('{"type":"response.output_text.delta","delta":"\\"response\\":{"}', 'response', 'public')).toBe('{"type":"response.output_text.delta","delta":"\\"response\\":{"}');
+    expect(JSON.parse(withNestedPublicModel(event, 'response', 'public'))).toEqual({
+      type: 'response.created',
+      item: { model: 'x' },
+      response: { id: 'r', metadata: { model: 'm' }, model: 'public', output: [] },
+    });
+    expect(withNestedPublicModel('{"type":"response.output_text.delta","delta":"\\"response\\":{"}', 'response', 'public')).toBe(
+      '{"type":"response.output_text.delta","delta":"\\"response\\":{"}',
+    );
   });
 });
 
 describe('payloadWithPublicModel', () => {
-  it('replaces the model\'s bytes alone, whatever UTF-8 surrounds them, and hands on the same bytes when the id is already the public one', () => {
+  it("replaces the model's bytes alone, whatever UTF-8 surrounds them, and hands on the same bytes when the id is already the public one", () => {
     const body = Buffer.from('{"id":"é→😀","model":"snap-1","choices":[{"message":{"content":"héllo 😀"}}]}');
-    expect(Buffer.from(payloadWithPublicModel(body, 'modèle-public')).toString('utf8')).toBe('{"id":"é→😀","model":"modèle-public","choices":[{"message":{"content":"héllo 😀"}}]}');
+    expect(Buffer.from(payloadWithPublicModel(body, 'modèle-public')).toString('utf8')).toBe(
+      '{"id":"é→😀","model":"modèle-public","choices":[{"message":{"content":"héllo 😀"}}]}',
+    );
     const already = Buffer.from('{"id":"é","model":"modèle-public"}');
     expect(payloadWithPublicModel(already, 'modèle-public')).toBe(already);
   });

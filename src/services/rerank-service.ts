@@ -29,21 +29,15 @@ export class RerankService {
     const { principal, request, record, cancellation } = input;
     const model = resolveModel(this.catalog, principal, request.model, 'rerank');
     record.model = model.id;
-    const { value } = await routeRequest(
-      this.router,
-      model,
-      input,
-      namedSession(input, model),
-      (route, attempt) => {
-        return route.provider.rerank(attempt, {
-          model: route.upstreamModel,
-          query: request.query,
-          documents: request.documents,
-          ...(request.top_n === undefined ? {} : { topN: request.top_n }),
-          cancellation,
-        });
-      },
-    );
+    const { value } = await routeRequest(this.router, model, input, namedSession(input, model), (route, attempt) => {
+      return route.provider.rerank(attempt, {
+        model: route.upstreamModel,
+        query: request.query,
+        documents: request.documents,
+        ...(request.top_n === undefined ? {} : { topN: request.top_n }),
+        cancellation,
+      });
+    });
     const seen = new Set<number>();
     const scores = value.scores.filter(({ index }) => index >= 0 && index < request.documents.length && !seen.has(index) && seen.add(index));
     scores.sort((left, right) => right.score - left.score || left.index - right.index);

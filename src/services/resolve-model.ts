@@ -33,7 +33,12 @@ export function resolveModel<Type extends ModelType>(catalog: ModelCatalog, prin
 }
 
 /** The ids of the models of `type` the caller may use that `serves` says yes to, in the catalog's order. */
-export function usableModels<Type extends ModelType>(catalog: ModelCatalog, principal: Principal, type: Type, serves: (model: CatalogModel<Type>) => boolean): string[] {
+export function usableModels<Type extends ModelType>(
+  catalog: ModelCatalog,
+  principal: Principal,
+  type: Type,
+  serves: (model: CatalogModel<Type>) => boolean,
+): string[] {
   const usable: string[] = [];
   for (const model of catalog.all()) {
     // Its type was just checked: its routes carry that type's capability.

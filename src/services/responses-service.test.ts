@@ -21,7 +21,17 @@ import { ResponsesService, type ResponsesInput, type ResponsesOutcome, type Resp
 import { ResponseStore, type ResponseStateStore } from './responses/response-store.js';
 import { streamEventSchemaErrors } from '../protocols/openai-responses/openai-responses-schema-contract.js';
 
-const PRINCIPAL: Principal = { tokenId: 'tok_1', team: 'search', project: null, scopes: new Set(['chat']), models: null, expiresAt: null, revokedAt: null, hash: 'h', holders: [] };
+const PRINCIPAL: Principal = {
+  tokenId: 'tok_1',
+  team: 'search',
+  project: null,
+  scopes: new Set(['chat']),
+  models: null,
+  expiresAt: null,
+  revokedAt: null,
+  hash: 'h',
+  holders: [],
+};
 const CHAT_USAGE = { prompt_tokens: 20, completion_tokens: 7, total_tokens: 27 };
 
 /** A chat upstream that answers `text`, remembering each body it was sent; `usage: false` reports none. */
@@ -35,7 +45,14 @@ class FakeChat implements ChatProvider {
   async chatCompletion(_attempt: Attempt, call: ChatCall): Promise<ChatCompletionResult> {
     this.bodies.push(call.body);
     const usage = this.options.usage === false ? undefined : CHAT_USAGE;
-    const completion = { id: 'c', object: 'chat.completion', created: 1, model: call.body.model, choices: [{ index: 0, message: { role: 'assistant', content: this.text }, finish_reason: 'stop' }], usage };
+    const completion = {
+      id: 'c',
+      object: 'chat.completion',
+      created: 1,
+      model: call.body.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: this.text }, finish_reason: 'stop' }],
+      usage,
+    };
     return {
       payload: Buffer.from(JSON.stringify(completion)),
       usage: usage === undefined ? null : { promptTokens: 20, completionTokens: 7, totalTokens: 27 },
@@ -47,12 +64,18 @@ class FakeChat implements ChatProvider {
     this.bodies.push(call.body);
     const { text, options } = this;
     return (async function* () {
-      const chunk = (delta: Record<string, unknown>, finish: string | null): string => JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] });
+      const chunk = (delta: Record<string, unknown>, finish: string | null): string =>
+        JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] });
       yield { data: chunk({ role: 'assistant', content: text }, null), usage: null, usageOnly: false, text };
       if (options.failMidStream === true) throw new GatewayError('upstream_timeout', 'Upstream secret-credential sent nothing for 300000 ms.');
       yield { data: chunk({}, 'stop'), usage: null, usageOnly: false, text: '' };
       if (options.usage !== false) {
-        yield { data: JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [], usage: CHAT_USAGE }), usage: { promptTokens: 20, completionTokens: 7, totalTokens: 27 }, usageOnly: true, text: '' };
+        yield {
+          data: JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [], usage: CHAT_USAGE }),
+          usage: { promptTokens: 20, completionTokens: 7, totalTokens: 27 },
+          usageOnly: true,
+          text: '',
+        };
       }
     })();
   }
@@ -67,7 +90,13 @@ class FakeResponses implements ResponsesProvider {
     this.bodies.push(call.body);
     if (this.fail) throw new GatewayError('upstream_error', `Upstream ${attempt.credential.id} answered 500.`);
     const response = { id: 'resp_upstream', object: 'response', output: [], usage: { input_tokens: 5, output_tokens: 1, total_tokens: 6 } };
-    if (!call.stream) return { kind: 'json', payload: Buffer.from(JSON.stringify(response)), usage: { promptTokens: 5, completionTokens: 1, totalTokens: 6 }, responseId: 'resp_upstream' };
+    if (!call.stream)
+      return {
+        kind: 'json',
+        payload: Buffer.from(JSON.stringify(response)),
+        usage: { promptTokens: 5, completionTokens: 1, totalTokens: 6 },
+        responseId: 'resp_upstream',
+      };
     let named = false;
     const body = (async function* () {
       named = true;
@@ -99,8 +128,25 @@ class FakeStateless implements StatelessResponsesProvider {
   }
 }
 
-function route(id: string, chat: ChatProvider, responses: ResponsesProvider | null, priority = 0, statelessResponses: StatelessResponsesProvider | null = null): Route<'chat'> {
-  return { credential: { id, apiKey: undefined, headers: {} }, upstreamModel: `${id}-model`, weight: 1, priority, maxInFlight: null, credentialHash: 0, provider: chat, native: null, responses, statelessResponses };
+function route(
+  id: string,
+  chat: ChatProvider,
+  responses: ResponsesProvider | null,
+  priority = 0,
+  statelessResponses: StatelessResponsesProvider | null = null,
+): Route<'chat'> {
+  return {
+    credential: { id, apiKey: undefined, headers: {} },
+    upstreamModel: `${id}-model`,
+    weight: 1,
+    priority,
+    maxInFlight: null,
+    credentialHash: 0,
+    provider: chat,
+    native: null,
+    responses,
+    statelessResponses,
+  };
 }
 
 function model(id: string, routes: Route<'chat'>[]): CatalogModel<'chat'> {
@@ -121,8 +167,16 @@ function mapState(): ResponseStateStore {
 function setup(
   models: CatalogModel<'chat'>[],
   options: ResponsesServiceOptions = {},
-): { service: ResponsesService; call: (body: Record<string, unknown>, extra?: Partial<ResponsesInput>) => Promise<{ outcome: ResponsesOutcome; record: RequestRecord }> } {
-  const service = new ResponsesService(new ModelCatalog(models), new Router(), new ResponseStore(mapState(), 60_000, { teamBytes: 1_000_000, totalBytes: 1_000_000 }, () => undefined), options);
+): {
+  service: ResponsesService;
+  call: (body: Record<string, unknown>, extra?: Partial<ResponsesInput>) => Promise<{ outcome: ResponsesOutcome; record: RequestRecord }>;
+} {
+  const service = new ResponsesService(
+    new ModelCatalog(models),
+    new Router(),
+    new ResponseStore(mapState(), 60_000, { teamBytes: 1_000_000, totalBytes: 1_000_000 }, () => undefined),
+    options,
+  );
   return {
     service,
     async call(body, extra = {}) {
@@ -132,7 +186,8 @@ function setup(
         record,
         cancellation: new AbortController().signal,
         request: parseResponsesRequest(body),
-        failedMidStream: (error) => (error instanceof GatewayError ? new GatewayError(error.code, 'What the caller is told.') : new GatewayError('internal_error', 'bug')),
+        failedMidStream: (error) =>
+          error instanceof GatewayError ? new GatewayError(error.code, 'What the caller is told.') : new GatewayError('internal_error', 'bug'),
         ...extra,
       });
       return { outcome, record };
@@ -161,16 +216,30 @@ describe('ResponsesService: which path each route takes', () => {
     expect(openai.bodies).toEqual([{ model: 'openai-model', input: 'Hi', metadata: { purpose: 'eval' } }]);
     expect(claude.bodies).toEqual([{ model: 'claude-model', messages: [{ role: 'user', content: 'Hi' }] }]);
     expect(json(outcome)).toMatchObject({ object: 'response', model: 'mixed', output: [{ type: 'message', content: [{ text: 'Bonjour' }] }] });
-    expect(record).toMatchObject({ upstream: 'claude', sessionId: 's-1', sessionSource: 'metadata.session_id', usage: { promptTokens: 20, completionTokens: 7 } });
+    expect(record).toMatchObject({
+      upstream: 'claude',
+      sessionId: 's-1',
+      sessionSource: 'metadata.session_id',
+      usage: { promptTokens: 20, completionTokens: 7 },
+    });
   });
 
   it('refuses what conversion cannot do before calling anyone when no route passes through, and leaves it to a passthrough upstream otherwise', async () => {
     const claude = new FakeChat('x');
     const openai = new FakeResponses();
     const { call } = setup([model('claude', [route('claude', claude, null)]), model('openai', [route('openai', new FakeChat('unused'), openai)])]);
-    await expect(call({ model: 'claude', input: 'Hi', tools: [{ type: 'web_search' }], tool_choice: 'required' })).rejects.toMatchObject({ code: 'invalid_body', param: 'tool_choice' });
-    await expect(call({ model: 'claude', input: 'Hi', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search_preview' } })).rejects.toMatchObject({ code: 'invalid_body', param: 'tool_choice' });
-    await expect(call({ model: 'claude', input: 'Hi', tools: [{ type: 'made_up_tool' }] })).rejects.toMatchObject({ code: 'invalid_body', param: 'tools[0].type' });
+    await expect(call({ model: 'claude', input: 'Hi', tools: [{ type: 'web_search' }], tool_choice: 'required' })).rejects.toMatchObject({
+      code: 'invalid_body',
+      param: 'tool_choice',
+    });
+    await expect(call({ model: 'claude', input: 'Hi', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search_preview' } })).rejects.toMatchObject({
+      code: 'invalid_body',
+      param: 'tool_choice',
+    });
+    await expect(call({ model: 'claude', input: 'Hi', tools: [{ type: 'made_up_tool' }] })).rejects.toMatchObject({
+      code: 'invalid_body',
+      param: 'tools[0].type',
+    });
     expect(claude.bodies).toHaveLength(0);
     await call({ model: 'openai', input: 'Hi', tools: [{ type: 'web_search' }] });
     expect(openai.bodies[0]).toMatchObject({ tools: [{ type: 'web_search' }] });
@@ -182,7 +251,12 @@ describe('ResponsesService: which path each route takes', () => {
     const { call } = setup([model('claude', [route('claude', claude, null)])], { onDroppedTool: (dropped) => told.push({ ...dropped }) });
     const tools = [
       { type: 'function', name: 'exec_command', parameters: { type: 'object', properties: {} } },
-      { type: 'namespace', name: 'multi_agent_v1', description: 'Agents.', tools: [{ type: 'function', name: 'spawn_agent', parameters: { type: 'object', properties: {} } }] },
+      {
+        type: 'namespace',
+        name: 'multi_agent_v1',
+        description: 'Agents.',
+        tools: [{ type: 'function', name: 'spawn_agent', parameters: { type: 'object', properties: {} } }],
+      },
       { type: 'web_search', external_web_access: false },
     ];
     const { outcome } = await call({ model: 'claude', input: 'Hi', tools, tool_choice: 'auto' });
@@ -190,7 +264,10 @@ describe('ResponsesService: which path each route takes', () => {
     await call({ model: 'claude', input: 'Hi', tools: [{ type: 'image_generation' }, { type: 'web_search' }] });
     expect(claude.bodies[0]?.['tools']).toEqual([
       { type: 'function', function: { name: 'exec_command', parameters: { type: 'object', properties: {} } } },
-      { type: 'function', function: { name: 'multi_agent_v1__spawn_agent', description: 'multi_agent_v1: Agents.', parameters: { type: 'object', properties: {} } } },
+      {
+        type: 'function',
+        function: { name: 'multi_agent_v1__spawn_agent', description: 'multi_agent_v1: Agents.', parameters: { type: 'object', properties: {} } },
+      },
     ]);
     expect(told).toEqual([
       { type: 'web_search', param: 'tools[2]', model: 'claude' },
@@ -277,11 +354,26 @@ describe('ResponsesService: upstreams that speak the Responses API and keep noth
     const answering = new FakeStateless();
     const unused = new FakeChat('never');
     const { call } = setup([model('codex', [route('chatgpt-a', unused, null, 0, limited), route('chatgpt-b', unused, null, 1, answering)])]);
-    const { outcome, record } = await call({ model: 'codex', instructions: 'Be brief.', input: 'Hi', tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 'f' }] }] });
-    expect(json(outcome)).toMatchObject({ model: 'codex', status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: 'Hello' }] }] });
+    const { outcome, record } = await call({
+      model: 'codex',
+      instructions: 'Be brief.',
+      input: 'Hi',
+      tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 'f' }] }],
+    });
+    expect(json(outcome)).toMatchObject({
+      model: 'codex',
+      status: 'completed',
+      output: [{ type: 'message', content: [{ type: 'output_text', text: 'Hello' }] }],
+    });
     expect(unused.bodies).toEqual([]);
     expect(limited.bodies).toHaveLength(1);
-    expect(answering.bodies[0]).toMatchObject({ model: 'chatgpt-b-model', instructions: 'Be brief.', tools: [{ type: 'namespace', name: 'ns' }], stream: true, store: false });
+    expect(answering.bodies[0]).toMatchObject({
+      model: 'chatgpt-b-model',
+      instructions: 'Be brief.',
+      tools: [{ type: 'namespace', name: 'ns' }],
+      stream: true,
+      store: false,
+    });
     expect(record.usage).toEqual({ promptTokens: 9, completionTokens: 1, totalTokens: 10 });
   });
 
@@ -302,7 +394,15 @@ describe('ResponsesService: sessions', () => {
     expect(inferred.record).toMatchObject({ sessionSource: 'inferred' });
     expect(inferred.record.sessionId).toMatch(/^inf_[0-9a-f]{24}$/);
     // The same conversation resent whole (item references, no previous_response_id) infers the same session.
-    const resent = await call({ model: 'claude', instructions: 'Be brief.', input: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello' }, { role: 'user', content: 'More' }] });
+    const resent = await call({
+      model: 'claude',
+      instructions: 'Be brief.',
+      input: [
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 'Hello' },
+        { role: 'user', content: 'More' },
+      ],
+    });
     expect(resent.record.sessionId).toBe(inferred.record.sessionId);
     const id = String(json(inferred.outcome)['id']);
     const continued = await call({ model: 'claude', input: 'More', previous_response_id: id, prompt_cache_key: 'cache-1' });

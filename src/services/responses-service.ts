@@ -246,7 +246,8 @@ class Turn {
     } catch (error) {
       // The server has no Responses API (`responses: auto` found out on this call): the same
       // request is converted to chat on the same credential instead of failing.
-      if (provider.servesResponses?.() === false && isGatewayError(error) && error.upstream?.class === 'caller') return this.convert(route, attempt, stream, cancellation);
+      if (provider.servesResponses?.() === false && isGatewayError(error) && error.upstream?.class === 'caller')
+        return this.convert(route, attempt, stream, cancellation);
       throw error;
     }
     if (result.kind === 'json') {
@@ -280,7 +281,13 @@ class Turn {
    * answers alike), but as they came: namespaces, reasoning and text controls stay the Responses
    * API's. Its events are read into the gateway's own Response, as a chat stream's are.
    */
-  async sendStateless(provider: StatelessResponsesProvider, route: Route<'chat'>, attempt: Attempt, stream: boolean, cancellation: AbortSignal): Promise<Answer> {
+  async sendStateless(
+    provider: StatelessResponsesProvider,
+    route: Route<'chat'>,
+    attempt: Attempt,
+    stream: boolean,
+    cancellation: AbortSignal,
+  ): Promise<Answer> {
     const { body: chat, dropped } = this.chatBody();
     this.reportDroppedOnce(dropped);
     const history = this.conversation.previous?.items ?? [];
@@ -315,7 +322,12 @@ class Turn {
   async remember(response: ResponseObject): Promise<void> {
     if (this.request.store === false || (response.status !== 'completed' && response.status !== 'incomplete')) return;
     const items = turnItems({ input: this.conversation.input }, response);
-    await this.store.save(this.team, response.id, { session: this.session?.id ?? null, earlier: this.conversation.previous?.links ?? [], items }, responseOutputItems(response));
+    await this.store.save(
+      this.team,
+      response.id,
+      { session: this.session?.id ?? null, earlier: this.conversation.previous?.links ?? [], items },
+      responseOutputItems(response),
+    );
   }
 
   /**

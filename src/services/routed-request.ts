@@ -1,6 +1,14 @@
 import type { Principal } from '../access/index.js';
 import type { ModelType } from '../config/index.js';
-import { resolveSession, type CatalogModel, type Routed, type RoutedOperation, type Router, type RoutingSession, type SessionIdentity } from '../routing/index.js';
+import {
+  resolveSession,
+  type CatalogModel,
+  type Routed,
+  type RoutedOperation,
+  type Router,
+  type RoutingSession,
+  type SessionIdentity,
+} from '../routing/index.js';
 import type { RequestRecord } from '../usage/index.js';
 
 /** What every service gets from the edge about the request it serves. */

@@ -26,24 +26,18 @@ export class SpeechService {
     const model = resolveModel(this.catalog, principal, request.model, 'speech');
     record.model = model.id;
     const format = request.response_format ?? 'mp3';
-    const { value } = await routeRequest(
-      this.router,
-      model,
-      input,
-      namedSession(input, model),
-      async (route, attempt) => {
-        const { audio } = await route.provider.speak(attempt, {
-          model: route.upstreamModel,
-          input: request.input,
-          voice: request.voice ?? model.defaultVoice,
-          responseFormat: format,
-          speed: request.speed ?? 1,
-          ...(request.instructions === undefined ? {} : { instructions: request.instructions }),
-          cancellation,
-        });
-        return peekFirst(audio);
-      },
-    );
+    const { value } = await routeRequest(this.router, model, input, namedSession(input, model), async (route, attempt) => {
+      const { audio } = await route.provider.speak(attempt, {
+        model: route.upstreamModel,
+        input: request.input,
+        voice: request.voice ?? model.defaultVoice,
+        responseFormat: format,
+        speed: request.speed ?? 1,
+        ...(request.instructions === undefined ? {} : { instructions: request.instructions }),
+        cancellation,
+      });
+      return peekFirst(audio);
+    });
     return { contentType: SPEECH_CONTENT_TYPES[format], audio: value };
   }
 }

@@ -18,7 +18,13 @@ describe('splitBatches', () => {
       { start: 4, inputs: ['dddddddddd'] },
     ]);
     expect(splitBatches([[1, 2, 3], [4, 5, 6], [7]], { maxInputs: 100, maxTokens: 6 })).toEqual([
-      { start: 0, inputs: [[1, 2, 3], [4, 5, 6]] },
+      {
+        start: 0,
+        inputs: [
+          [1, 2, 3],
+          [4, 5, 6],
+        ],
+      },
       { start: 2, inputs: [[7]] },
     ]);
   });

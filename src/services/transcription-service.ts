@@ -60,9 +60,13 @@ export class TranscriptionService {
     const model = this.resolve(input);
     const routes = model.routes.filter((route) => route.provider.translate !== undefined);
     if (routes.length === 0) {
-      throw new GatewayError('model_not_supported', `The model ${echo(model.id)} cannot translate: its upstreams have no translation endpoint. ${this.translatingModels(input)}`, {
-        param: 'model',
-      });
+      throw new GatewayError(
+        'model_not_supported',
+        `The model ${echo(model.id)} cannot translate: its upstreams have no translation endpoint. ${this.translatingModels(input)}`,
+        {
+          param: 'model',
+        },
+      );
     }
     const translating: CatalogModel<'transcription'> =
       routes.length === model.routes.length ? model : { ...model, routes, totalWeight: routes.reduce((sum, route) => sum + route.weight, 0) };
@@ -84,7 +88,9 @@ export class TranscriptionService {
   }
 
   private translatingModels(input: TranscriptionInput): string {
-    const usable = usableModels(this.catalog, input.principal, 'transcription', (model) => model.routes.some((route) => route.provider.translate !== undefined));
+    const usable = usableModels(this.catalog, input.principal, 'transcription', (model) =>
+      model.routes.some((route) => route.provider.translate !== undefined),
+    );
     return usable.length > 0
       ? `Models this API key may translate with: ${usable.join(', ')}.`
       : 'No configured model serves translations: they need a transcription model on an OpenAI, Azure or OpenAI-compatible upstream.';

@@ -26,7 +26,13 @@ export function requireEntry(key: string, value: string, ttlMs: number): void {
 }
 
 /** The argument checks of `setWithinBudget`, shared by every backend. */
-export function requireBudgetedEntries(pool: string, group: string, entries: readonly { key: string; value: string }[], ttlMs: number, budget: { groupBytes: number; totalBytes: number }): void {
+export function requireBudgetedEntries(
+  pool: string,
+  group: string,
+  entries: readonly { key: string; value: string }[],
+  ttlMs: number,
+  budget: { groupBytes: number; totalBytes: number },
+): void {
   requireString('pool', pool);
   requireString('group', group);
   requireMilliseconds('ttlMs', ttlMs);
@@ -38,7 +44,10 @@ export function requireBudgetedEntries(pool: string, group: string, entries: rea
     if (keys.has(entry.key)) throw new TypeError(`entries name the key ${entry.key} twice`);
     keys.add(entry.key);
   }
-  for (const [name, bytes] of [['groupBytes', budget.groupBytes], ['totalBytes', budget.totalBytes]] as const) {
+  for (const [name, bytes] of [
+    ['groupBytes', budget.groupBytes],
+    ['totalBytes', budget.totalBytes],
+  ] as const) {
     if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new TypeError(`${name} must be a positive integer, got ${String(bytes)}`);
   }
 }

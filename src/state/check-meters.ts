@@ -8,7 +8,8 @@ export function requireMeters(meters: readonly Meter[]): void {
     requireString('key', meter.key);
     requireAmount(meter.amount);
     requireMilliseconds('ttlMs', meter.ttlMs);
-    if (meter.limit !== null && (typeof meter.limit !== 'number' || Number.isNaN(meter.limit))) throw new TypeError(`limit must be a number or null, got ${String(meter.limit)}`);
+    if (meter.limit !== null && (typeof meter.limit !== 'number' || Number.isNaN(meter.limit)))
+      throw new TypeError(`limit must be a number or null, got ${String(meter.limit)}`);
     if (meter.slot !== undefined) {
       requireString('slot', meter.slot);
       if (meter.amount !== 1 && meter.amount !== -1 && meter.amount !== 0) throw new TypeError(`a slot's amount must be 1, -1 or 0, got ${meter.amount}`);

@@ -72,7 +72,8 @@ export class MemoryMeters {
   /** Absent counters with a seed start at it, whether the charge is then refused or not. */
   private plantSeeds(meters: readonly Meter[], now: number): void {
     for (const meter of meters) {
-      if (meter.slot === undefined && meter.seed !== undefined && !this.counts.has(meter.key)) this.counts.set(meter.key, { value: meter.seed, expiresAtMs: now + meter.ttlMs });
+      if (meter.slot === undefined && meter.seed !== undefined && !this.counts.has(meter.key))
+        this.counts.set(meter.key, { value: meter.seed, expiresAtMs: now + meter.ttlMs });
     }
   }
 

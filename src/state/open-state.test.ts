@@ -57,7 +57,9 @@ describe('openState', () => {
   });
 
   it('names the accepted forms for anything else, and only the scheme of a URL', async () => {
-    await expect(openState('postgres://admin:secret@db/switchyard')).rejects.toThrow('state.url must be "memory", "redis://…" or "rediss://…", got a "postgres:" URL');
+    await expect(openState('postgres://admin:secret@db/switchyard')).rejects.toThrow(
+      'state.url must be "memory", "redis://…" or "rediss://…", got a "postgres:" URL',
+    );
     await expect(openState('Memory')).rejects.toThrow('got "Memory"');
     await expect(openState('')).rejects.toThrow('got ""');
     await expect(openState('redis:/one-slash')).rejects.toThrow('got a "redis:" URL');

@@ -2,7 +2,18 @@ import type { Redis } from 'ioredis';
 import { callListener } from './call-listener.js';
 import { requireAmount, requireBudgetedEntries, requireCap, requireEntry, requireListener, requireMilliseconds, requireString } from './check-arguments.js';
 import { ConnectionWatch, openConnections, redactRedisUrl, withoutPassword } from './redis-connections.js';
-import { ADD_TO_WINDOW, BUDGET_USAGE, CHARGE, COMPARE_AND_SET, READ_FIELDS, SET_FIELD, SET_IF_ABSENT, SET_IF_ABSENT_CAPPED, SET_WITHIN_BUDGET, runScript } from './redis-scripts.js';
+import {
+  ADD_TO_WINDOW,
+  BUDGET_USAGE,
+  CHARGE,
+  COMPARE_AND_SET,
+  READ_FIELDS,
+  SET_FIELD,
+  SET_IF_ABSENT,
+  SET_IF_ABSENT_CAPPED,
+  SET_WITHIN_BUDGET,
+  runScript,
+} from './redis-scripts.js';
 import { requireMeters } from './check-meters.js';
 import type { BudgetedEntry, BudgetOutcome, BudgetUsage, ByteBudget, ChargeOutcome, KeyCap, Meter, SharedState, WindowCount } from './shared-state.js';
 
@@ -92,7 +103,9 @@ export class RedisState implements SharedState {
     requireEntry(key, value, ttlMs);
     requireCap(cap);
     if (cap === undefined) return stringReply(await runScript(this.command, SET_IF_ABSENT, [this.valueKey(key)], [value, ttlMs]));
-    return stringReply(await runScript(this.command, SET_IF_ABSENT_CAPPED, [this.valueKey(key), `${this.prefix}index:${cap.index}`], [value, ttlMs, cap.limit]));
+    return stringReply(
+      await runScript(this.command, SET_IF_ABSENT_CAPPED, [this.valueKey(key), `${this.prefix}index:${cap.index}`], [value, ttlMs, cap.limit]),
+    );
   }
 
   async compareAndSet(key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {
@@ -164,7 +177,9 @@ export class RedisState implements SharedState {
     this.requireOpen();
     requireString('pool', pool);
     requireString('group', group);
-    const [groupBytes, totalBytes] = stringsReply(await runScript(this.command, BUDGET_USAGE, this.budgetKeys(pool), [this.budgetGroupBase(pool), group])).map(Number);
+    const [groupBytes, totalBytes] = stringsReply(await runScript(this.command, BUDGET_USAGE, this.budgetKeys(pool), [this.budgetGroupBase(pool), group])).map(
+      Number,
+    );
     if (groupBytes === undefined || totalBytes === undefined) throw new Error('unexpected reply from Redis to budgetUsage');
     return { groupBytes, totalBytes };
   }

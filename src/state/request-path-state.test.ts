@@ -56,7 +56,13 @@ describe('RequestPathState', () => {
   });
 
   function guard(inner: GatedState, events: string[] = [], failuresToOpen = 3): RequestPathState {
-    const state = new RequestPathState(inner, { budgetMs: 20, failuresToOpen, probeIntervalMs: 10, onDown: () => events.push('down'), onUp: () => events.push('up') });
+    const state = new RequestPathState(inner, {
+      budgetMs: 20,
+      failuresToOpen,
+      probeIntervalMs: 10,
+      onDown: () => events.push('down'),
+      onUp: () => events.push('up'),
+    });
     opened.push(state);
     return state;
   }
@@ -64,7 +70,11 @@ describe('RequestPathState', () => {
   it('gives up on an operation past the budget, as the state unavailable, and counts it', async () => {
     const { inner, open } = gated();
     const state = guard(inner);
-    await expect(state.get('k')).rejects.toMatchObject({ name: 'StateUnavailableError', message: 'the shared state did not answer within 20 ms', breakerOpen: false });
+    await expect(state.get('k')).rejects.toMatchObject({
+      name: 'StateUnavailableError',
+      message: 'the shared state did not answer within 20 ms',
+      breakerOpen: false,
+    });
     open();
     expect(await state.get('k')).toBeNull();
     expect(state.status()).toMatchObject({ available: true, timeouts: 1, failures: 1, outages: 0 });
@@ -93,7 +103,13 @@ describe('RequestPathState', () => {
     const { inner, open } = gated();
     const events: string[] = [];
     // A probe interval no test waits for: only the connection's news can make it probe.
-    const state = new RequestPathState(inner, { budgetMs: 20, failuresToOpen: 1, probeIntervalMs: 3_600_000, onDown: () => events.push('down'), onUp: () => events.push('up') });
+    const state = new RequestPathState(inner, {
+      budgetMs: 20,
+      failuresToOpen: 1,
+      probeIntervalMs: 3_600_000,
+      onDown: () => events.push('down'),
+      onUp: () => events.push('up'),
+    });
     opened.push(state);
     for (const listener of inner.listeners) listener(false);
     expect(state.status().available).toBe(true);
@@ -114,14 +130,18 @@ describe('RequestPathState', () => {
   it('tells the caller that stopped waiting what became of its operation: answered with its value, or failed', async () => {
     const meter: Meter = { key: 'rpm', amount: 1, limit: 10, ttlMs: 60_000 };
     const first = gated();
-    const answered = await guard(first.inner, [], 10).charge([meter]).catch((error: unknown) => error);
+    const answered = await guard(first.inner, [], 10)
+      .charge([meter])
+      .catch((error: unknown) => error);
     expect(answered).toBeInstanceOf(StateUnavailableError);
     first.open();
     expect(await (answered as StateUnavailableError).late).toEqual({ answered: true, value: { refused: -1, values: [1], missing: [] } });
 
     const second = gated();
     second.inner.loseReplies = true;
-    const lost = await guard(second.inner, [], 10).charge([meter]).catch((error: unknown) => error);
+    const lost = await guard(second.inner, [], 10)
+      .charge([meter])
+      .catch((error: unknown) => error);
     second.open();
     expect(await (lost as StateUnavailableError).late).toEqual({ answered: false });
     // It ran all the same: the state undoes nothing; what undoing means is the caller's to decide.

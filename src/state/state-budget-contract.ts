@@ -11,7 +11,10 @@ export function describeBudgetChecks(context: ContractContext): void {
 
   it('sets values that get reads, counting the UTF-8 bytes of each key and value', async () => {
     const { state } = context;
-    expect(await state.setWithinBudget('responses', 'team-a', [entry('a1', 100), { key: 'a2', value: 'é€' }], TTL_MS, BUDGET)).toEqual({ stored: true, evicted: 0 });
+    expect(await state.setWithinBudget('responses', 'team-a', [entry('a1', 100), { key: 'a2', value: 'é€' }], TTL_MS, BUDGET)).toEqual({
+      stored: true,
+      evicted: 0,
+    });
     expect(await state.get('a1')).toBe('v'.repeat(98));
     expect(await state.get('a2')).toBe('é€');
     expect(await state.budgetUsage('responses', 'team-a')).toEqual({ groupBytes: 100 + 2 + 5, totalBytes: 107 });
@@ -46,7 +49,10 @@ export function describeBudgetChecks(context: ContractContext): void {
     const { state } = context;
     await state.setWithinBudget('responses', 'team-a', [entry('a1', 200)], TTL_MS, BUDGET);
     expect(await state.setWithinBudget('responses', 'team-a', [entry('big', 200), entry('big2', 101)], TTL_MS, BUDGET)).toEqual({ stored: false, evicted: 0 });
-    expect(await state.setWithinBudget('responses', 'team-a', [entry('big', 301)], TTL_MS, { groupBytes: 1_000, totalBytes: 300 })).toEqual({ stored: false, evicted: 0 });
+    expect(await state.setWithinBudget('responses', 'team-a', [entry('big', 301)], TTL_MS, { groupBytes: 1_000, totalBytes: 300 })).toEqual({
+      stored: false,
+      evicted: 0,
+    });
     expect(await state.get('big')).toBeNull();
     expect(await state.get('a1')).not.toBeNull();
     expect(await state.budgetUsage('responses', 'team-a')).toEqual({ groupBytes: 200, totalBytes: 200 });

@@ -24,13 +24,18 @@ function describeLock(name: string, open: () => Promise<SharedState[]>): void {
       const order: number[] = [];
       await Promise.all(
         Array.from({ length: 12 }, (_, index) =>
-          withStateLock(states[index % states.length] as SharedState, lockName, async () => {
-            inside++;
-            most = Math.max(most, inside);
-            await sleep(5);
-            order.push(index);
-            inside--;
-          }, { pollMs: 5 }),
+          withStateLock(
+            states[index % states.length] as SharedState,
+            lockName,
+            async () => {
+              inside++;
+              most = Math.max(most, inside);
+              await sleep(5);
+              order.push(index);
+              inside--;
+            },
+            { pollMs: 5 },
+          ),
         ),
       );
       expect(most).toBe(1);
@@ -45,7 +50,9 @@ function describeLock(name: string, open: () => Promise<SharedState[]>): void {
       await expect(withStateLock(state as SharedState, lockName, async () => 'next')).resolves.toBe('next');
       // A holder that never released (a process that died): its lease runs out.
       await (state as SharedState).set(`lock:${lockName}`, 'someone-gone', 50);
-      await expect(withStateLock(state as SharedState, lockName, async () => (state as SharedState).get(`lock:${lockName}`), { pollMs: 5 })).resolves.not.toBe('someone-gone');
+      await expect(withStateLock(state as SharedState, lockName, async () => (state as SharedState).get(`lock:${lockName}`), { pollMs: 5 })).resolves.not.toBe(
+        'someone-gone',
+      );
     });
 
     it('is renewed while its task runs longer than the lease, so no one else takes it meanwhile', async () => {
@@ -53,16 +60,26 @@ function describeLock(name: string, open: () => Promise<SharedState[]>): void {
       opened.push(state as SharedState);
       const lockName = `test-${randomBytes(4).toString('hex')}`;
       const inside: string[] = [];
-      const long = withStateLock(state as SharedState, lockName, async (lock) => {
-        inside.push('long');
-        await sleep(400);
-        await lock.confirm();
-        inside.push('long done');
-      }, { leaseMs: 100, pollMs: 5 });
+      const long = withStateLock(
+        state as SharedState,
+        lockName,
+        async (lock) => {
+          inside.push('long');
+          await sleep(400);
+          await lock.confirm();
+          inside.push('long done');
+        },
+        { leaseMs: 100, pollMs: 5 },
+      );
       await sleep(20);
-      const next = withStateLock(state as SharedState, lockName, async () => {
-        inside.push('next');
-      }, { leaseMs: 100, pollMs: 5, waitMs: 2_000 });
+      const next = withStateLock(
+        state as SharedState,
+        lockName,
+        async () => {
+          inside.push('next');
+        },
+        { leaseMs: 100, pollMs: 5, waitMs: 2_000 },
+      );
       await Promise.all([long, next]);
       expect(inside).toEqual(['long', 'long done', 'next']);
     });
@@ -83,7 +100,7 @@ function describeLock(name: string, open: () => Promise<SharedState[]>): void {
 }
 
 describe('withStateLock over a state that is unavailable', () => {
-  it('says the shared state is unavailable, with the backend\'s error as the cause', async () => {
+  it("says the shared state is unavailable, with the backend's error as the cause", async () => {
     const state = new MemoryState();
     state.setIfAbsent = async () => Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false"));
     const taken = withStateLock(state, 'down', async () => 'ran');

@@ -145,35 +145,36 @@ export function describeMapAndMessageChecks(context: ContractContext): void {
   });
 
   // Registered only where it means something: every MemoryState is a backend of its own.
-  if (context.openSecondHandle !== undefined) it("two handles on one backend see each other's values, counters, maps and messages", async () => {
-    const { state, clock } = context;
-    const other = await context.openSecondHandle!(clock);
-    try {
-      await state.set('session:1', 'credential-a', TTL_MS);
-      expect(await other.get('session:1')).toBe('credential-a');
-      expect(await other.compareAndSet('session:1', 'credential-a', 'credential-b', TTL_MS)).toBe(true);
-      expect(await state.getAndTouch('session:1', TTL_MS)).toBe('credential-b');
+  if (context.openSecondHandle !== undefined)
+    it("two handles on one backend see each other's values, counters, maps and messages", async () => {
+      const { state, clock } = context;
+      const other = await context.openSecondHandle!(clock);
+      try {
+        await state.set('session:1', 'credential-a', TTL_MS);
+        expect(await other.get('session:1')).toBe('credential-a');
+        expect(await other.compareAndSet('session:1', 'credential-a', 'credential-b', TTL_MS)).toBe(true);
+        expect(await state.getAndTouch('session:1', TTL_MS)).toBe('credential-b');
 
-      await state.setField('in-flight', 'replica-a', '1', TTL_MS);
-      await other.setField('in-flight', 'replica-b', '2', TTL_MS);
-      expect(await state.readFields('in-flight')).toEqual({ 'replica-a': '1', 'replica-b': '2' });
-      expect(await other.readFields('in-flight')).toEqual({ 'replica-a': '1', 'replica-b': '2' });
+        await state.setField('in-flight', 'replica-a', '1', TTL_MS);
+        await other.setField('in-flight', 'replica-b', '2', TTL_MS);
+        expect(await state.readFields('in-flight')).toEqual({ 'replica-a': '1', 'replica-b': '2' });
+        expect(await other.readFields('in-flight')).toEqual({ 'replica-a': '1', 'replica-b': '2' });
 
-      await context.enterNextWindow(1);
-      await state.addToWindow('team:search', 2, WINDOW_MS);
-      expect((await other.addToWindow('team:search', 3, WINDOW_MS)).current).toBe(5);
+        await context.enterNextWindow(1);
+        await state.addToWindow('team:search', 2, WINDOW_MS);
+        expect((await other.addToWindow('team:search', 3, WINDOW_MS)).current).toBe(5);
 
-      const heardByFirst: string[] = [];
-      const heardBySecond: string[] = [];
-      await state.subscribe('events', (message) => heardByFirst.push(message));
-      await other.subscribe('events', (message) => heardBySecond.push(message));
-      await state.publish('events', 'from-first');
-      await other.publish('events', 'from-second');
-      await eventually(() => heardByFirst.length === 2 && heardBySecond.length === 2);
-      expect(heardByFirst).toEqual(['from-first', 'from-second']);
-      expect(heardBySecond).toEqual(['from-first', 'from-second']);
-    } finally {
-      await other.close();
-    }
-  });
+        const heardByFirst: string[] = [];
+        const heardBySecond: string[] = [];
+        await state.subscribe('events', (message) => heardByFirst.push(message));
+        await other.subscribe('events', (message) => heardBySecond.push(message));
+        await state.publish('events', 'from-first');
+        await other.publish('events', 'from-second');
+        await eventually(() => heardByFirst.length === 2 && heardBySecond.length === 2);
+        expect(heardByFirst).toEqual(['from-first', 'from-second']);
+        expect(heardBySecond).toEqual(['from-first', 'from-second']);
+      } finally {
+        await other.close();
+      }
+    });
 }

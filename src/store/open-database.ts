@@ -64,7 +64,11 @@ const NUMERIC_OID = 1700;
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
   const database = await connect(url, options);
   try {
-    await migrate(database, { databaseName: maskPassword(url), ...(options.release === undefined ? {} : { release: options.release }), ...(options.onMigration === undefined ? {} : { onEvent: options.onMigration }) });
+    await migrate(database, {
+      databaseName: maskPassword(url),
+      ...(options.release === undefined ? {} : { release: options.release }),
+      ...(options.onMigration === undefined ? {} : { onEvent: options.onMigration }),
+    });
   } catch (error) {
     await database.close();
     throw error;

@@ -69,7 +69,7 @@ describeEachBackend('request log search', (backend) => {
     expect(ids(await search.search({ from, to, tokenId: 'tok_a' }, { limit: 2 }))).toEqual([rows[3]?.id, rows[2]?.id]);
   });
 
-  it("sums what a token, team or project spent in a period (what quotas are rebuilt from), at the same edges", async () => {
+  it('sums what a token, team or project spent in a period (what quotas are rebuilt from), at the same edges', async () => {
     const from = DAY_START + HOUR;
     const to = DAY_START + 2 * HOUR;
     await stores.requestLogs.insertBatch([
@@ -95,7 +95,12 @@ describeEachBackend('request log search', (backend) => {
       entry(DAY_START + 20_000, { tokenId: null }),
     ]);
     const found = await stores.requestSearch.lastUsed(['tok_a', 'tok_b', 'tok_never', 'tok_a']);
-    expect(found).toEqual(new Map([['tok_a', DAY_START + 9_000], ['tok_b', DAY_START + 1_000]]));
+    expect(found).toEqual(
+      new Map([
+        ['tok_a', DAY_START + 9_000],
+        ['tok_b', DAY_START + 1_000],
+      ]),
+    );
     expect(await stores.requestSearch.lastUsed([])).toEqual(new Map());
     // A full page of the token list (1,000 ids) is one statement too.
     const many = Array.from({ length: 1_000 }, (_, index) => `tok_${index}`);
@@ -111,7 +116,9 @@ describeEachBackend('request log search', (backend) => {
   });
 
   it("reads a session's turns oldest first, on from a turn", async () => {
-    const rows = [1, 2, 3, 4].map((second) => entry(DAY_START + second * 1_000, { sessionId: second === 3 ? 'other' : 's-9', affinity: second === 1 ? 'new' : 'kept' }));
+    const rows = [1, 2, 3, 4].map((second) =>
+      entry(DAY_START + second * 1_000, { sessionId: second === 3 ? 'other' : 's-9', affinity: second === 1 ? 'new' : 'kept' }),
+    );
     await stores.requestLogs.insertBatch(rows);
     const turns = await stores.requestSearch.sessionTurns('s-9', { limit: 10 });
     expect(ids(turns)).toEqual([rows[0]?.id, rows[1]?.id, rows[3]?.id]);
@@ -125,7 +132,17 @@ describeEachBackend('request log search', (backend) => {
       entry(DAY_START + 5 * 60_000),
       entry(DAY_START + 50 * 60_000, { status: 429, promptTokens: null, completionTokens: null, cachedTokens: null, costUsd: null }),
       entry(DAY_START + HOUR + 1, { team: 'ads', tokenId: 'tok_b', project: null, costUsd: null }),
-      entry(DAY_START + HOUR + 2, { team: null, tokenId: null, project: null, model: null, status: 401, promptTokens: null, completionTokens: null, cachedTokens: null, costUsd: null }),
+      entry(DAY_START + HOUR + 2, {
+        team: null,
+        tokenId: null,
+        project: null,
+        model: null,
+        status: 401,
+        promptTokens: null,
+        completionTokens: null,
+        cachedTokens: null,
+        costUsd: null,
+      }),
       entry(DAY_START + 25 * HOUR, { model: 'claude', status: 502 }),
       // Outside the range.
       entry(DAY_START - 1),
@@ -136,7 +153,16 @@ describeEachBackend('request log search', (backend) => {
       { start: DAY_START, group: { team: 'search' }, requests: 2, errors: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 2, costUsd: 0.001 },
       { start: DAY_START + HOUR, group: { team: 'ads' }, requests: 1, errors: 0, promptTokens: 10, completionTokens: 5, cachedTokens: 2, costUsd: null },
       { start: DAY_START + HOUR, group: { team: null }, requests: 1, errors: 1, promptTokens: 0, completionTokens: 0, cachedTokens: 0, costUsd: null },
-      { start: DAY_START + 25 * HOUR, group: { team: 'search' }, requests: 1, errors: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 2, costUsd: 0.001 },
+      {
+        start: DAY_START + 25 * HOUR,
+        group: { team: 'search' },
+        requests: 1,
+        errors: 1,
+        promptTokens: 10,
+        completionTokens: 5,
+        cachedTokens: 2,
+        costUsd: 0.001,
+      },
     ]);
     const daily = await stores.requestSearch.usage({ ...range, bucketMs: 24 * HOUR, groupBy: 'model' });
     expect(daily.map((row) => [row.start, row.group, row.requests, row.errors])).toEqual([

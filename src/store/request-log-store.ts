@@ -78,17 +78,61 @@ export interface RequestLogStore {
 }
 
 const COLUMNS = [
-  'id', 'created_at', 'token_id', 'team', 'project', 'endpoint', 'model', 'upstream', 'session_id',
-  'status', 'latency_ms', 'ttfb_ms', 'prompt_tokens', 'completion_tokens', 'usage_source', 'error_code', 'client_request_id',
-  'logged_at', 'session_source', 'affinity', 'attempts', 'cached_tokens', 'reasoning_tokens', 'cost_usd', 'client_address', 'upstream_model',
+  'id',
+  'created_at',
+  'token_id',
+  'team',
+  'project',
+  'endpoint',
+  'model',
+  'upstream',
+  'session_id',
+  'status',
+  'latency_ms',
+  'ttfb_ms',
+  'prompt_tokens',
+  'completion_tokens',
+  'usage_source',
+  'error_code',
+  'client_request_id',
+  'logged_at',
+  'session_source',
+  'affinity',
+  'attempts',
+  'cached_tokens',
+  'reasoning_tokens',
+  'cost_usd',
+  'client_address',
+  'upstream_model',
 ] as const satisfies ReadonlyArray<keyof RequestLogsTable>;
 
 const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
-  id: 'varchar', created_at: 'bigint', token_id: 'varchar', team: 'varchar', project: 'varchar', endpoint: 'varchar',
-  model: 'varchar', upstream: 'varchar', session_id: 'varchar', status: 'integer', latency_ms: 'double precision',
-  ttfb_ms: 'double precision', prompt_tokens: 'integer', completion_tokens: 'integer', usage_source: 'varchar', error_code: 'varchar',
-  client_request_id: 'varchar', logged_at: 'bigint', session_source: 'varchar', affinity: 'varchar', attempts: 'text',
-  cached_tokens: 'integer', reasoning_tokens: 'integer', cost_usd: 'double precision', client_address: 'varchar', upstream_model: 'varchar',
+  id: 'varchar',
+  created_at: 'bigint',
+  token_id: 'varchar',
+  team: 'varchar',
+  project: 'varchar',
+  endpoint: 'varchar',
+  model: 'varchar',
+  upstream: 'varchar',
+  session_id: 'varchar',
+  status: 'integer',
+  latency_ms: 'double precision',
+  ttfb_ms: 'double precision',
+  prompt_tokens: 'integer',
+  completion_tokens: 'integer',
+  usage_source: 'varchar',
+  error_code: 'varchar',
+  client_request_id: 'varchar',
+  logged_at: 'bigint',
+  session_source: 'varchar',
+  affinity: 'varchar',
+  attempts: 'text',
+  cached_tokens: 'integer',
+  reasoning_tokens: 'integer',
+  cost_usd: 'double precision',
+  client_address: 'varchar',
+  upstream_model: 'varchar',
 };
 
 /**
@@ -139,7 +183,10 @@ export class KyselyRequestLogStore implements RequestLogStore {
   }
 
   async count(): Promise<number> {
-    const row = await this.db.selectFrom('request_logs').select((builder) => builder.fn.countAll().as('count')).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('request_logs')
+      .select((builder) => builder.fn.countAll().as('count'))
+      .executeTakeFirstOrThrow();
     return Number(row.count);
   }
 }
@@ -150,10 +197,32 @@ function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: r
   const insertAll = sqlite.transaction((entries: readonly RequestLogEntry[], loggedAt: number) => {
     for (const entry of entries) {
       statement.run(
-        entry.id, entry.createdAt, entry.tokenId, entry.team, entry.project, entry.endpoint, entry.model, entry.upstream,
-        entry.sessionId, entry.status, entry.latencyMs, entry.ttfbMs, entry.promptTokens, entry.completionTokens,
-        entry.usageSource, entry.errorCode, entry.clientRequestId, loggedAt, entry.sessionSource, entry.affinity,
-        attemptsJson(entry.attempts), entry.cachedTokens, entry.reasoningTokens, entry.costUsd, entry.clientAddress ?? null, entry.upstreamModel,
+        entry.id,
+        entry.createdAt,
+        entry.tokenId,
+        entry.team,
+        entry.project,
+        entry.endpoint,
+        entry.model,
+        entry.upstream,
+        entry.sessionId,
+        entry.status,
+        entry.latencyMs,
+        entry.ttfbMs,
+        entry.promptTokens,
+        entry.completionTokens,
+        entry.usageSource,
+        entry.errorCode,
+        entry.clientRequestId,
+        loggedAt,
+        entry.sessionSource,
+        entry.affinity,
+        attemptsJson(entry.attempts),
+        entry.cachedTokens,
+        entry.reasoningTokens,
+        entry.costUsd,
+        entry.clientAddress ?? null,
+        entry.upstreamModel,
       );
     }
   });

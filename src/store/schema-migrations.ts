@@ -100,7 +100,12 @@ export async function readMigrationStatus(db: Kysely<DatabaseSchema>, dialect: D
 export async function migrateSchema(db: Kysely<DatabaseSchema>, dialect: DialectName, options: MigrateOptions): Promise<void> {
   const status = await readMigrationStatus(db, dialect);
   if (status.unknown.length > 0) {
-    throw new NewerSchemaError(options.databaseName, options.release ?? null, status.writtenBy, status.unknown.map(({ name }) => name));
+    throw new NewerSchemaError(
+      options.databaseName,
+      options.release ?? null,
+      status.writtenBy,
+      status.unknown.map(({ name }) => name),
+    );
   }
   const onEvent = options.onEvent ?? (() => undefined);
   const started = performance.now();
@@ -154,7 +159,9 @@ async function existingTables(db: Kysely<DatabaseSchema>, dialect: DialectName, 
   const query =
     dialect === 'sqlite'
       ? sql<{ name: string }>`select name from sqlite_master where type = 'table' and name in (${sql.join(names)})`
-      : sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = ${schema ?? 'public'} and table_name in (${sql.join(names)})`;
+      : sql<{
+          name: string;
+        }>`select table_name as name from information_schema.tables where table_schema = ${schema ?? 'public'} and table_name in (${sql.join(names)})`;
   return new Set((await query.execute(db)).rows.map((row) => row.name));
 }
 
@@ -166,6 +173,7 @@ async function executedMigrations(db: Kysely<DatabaseSchema>, schema: string | u
 
 async function recordedReleases(db: Kysely<DatabaseSchema>, schema: string | undefined): Promise<Map<string, { release: string; appliedAt: number }>> {
   const table = schema === undefined ? sql.table(HISTORY_TABLE) : sql.table(`${schema}.${HISTORY_TABLE}`);
-  const rows = (await sql<{ migration: string; release: string; applied_at: number | string }>`select migration, release, applied_at from ${table}`.execute(db)).rows;
+  const rows = (await sql<{ migration: string; release: string; applied_at: number | string }>`select migration, release, applied_at from ${table}`.execute(db))
+    .rows;
   return new Map(rows.map((row) => [row.migration, { release: row.release, appliedAt: Number(row.applied_at) }]));
 }

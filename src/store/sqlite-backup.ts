@@ -53,12 +53,20 @@ function describeCopy(path: string): Omit<SqliteBackup, 'bytes'> {
     copy.pragma('journal_mode = DELETE');
     const check = copy.pragma('quick_check', { simple: true });
     if (check !== 'ok') throw new Error(`the copy failed SQLite's check: ${String(check)}`);
-    const names = (copy.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all() as Array<{ name: string }>).map(({ name }) => name);
-    const tables = names.map((name) => ({ name, rows: (copy.prepare(`select count(*) as count from "${name.replace(/"/g, '""')}"`).get() as { count: number }).count }));
-    const migration = names.includes('kysely_migration') ? ((copy.prepare('select max(name) as name from kysely_migration').get() as { name: string | null }).name ?? null) : null;
+    const names = (
+      copy.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all() as Array<{ name: string }>
+    ).map(({ name }) => name);
+    const tables = names.map((name) => ({
+      name,
+      rows: (copy.prepare(`select count(*) as count from "${name.replace(/"/g, '""')}"`).get() as { count: number }).count,
+    }));
+    const migration = names.includes('kysely_migration')
+      ? ((copy.prepare('select max(name) as name from kysely_migration').get() as { name: string | null }).name ?? null)
+      : null;
     const release =
       migration !== null && names.includes('switchyard_schema_history')
-        ? ((copy.prepare('select release from switchyard_schema_history where migration = ?').get(migration) as { release: string } | undefined)?.release ?? null)
+        ? ((copy.prepare('select release from switchyard_schema_history where migration = ?').get(migration) as { release: string } | undefined)?.release ??
+          null)
         : null;
     return { tables, migration, release };
   } finally {

@@ -27,13 +27,15 @@ describe('SQLite transactions', () => {
     await database.db.transaction().execute(async (transaction) => {
       await transaction.selectFrom('teams').select('id').execute();
       // With a deferred begin this write would commit, and the insert below would fail with "database is locked".
-      expect(() => other.prepare("insert into teams (id, name, limits, created_at, updated_at) values ('other', 'other', null, 1, 1)").run()).toThrow(/locked|busy/i);
+      expect(() => other.prepare("insert into teams (id, name, limits, created_at, updated_at) values ('other', 'other', null, 1, 1)").run()).toThrow(
+        /locked|busy/i,
+      );
       await transaction.insertInto('teams').values({ id: 'search', name: 'search', limits: null, created_at: 1, updated_at: 1 }).execute();
     });
     expect((await database.db.selectFrom('teams').select('id').execute()).map((row) => row.id)).toEqual(['search']);
   });
 
-  it('wait for another connection\'s lock with timers, not the thread: the write lands once the lock is released', async () => {
+  it("wait for another connection's lock with timers, not the thread: the write lands once the lock is released", async () => {
     other.exec('begin exclusive');
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 1);

@@ -99,7 +99,11 @@ describeEachBackend('stores', (backend) => {
 
   it('writes request log batches and queries them newest first', async () => {
     const entries = Array.from({ length: 250 }, (_, index) =>
-      logEntry(`req_${String(index).padStart(3, '0')}`, 1_700_000_000_000 + index, index % 2 === 0 ? {} : { sessionId: 'session-2', ttfbMs: null, usageSource: 'estimated', sessionSource: null, affinity: null, attempts: null }),
+      logEntry(
+        `req_${String(index).padStart(3, '0')}`,
+        1_700_000_000_000 + index,
+        index % 2 === 0 ? {} : { sessionId: 'session-2', ttfbMs: null, usageSource: 'estimated', sessionSource: null, affinity: null, attempts: null },
+      ),
     );
     await stores.requestLogs.insertBatch(entries);
     await stores.requestLogs.insertBatch([]);

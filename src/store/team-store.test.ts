@@ -4,7 +4,8 @@ import { describeEachBackend } from '../../test/support/database-backends.js';
 import { tokenRecord } from '../../test/support/token-records.js';
 import type { Stores, TokenRecord } from './index.js';
 
-const token = (id: string, team: string, project: string | null, overrides: Partial<TokenRecord> = {}): TokenRecord => tokenRecord(id, { team, project, ...overrides });
+const token = (id: string, team: string, project: string | null, overrides: Partial<TokenRecord> = {}): TokenRecord =>
+  tokenRecord(id, { team, project, ...overrides });
 
 describeEachBackend('teams and projects', (backend) => {
   let stores: Stores;
@@ -22,12 +23,22 @@ describeEachBackend('teams and projects', (backend) => {
     const { teams, tokens } = stores;
     expect(await teams.insertTeam({ id: 'search', name: 'Search', limits: { rpm: 600, tokensPerMonth: 5_000_000 }, createdAt: 1, updatedAt: 1 })).toBe(true);
     expect(await teams.insertTeam({ id: 'search', name: 'again', limits: {}, createdAt: 2, updatedAt: 2 })).toBe(false);
-    expect(await teams.getTeam('search')).toEqual({ id: 'search', name: 'Search', limits: { rpm: 600, tokensPerMonth: 5_000_000 }, createdAt: 1, updatedAt: 1 });
+    expect(await teams.getTeam('search')).toEqual({
+      id: 'search',
+      name: 'Search',
+      limits: { rpm: 600, tokensPerMonth: 5_000_000 },
+      createdAt: 1,
+      updatedAt: 1,
+    });
     expect(await teams.insertProject({ team: 'search', id: 'ranker', name: 'Ranker', limits: { maxConcurrent: 4 }, createdAt: 3, updatedAt: 3 })).toBe(true);
     expect(await teams.insertProject({ team: 'nobody', id: 'x', name: 'x', limits: {}, createdAt: 3, updatedAt: 3 })).toBeNull();
     expect(await teams.getTeam('nobody')).toBeNull();
     expect(await teams.updateTeam('search', { limits: { tpm: 100_000 } }, 9)).toMatchObject({ name: 'Search', limits: { tpm: 100_000 }, updatedAt: 9 });
-    expect(await teams.updateProject('search', 'ranker', { name: 'The ranker' }, 10)).toMatchObject({ team: 'search', name: 'The ranker', limits: { maxConcurrent: 4 } });
+    expect(await teams.updateProject('search', 'ranker', { name: 'The ranker' }, 10)).toMatchObject({
+      team: 'search',
+      name: 'The ranker',
+      limits: { maxConcurrent: 4 },
+    });
     expect(await teams.updateTeam('nobody', { name: 'x' }, 1)).toBeNull();
 
     // A token for a team nobody created makes it, as `tokens create --team` always has; a project it never makes.
@@ -102,7 +113,9 @@ describeEachBackend('teams and projects', (backend) => {
     const { database } = stores;
     await sql`delete from projects`.execute(database.db);
     await sql`delete from teams`.execute(database.db);
-    await sql`insert into tokens (id, team, project, secret_hash, display_prefix, scopes, created_at) values ('tok_old', 'legacy', 'app', ${'f'.repeat(64)}, 'svc_', '["chat"]', 5)`.execute(database.db);
+    await sql`insert into tokens (id, team, project, secret_hash, display_prefix, scopes, created_at) values ('tok_old', 'legacy', 'app', ${'f'.repeat(64)}, 'svc_', '["chat"]', 5)`.execute(
+      database.db,
+    );
     const { up } = await import('./migrations/0007-teams-and-projects.js');
     await sql`drop table projects`.execute(database.db);
     await sql`drop table teams`.execute(database.db);

@@ -93,7 +93,11 @@ export class KyselyTeamStore implements TeamStore {
 
   async insertTeam(record: TeamRecord): Promise<boolean> {
     return this.db.transaction().execute(async (transaction) => {
-      const result = await transaction.insertInto('teams').values(teamRow(record)).onConflict((conflict) => conflict.doNothing()).executeTakeFirst();
+      const result = await transaction
+        .insertInto('teams')
+        .values(teamRow(record))
+        .onConflict((conflict) => conflict.doNothing())
+        .executeTakeFirst();
       if (Number(result.numInsertedOrUpdatedRows ?? 0) === 0) return false;
       await bumpTokenRevision(transaction, this.dialect);
       return true;

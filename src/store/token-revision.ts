@@ -11,11 +11,7 @@ export const TOKEN_CHANGE_CHANNEL = 'switchyard_tokens';
  * revision (SQLite) or channel (PostgreSQL), so a change to any of them reloads every cache.
  */
 export async function bumpTokenRevision(transaction: Kysely<DatabaseSchema>, dialect: DialectName): Promise<void> {
-  await transaction
-    .updateTable('revisions')
-    .set({ value: sql`value + 1` })
-    .where('name', '=', 'tokens')
-    .execute();
+  await transaction.updateTable('revisions').set({ value: sql`value + 1` }).where('name', '=', 'tokens').execute();
   // Delivered at commit, so listeners never reload before the change is visible.
   if (dialect === 'postgres') await sql`select pg_notify(${TOKEN_CHANGE_CHANNEL}, '')`.execute(transaction);
 }

@@ -20,8 +20,21 @@ describeEachBackend('token store writes', (backend) => {
     const { tokens } = stores;
     await tokens.insert(token('tok_a', 1, { limits: { rpm: 5, tpm: 100 } }));
     const start = await tokens.readRevision();
-    const changed = await tokens.update('tok_a', { scopes: ['chat', 'embeddings'], models: ['m'], expiresAt: 99, name: 'ci', limits: { rpm: null, tokensTotal: 7 } });
-    expect(changed).toMatchObject({ id: 'tok_a', scopes: ['chat', 'embeddings'], models: ['m'], expiresAt: 99, name: 'ci', limits: { tpm: 100, tokensTotal: 7 } });
+    const changed = await tokens.update('tok_a', {
+      scopes: ['chat', 'embeddings'],
+      models: ['m'],
+      expiresAt: 99,
+      name: 'ci',
+      limits: { rpm: null, tokensTotal: 7 },
+    });
+    expect(changed).toMatchObject({
+      id: 'tok_a',
+      scopes: ['chat', 'embeddings'],
+      models: ['m'],
+      expiresAt: 99,
+      name: 'ci',
+      limits: { tpm: 100, tokensTotal: 7 },
+    });
     expect(await tokens.findById('tok_a')).toEqual(changed);
     expect(await tokens.readRevision()).toBe(start + 1);
     expect(await tokens.update('tok_missing', { name: 'x' })).toBeNull();
@@ -37,7 +50,12 @@ describeEachBackend('token store writes', (backend) => {
     await teams.insertTeam({ id: 'ads', name: 'Ads', limits: {}, createdAt: 1, updatedAt: 1 });
     await teams.insertProject({ team: 'ads', id: 'bidder', name: 'Bidder', limits: {}, createdAt: 1, updatedAt: 1 });
     // Two tokens made in the same millisecond are ordered by id.
-    for (const [id, at, team, project] of [['tok_3', 3, 'search', null], ['tok_1', 1, 'ads', 'bidder'], ['tok_2b', 2, 'ads', null], ['tok_2a', 2, 'search', null]] as const) {
+    for (const [id, at, team, project] of [
+      ['tok_3', 3, 'search', null],
+      ['tok_1', 1, 'ads', 'bidder'],
+      ['tok_2b', 2, 'ads', null],
+      ['tok_2a', 2, 'search', null],
+    ] as const) {
       expect(await tokens.insert(token(id, at, { team, project }))).toBe(true);
     }
     const ids = (records: TokenRecord[]) => records.map((record) => record.id);

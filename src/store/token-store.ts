@@ -96,7 +96,11 @@ export class KyselyTokenStore implements TokenStore {
 
   private async insertTeam(transaction: Kysely<DatabaseSchema>, record: TokenRecord): Promise<void> {
     const at = record.createdAt;
-    await transaction.insertInto('teams').values({ id: record.team, name: record.team, limits: null, created_at: at, updated_at: at }).onConflict((conflict) => conflict.doNothing()).execute();
+    await transaction
+      .insertInto('teams')
+      .values({ id: record.team, name: record.team, limits: null, created_at: at, updated_at: at })
+      .onConflict((conflict) => conflict.doNothing())
+      .execute();
   }
 
   async list(): Promise<TokenRecord[]> {
@@ -110,7 +114,9 @@ export class KyselyTokenStore implements TokenStore {
     if (page.project !== undefined) query = query.where('project', '=', page.project);
     const { after } = page;
     if (after !== undefined) {
-      query = query.where((where) => where.or([where('created_at', '>', after.createdAt), where.and([where('created_at', '=', after.createdAt), where('id', '>', after.id)])]));
+      query = query.where((where) =>
+        where.or([where('created_at', '>', after.createdAt), where.and([where('created_at', '=', after.createdAt), where('id', '>', after.id)])]),
+      );
     }
     const rows = await query.orderBy('created_at').orderBy('id').limit(page.limit).execute();
     return rows.map(fromRow);

@@ -3,7 +3,15 @@ import { describeEachBackend } from '../../test/support/database-backends.js';
 import type { Stores, UpstreamAccountRecord } from './index.js';
 
 function account(id: string, overrides: Partial<UpstreamAccountRecord> = {}): UpstreamAccountRecord {
-  return { id, provider: 'codex', settings: { base_url: 'https://example.test/codex' }, sealedDocument: 'sealed-1', createdAt: 1_700_000_000_000, updatedAt: 1_700_000_000_000, ...overrides };
+  return {
+    id,
+    provider: 'codex',
+    settings: { base_url: 'https://example.test/codex' },
+    sealedDocument: 'sealed-1',
+    createdAt: 1_700_000_000_000,
+    updatedAt: 1_700_000_000_000,
+    ...overrides,
+  };
 }
 
 describeEachBackend('upstream accounts', (backend) => {

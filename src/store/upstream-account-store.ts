@@ -49,7 +49,11 @@ export class KyselyUpstreamAccountStore implements UpstreamAccountStore {
 
   async updateDocument(id: string, sealedDocument: string, at: number): Promise<boolean> {
     return this.db.transaction().execute(async (transaction) => {
-      const result = await transaction.updateTable('upstream_accounts').set({ sealed_document: sealedDocument, updated_at: at }).where('id', '=', id).executeTakeFirst();
+      const result = await transaction
+        .updateTable('upstream_accounts')
+        .set({ sealed_document: sealedDocument, updated_at: at })
+        .where('id', '=', id)
+        .executeTakeFirst();
       if (Number(result.numUpdatedRows) === 0) return false;
       await bumpRevision(transaction);
       return true;
@@ -72,11 +76,7 @@ export class KyselyUpstreamAccountStore implements UpstreamAccountStore {
 }
 
 async function bumpRevision(transaction: Kysely<DatabaseSchema>): Promise<void> {
-  await transaction
-    .updateTable('revisions')
-    .set({ value: sql`value + 1` })
-    .where('name', '=', 'upstream_accounts')
-    .execute();
+  await transaction.updateTable('revisions').set({ value: sql`value + 1` }).where('name', '=', 'upstream_accounts').execute();
 }
 
 function toRow(record: UpstreamAccountRecord): UpstreamAccountsTable {

@@ -84,9 +84,13 @@ export function connectUpstream(target: ConnectTarget, done: (error: Error | nul
   }
   const proxyHost = bareHost(proxy.hostname);
   const proxyPort = proxy.port === '' ? (proxy.protocol === 'https:' ? 443 : 80) : Number(proxy.port);
-  const toProxy = proxy.protocol === 'https:' ? connectTls({ host: proxyHost, port: proxyPort, servername: serverName(proxyHost) }) : connectTcp({ host: proxyHost, port: proxyPort });
+  const toProxy =
+    proxy.protocol === 'https:'
+      ? connectTls({ host: proxyHost, port: proxyPort, servername: serverName(proxyHost) })
+      : connectTcp({ host: proxyHost, port: proxyPort });
   // Until the proxy is reached, a failure is the proxy's, and the log says so.
-  const proxyFailed = (error: Error): void => fail(new ConnectError('PROXY_UNREACHABLE', `proxy ${describeProxy(proxy)} could not be reached: ${error.message}`, { cause: error }));
+  const proxyFailed = (error: Error): void =>
+    fail(new ConnectError('PROXY_UNREACHABLE', `proxy ${describeProxy(proxy)} could not be reached: ${error.message}`, { cause: error }));
   current = toProxy;
   toProxy.on('error', proxyFailed);
   toProxy.once(proxy.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
@@ -111,13 +115,16 @@ function tunnel(socket: Socket, target: ConnectTarget, proxy: URL, then: (error:
     head = Buffer.concat([head, chunk]);
     const end = head.indexOf('\r\n\r\n');
     if (end === -1) {
-      if (head.length > MAX_PROXY_HEAD_BYTES) stop(new ConnectError('PROXY_PROTOCOL', `proxy ${describeProxy(proxy)} sent no end to its answer to CONNECT within ${MAX_PROXY_HEAD_BYTES} bytes`));
+      if (head.length > MAX_PROXY_HEAD_BYTES)
+        stop(new ConnectError('PROXY_PROTOCOL', `proxy ${describeProxy(proxy)} sent no end to its answer to CONNECT within ${MAX_PROXY_HEAD_BYTES} bytes`));
       return;
     }
     const statusLine = head.subarray(0, head.indexOf('\r\n')).toString('latin1');
     const status = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1];
-    if (status === undefined) return stop(new ConnectError('PROXY_PROTOCOL', `proxy ${describeProxy(proxy)} answered CONNECT with "${statusLine.slice(0, 100)}"`));
-    if (status[0] !== '2') return stop(new ConnectError('PROXY_REFUSED', `proxy ${describeProxy(proxy)} refused CONNECT to ${authority}: ${statusLine.slice(0, 100)}`));
+    if (status === undefined)
+      return stop(new ConnectError('PROXY_PROTOCOL', `proxy ${describeProxy(proxy)} answered CONNECT with "${statusLine.slice(0, 100)}"`));
+    if (status[0] !== '2')
+      return stop(new ConnectError('PROXY_REFUSED', `proxy ${describeProxy(proxy)} refused CONNECT to ${authority}: ${statusLine.slice(0, 100)}`));
     // The upstream speaks first only after our TLS hello: anything more is not from it.
     if (end + 4 !== head.length) return stop(new ConnectError('PROXY_PROTOCOL', `proxy ${describeProxy(proxy)} sent bytes after its answer to CONNECT`));
     stop(null);

@@ -77,7 +77,11 @@ export function useTransportContract(row: TransportRow): TransportContract {
     },
     per: (expected) => (row.http2 ? expected.http2 : expected.http1),
     open(options = {}, network = {}, origin = contract.upstream.origin) {
-      const transport = createTransport(origin, { maxConnections: 4, connectTimeoutMs: 1_000, keepAliveMs: 10_000, ...options }, { proxy: null, ca, cert: null, key: null, http2: row.http2, ...network });
+      const transport = createTransport(
+        origin,
+        { maxConnections: 4, connectTimeoutMs: 1_000, keepAliveMs: 10_000, ...options },
+        { proxy: null, ca, cert: null, key: null, http2: row.http2, ...network },
+      );
       transports.push(transport);
       return transport;
     },

@@ -14,12 +14,22 @@ export function describeExchangeChecks(contract: TransportContract): void {
         response.end(`{"received":${JSON.stringify(body.toString())}}`);
       });
       const body = '{"text":"héllo ✓"}';
-      const handler = await succeeded(open(), { method: 'POST', path: '/v1/things?limit=1', headers: { 'content-type': 'application/json', authorization: 'Bearer secret', 'X-Custom': 'value' }, body });
+      const handler = await succeeded(open(), {
+        method: 'POST',
+        path: '/v1/things?limit=1',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer secret', 'X-Custom': 'value' },
+        body,
+      });
       const [seen] = contract.upstream.requests;
       expect(seen).toMatchObject({ method: 'POST', path: '/v1/things?limit=1', httpVersion: row.httpVersion });
       // The length is the transport's, counted in bytes.
       expect(Buffer.byteLength(body)).toBeGreaterThan(body.length);
-      expect(seen?.headers).toMatchObject({ 'content-type': 'application/json', authorization: 'Bearer secret', 'x-custom': 'value', 'content-length': String(Buffer.byteLength(body)) });
+      expect(seen?.headers).toMatchObject({
+        'content-type': 'application/json',
+        authorization: 'Bearer secret',
+        'x-custom': 'value',
+        'content-length': String(Buffer.byteLength(body)),
+      });
       expect(seen?.headers['transfer-encoding']).toBeUndefined();
       expect(seen?.headers[row.http2 ? ':authority' : 'host']).toBe(`127.0.0.1:${contract.upstream.port}`);
       expect(handler.statusCode).toBe(201);
@@ -45,7 +55,6 @@ export function describeExchangeChecks(contract: TransportContract): void {
       expect(handler.sentAt.at(-1)).toBeGreaterThanOrEqual(170);
     });
   });
-
 
   describe('keep-alive', () => {
     it('serves sequential calls on one kept-alive connection', async () => {

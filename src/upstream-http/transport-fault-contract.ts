@@ -203,7 +203,10 @@ export function describeFaultChecks(contract: TransportContract): void {
       expect(handler.errorCode).toBe(per({ http1: 'HTTP1_POOL_CLOSED', http2: 'UND_ERR_DESTROYED' }));
       expect(contract.upstream.connectionCount).toBe(0);
       // undici's Pool is destroyed once closed; the in-house pool stays closed.
-      const again = transport.close().then(() => 'resolved', (error: unknown) => (error as Error).name);
+      const again = transport.close().then(
+        () => 'resolved',
+        (error: unknown) => (error as Error).name,
+      );
       expect(await again).toBe(per({ http1: 'resolved', http2: 'ClientDestroyedError' }));
     });
   });

@@ -30,7 +30,9 @@ export function describeNetworkChecks(contract: TransportContract): void {
     it('presents the client certificate of cert and key (mTLS), and none without them', async () => {
       contract.upstream.behaviour = (exchange) => ok(exchange);
       const { certificates } = contract;
-      await succeeded(open({}, { cert: certificates.read(certificates.clientCertFile).toString(), key: certificates.read(certificates.clientKeyFile).toString() }));
+      await succeeded(
+        open({}, { cert: certificates.read(certificates.clientCertFile).toString(), key: certificates.read(certificates.clientKeyFile).toString() }),
+      );
       await succeeded(open());
       expect(contract.upstream.requests.map(({ clientCertificate }) => clientCertificate)).toEqual(['switchyard-client', null]);
     });
@@ -54,7 +56,9 @@ export function describeNetworkChecks(contract: TransportContract): void {
       const wrong = proxy.url.replace('team:s3cret', 'team:wrong');
       const handler = await send(open({}, { proxy: { http: null, https: wrong, noProxy: '' } }));
       expect(handler.errorCode).toBe('PROXY_REFUSED');
-      expect(handler.error?.message).toBe(`proxy ${new URL(proxy.url).origin} refused CONNECT to 127.0.0.1:${contract.upstream.port}: HTTP/1.1 407 Proxy Authentication Required`);
+      expect(handler.error?.message).toBe(
+        `proxy ${new URL(proxy.url).origin} refused CONNECT to 127.0.0.1:${contract.upstream.port}: HTTP/1.1 407 Proxy Authentication Required`,
+      );
       expect(handler.error?.message).not.toMatch(/wrong|team/);
       expect(contract.upstream.connectionCount).toBe(0);
     });

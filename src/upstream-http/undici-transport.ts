@@ -25,14 +25,18 @@ export class UndiciTransport implements Transport {
       keepAliveMaxTimeout: options.keepAliveMs,
       headersTimeout: 0,
       bodyTimeout: 0,
-      connect: (_options, callback) => connectUpstream(connectTarget, (error, socket) => (error === null ? callback(null, socket as NonNullable<typeof socket>) : callback(error, null))),
+      connect: (_options, callback) =>
+        connectUpstream(connectTarget, (error, socket) => (error === null ? callback(null, socket as NonNullable<typeof socket>) : callback(error, null))),
     });
   }
 
   dispatch(request: TransportRequest, handler: TransportHandler): TransportCall {
     const call = new UndiciCall(handler);
     const { body } = request;
-    this.pool.dispatch({ path: request.path, method: request.method, headers: request.headers, body: body instanceof Readable ? notifyingEachChunk(body, handler) : body }, call);
+    this.pool.dispatch(
+      { path: request.path, method: request.method, headers: request.headers, body: body instanceof Readable ? notifyingEachChunk(body, handler) : body },
+      call,
+    );
     return call;
   }
 

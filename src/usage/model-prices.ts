@@ -15,6 +15,8 @@ export function costOf(price: ModelPrice | undefined, usage: Usage): number | nu
   if (price === undefined) return null;
   const cached = Math.min(usage.cachedTokens ?? 0, usage.promptTokens);
   const dollars =
-    (usage.promptTokens - cached) * price.input_per_mtok + cached * (price.cached_input_per_mtok ?? price.input_per_mtok) + usage.completionTokens * price.output_per_mtok;
+    (usage.promptTokens - cached) * price.input_per_mtok +
+    cached * (price.cached_input_per_mtok ?? price.input_per_mtok) +
+    usage.completionTokens * price.output_per_mtok;
   return dollars / 1_000_000;
 }

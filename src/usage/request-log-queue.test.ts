@@ -4,9 +4,31 @@ import { RequestLogQueue } from './request-log-queue.js';
 
 function entry(id: string): RequestLogEntry {
   return {
-    id, clientRequestId: null, createdAt: 1, tokenId: null, team: null, project: null, endpoint: 'chat.completions', model: null, upstream: null, upstreamModel: null,
-    sessionId: null, status: 200, latencyMs: 1, ttfbMs: null, promptTokens: null, completionTokens: null, cachedTokens: null, reasoningTokens: null, costUsd: null, usageSource: null, errorCode: null,
-    sessionSource: null, affinity: null, attempts: null, clientAddress: null,
+    id,
+    clientRequestId: null,
+    createdAt: 1,
+    tokenId: null,
+    team: null,
+    project: null,
+    endpoint: 'chat.completions',
+    model: null,
+    upstream: null,
+    upstreamModel: null,
+    sessionId: null,
+    status: 200,
+    latencyMs: 1,
+    ttfbMs: null,
+    promptTokens: null,
+    completionTokens: null,
+    cachedTokens: null,
+    reasoningTokens: null,
+    costUsd: null,
+    usageSource: null,
+    errorCode: null,
+    sessionSource: null,
+    affinity: null,
+    attempts: null,
+    clientAddress: null,
   };
 }
 
@@ -84,7 +106,12 @@ describe('RequestLogQueue', () => {
     const store = new FlakyStore();
     store.failing = true;
     const reported: number[] = [];
-    const queue = new RequestLogQueue(store, { batchSize: 1_000, flushIntervalMs: 60_000, maxQueue: 3, onError: (_error, _pending, dropped) => reported.push(dropped) });
+    const queue = new RequestLogQueue(store, {
+      batchSize: 1_000,
+      flushIntervalMs: 60_000,
+      maxQueue: 3,
+      onError: (_error, _pending, dropped) => reported.push(dropped),
+    });
     for (const id of ['a', 'b', 'c', 'd', 'e']) queue.push(entry(id));
     expect(queue.dropped).toBe(2);
     await queue.flush();

@@ -15,7 +15,10 @@ for (const provider of providersWith('speech')) {
     });
 
     it('answers mp3 as audio/mpeg and wav as audio/wav, with bytes of that format', async () => {
-      for (const [format, type] of [['mp3', 'audio/mpeg'], ['wav', 'audio/wav']] as const) {
+      for (const [format, type] of [
+        ['mp3', 'audio/mpeg'],
+        ['wav', 'audio/wav'],
+      ] as const) {
         const response = await running.client.audio.speech.create({ model: 'speech', input: 'Hello.', voice: 'alloy', response_format: format });
         expect(response.headers.get('content-type')).toBe(type);
         expect(detectAudioFormat(Buffer.from(await response.arrayBuffer()))).toBe(format);

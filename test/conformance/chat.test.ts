@@ -13,8 +13,19 @@ for (const provider of providersWith('chat')) {
     });
 
     it('answers a chat.completion that matches OpenAI schema, with consistent usage', async () => {
-      const raw = await running.client.chat.completions.create({ model: 'chat', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }] }).asResponse();
-      const body = (await raw.json()) as { choices: Array<{ message: { role: string; content: string | null }; finish_reason: string }>; usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } };
+      const raw = await running.client.chat.completions
+        .create({
+          model: 'chat',
+          messages: [
+            { role: 'system', content: 'Be brief.' },
+            { role: 'user', content: 'Hi' },
+          ],
+        })
+        .asResponse();
+      const body = (await raw.json()) as {
+        choices: Array<{ message: { role: string; content: string | null }; finish_reason: string }>;
+        usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+      };
       expect(conformanceErrors('CreateChatCompletionResponse', body)).toEqual([]);
       expect(body.choices[0]?.message.role).toBe('assistant');
       expect(body.choices[0]?.message.content?.length).toBeGreaterThan(0);
@@ -23,7 +34,12 @@ for (const provider of providersWith('chat')) {
     });
 
     it('streams chunks that match OpenAI schema, with one finish_reason and usage at the end when asked', async () => {
-      const stream = await running.client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true } });
+      const stream = await running.client.chat.completions.create({
+        model: 'chat',
+        messages: [{ role: 'user', content: 'Hi' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       let text = '';
       const finishReasons: string[] = [];
       let usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | undefined;

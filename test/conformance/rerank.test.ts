@@ -19,7 +19,9 @@ for (const provider of providersWith('rerank')) {
     });
 
     it('ranks every document once, by relevance, highest first', async () => {
-      const body = (await running.client.post('/rerank', { body: { model: 'rerank', query: 'What is the capital of France?', documents: DOCUMENTS } })) as RerankBody;
+      const body = (await running.client.post('/rerank', {
+        body: { model: 'rerank', query: 'What is the capital of France?', documents: DOCUMENTS },
+      })) as RerankBody;
       expect(body.model).toBe('rerank');
       expect([...body.results.map((result) => result.index)].sort()).toEqual(DOCUMENTS.map((_, index) => index));
       const scores = body.results.map((result) => result.relevance_score);

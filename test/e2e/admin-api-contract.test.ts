@@ -39,11 +39,26 @@ describe('every admin route', () => {
     const routes = running.gateway.adminRoutes;
     const names = routes.map((route) => `${route.method} ${route.path}`);
     for (const expected of [
-      'GET /admin/v1/teams', 'POST /admin/v1/teams', 'GET /admin/v1/teams/{id}', 'PATCH /admin/v1/teams/{id}', 'DELETE /admin/v1/teams/{id}',
-      'GET /admin/v1/teams/{team}/projects', 'POST /admin/v1/teams/{team}/projects', 'GET /admin/v1/teams/{team}/projects/{id}',
-      'PATCH /admin/v1/teams/{team}/projects/{id}', 'DELETE /admin/v1/teams/{team}/projects/{id}',
-      'GET /admin/v1/tokens', 'POST /admin/v1/tokens', 'GET /admin/v1/tokens/{id}', 'PATCH /admin/v1/tokens/{id}', 'POST /admin/v1/tokens/{id}/revoke',
-      'GET /admin/v1/credentials', 'GET /admin/v1/credentials/{id}', 'POST /admin/v1/credentials', 'DELETE /admin/v1/credentials/{id}', 'GET /admin/v1/accounts',
+      'GET /admin/v1/teams',
+      'POST /admin/v1/teams',
+      'GET /admin/v1/teams/{id}',
+      'PATCH /admin/v1/teams/{id}',
+      'DELETE /admin/v1/teams/{id}',
+      'GET /admin/v1/teams/{team}/projects',
+      'POST /admin/v1/teams/{team}/projects',
+      'GET /admin/v1/teams/{team}/projects/{id}',
+      'PATCH /admin/v1/teams/{team}/projects/{id}',
+      'DELETE /admin/v1/teams/{team}/projects/{id}',
+      'GET /admin/v1/tokens',
+      'POST /admin/v1/tokens',
+      'GET /admin/v1/tokens/{id}',
+      'PATCH /admin/v1/tokens/{id}',
+      'POST /admin/v1/tokens/{id}/revoke',
+      'GET /admin/v1/credentials',
+      'GET /admin/v1/credentials/{id}',
+      'POST /admin/v1/credentials',
+      'DELETE /admin/v1/credentials/{id}',
+      'GET /admin/v1/accounts',
       'GET /admin/v1/openapi.json',
     ]) {
       expect(names).toContain(expected);
@@ -58,10 +73,12 @@ describe('every admin route', () => {
     for (const route of running.gateway.adminRoutes) {
       const anonymous = await call(route, null);
       const anonymousBody = (await anonymous.json()) as { error: { code: string } };
-      if (anonymous.status !== 401 || anonymousBody.error.code !== 'missing_api_key') wrong.push(`${route.method} ${route.path} without a token: ${anonymous.status} ${anonymousBody.error.code}`);
+      if (anonymous.status !== 401 || anonymousBody.error.code !== 'missing_api_key')
+        wrong.push(`${route.method} ${route.path} without a token: ${anonymous.status} ${anonymousBody.error.code}`);
       const user = await call(route, userToken);
       const userBody = (await user.json()) as { error: { code: string } };
-      if (user.status !== 403 || userBody.error.code !== 'insufficient_scope') wrong.push(`${route.method} ${route.path} without admin: ${user.status} ${userBody.error.code}`);
+      if (user.status !== 403 || userBody.error.code !== 'insufficient_scope')
+        wrong.push(`${route.method} ${route.path} without admin: ${user.status} ${userBody.error.code}`);
       // And the admin token gets past authentication (whatever the made-up id then gives).
       const admin = await call(route, adminToken);
       await admin.arrayBuffer();
@@ -75,7 +92,12 @@ describe('GET /admin/v1/openapi.json', () => {
   it('is a valid OpenAPI 3.1 document listing every route of the table with its operationId', async () => {
     const answer = await fetch(`${running.gateway.url}/admin/v1/openapi.json`, { headers: { authorization: `Bearer ${adminToken}` } });
     expect(answer.status).toBe(200);
-    const document = (await answer.json()) as { openapi: string; paths: Record<string, Record<string, { operationId: string; tags: string[]; responses: Record<string, unknown> }>>; components: { securitySchemes: Record<string, unknown> }; security: unknown[] };
+    const document = (await answer.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, { operationId: string; tags: string[]; responses: Record<string, unknown> }>>;
+      components: { securitySchemes: Record<string, unknown> };
+      security: unknown[];
+    };
     expect(document.openapi).toBe('3.1.0');
     // validate() dereferences in place: give it a copy.
     await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();
@@ -87,7 +109,9 @@ describe('GET /admin/v1/openapi.json', () => {
       expect(Object.keys(operation?.responses ?? {})).toEqual(expect.arrayContaining([String(route.status ?? 200), '401', '403', 'default']));
       // Swagger Parser does not check 3.1 path templates against their parameters: this does.
       const templated = [...route.path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
-      const declared = ((operation as { parameters?: Array<{ name: string; in: string; required: boolean }> } | undefined)?.parameters ?? []).filter((parameter) => parameter.in === 'path');
+      const declared = ((operation as { parameters?: Array<{ name: string; in: string; required: boolean }> } | undefined)?.parameters ?? []).filter(
+        (parameter) => parameter.in === 'path',
+      );
       expect(declared.map((parameter) => parameter.name).sort()).toEqual(templated.sort());
       expect(declared.every((parameter) => parameter.required)).toBe(true);
     }

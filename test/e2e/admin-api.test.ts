@@ -55,7 +55,10 @@ describeEachBackend('the admin API for teams, projects and tokens', (backend) =>
   const tokenCount = async () => (await harness.gateway.stores.tokens.list()).length;
 
   it('creates, reads, changes and deletes a team, limits in snake_case with a merge patch', async () => {
-    const created = conforms('createTeam', await admin('POST', '/teams', { id: 'search', name: 'Search', limits: { rpm: 600, tokens_per_month: 5_000_000, usd_per_day: 12.5 } }));
+    const created = conforms(
+      'createTeam',
+      await admin('POST', '/teams', { id: 'search', name: 'Search', limits: { rpm: 600, tokens_per_month: 5_000_000, usd_per_day: 12.5 } }),
+    );
     expect(created).toMatchObject({ id: 'search', name: 'Search', limits: { rpm: 600, tokens_per_month: 5_000_000, usd_per_day: 12.5 } });
     expect(Date.parse(created['created_at'] as string)).toBeGreaterThan(0);
     expect(conforms('getTeam', await admin('GET', '/teams/search'))).toEqual(created);
@@ -104,7 +107,10 @@ describeEachBackend('the admin API for teams, projects and tokens', (backend) =>
     const project = conforms('createProject', await admin('POST', '/teams/ads/projects', { id: 'bidder', limits: { max_concurrent: 4 } }));
     expect(project).toMatchObject({ id: 'bidder', team: 'ads', name: 'bidder', limits: { max_concurrent: 4 } });
     expect(conforms('getProject', await admin('GET', '/teams/ads/projects/bidder'))).toEqual(project);
-    expect(conforms('updateProject', await admin('PATCH', '/teams/ads/projects/bidder', { name: 'Bidder', limits: { max_concurrent: null } }))).toMatchObject({ name: 'Bidder', limits: {} });
+    expect(conforms('updateProject', await admin('PATCH', '/teams/ads/projects/bidder', { name: 'Bidder', limits: { max_concurrent: null } }))).toMatchObject({
+      name: 'Bidder',
+      limits: {},
+    });
     expect((conforms('listProjects', await admin('GET', '/teams/ads/projects'))['data'] as Array<{ id: string }>).map((item) => item.id)).toEqual(['bidder']);
     const unknownTeam = await admin('POST', '/teams/nobody/projects', { id: 'p' });
     expect(refused(unknownTeam, 422, 'validation_error', 'team')).toContain("no team 'nobody'");
@@ -120,8 +126,26 @@ describeEachBackend('the admin API for teams, projects and tokens', (backend) =>
   });
 
   it('creates a token with its secret once, which works at once and is never shown again', async () => {
-    const created = conforms('createToken', await admin('POST', '/tokens', { team: 'ads', project: 'bidder', name: 'ci', scopes: ['chat', 'models:read'], models: ['gpt-4o-mini'], expires_in: '30d', limits: { rpm: 60, usd_per_month: 20 } }));
-    expect(created).toMatchObject({ team: 'ads', project: 'bidder', status: 'active', name: 'ci', limits: { rpm: 60, usd_per_month: 20 }, models: ['gpt-4o-mini'] });
+    const created = conforms(
+      'createToken',
+      await admin('POST', '/tokens', {
+        team: 'ads',
+        project: 'bidder',
+        name: 'ci',
+        scopes: ['chat', 'models:read'],
+        models: ['gpt-4o-mini'],
+        expires_in: '30d',
+        limits: { rpm: 60, usd_per_month: 20 },
+      }),
+    );
+    expect(created).toMatchObject({
+      team: 'ads',
+      project: 'bidder',
+      status: 'active',
+      name: 'ci',
+      limits: { rpm: 60, usd_per_month: 20 },
+      models: ['gpt-4o-mini'],
+    });
     const secret = created['secret'] as string;
     expect(secret).toMatch(/^svc_[A-Za-z0-9]{43}$/);
     expect(secret.startsWith(created['prefix'] as string)).toBe(true);
@@ -183,8 +207,23 @@ describeEachBackend('the admin API for teams, projects and tokens', (backend) =>
   it('changes a token (limits as a merge patch) and refuses a revoked one with 422', async () => {
     const created = conforms('createToken', await admin('POST', '/tokens', { team: 'ads', limits: { rpm: 60, tpm: 1_000 }, models: ['gpt-4o-mini'] }));
     const id = created['id'] as string;
-    const changed = conforms('updateToken', await admin('PATCH', `/tokens/${id}`, { limits: { rpm: null, max_concurrent: 2 }, scopes: ['chat'], models: null, expires_at: '2999-01-01T00:00:00Z', name: 'renamed' }));
-    expect(changed).toMatchObject({ limits: { tpm: 1_000, max_concurrent: 2 }, scopes: ['chat'], models: null, expires_at: '2999-01-01T00:00:00.000Z', name: 'renamed' });
+    const changed = conforms(
+      'updateToken',
+      await admin('PATCH', `/tokens/${id}`, {
+        limits: { rpm: null, max_concurrent: 2 },
+        scopes: ['chat'],
+        models: null,
+        expires_at: '2999-01-01T00:00:00Z',
+        name: 'renamed',
+      }),
+    );
+    expect(changed).toMatchObject({
+      limits: { tpm: 1_000, max_concurrent: 2 },
+      scopes: ['chat'],
+      models: null,
+      expires_at: '2999-01-01T00:00:00.000Z',
+      name: 'renamed',
+    });
     expect(conforms('updateToken', await admin('PATCH', `/tokens/${id}`, { expires_at: null }))['expires_at']).toBeNull();
     refused(await admin('PATCH', `/tokens/${id}`, { limits: { tpm: 0 } }), 422, 'validation_error', 'limits.tpm');
     refused(await admin('PATCH', `/tokens/${id}`, { scopes: ['root'] }), 422, 'validation_error', 'scopes');

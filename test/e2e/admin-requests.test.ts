@@ -10,7 +10,7 @@ interface Answer {
 
 type Listed = { data: Array<Record<string, unknown> & { id: string }>; next_cursor: string | null };
 
-describeEachBackend('the admin API\'s requests, sessions and usage', (backend) => {
+describeEachBackend("the admin API's requests, sessions and usage", (backend) => {
   let harness: OpenAIFakeGateway;
   let drop: () => Promise<void>;
   let adminToken: string;
@@ -76,7 +76,9 @@ describeEachBackend('the admin API\'s requests, sessions and usage', (backend) =
     expect((await list(`token_id=${tokenIds['search']}`)).data.map((row) => row.id)).toEqual(newestFirst(search));
     const range = await list(`from=${new Date(between).toISOString()}&to=${new Date(after).toISOString()}`);
     expect(range.data.map((row) => row.id)).toEqual(newestFirst(ads));
-    expect((await list('team=ads&status=4xx')).data.map((row) => ({ id: row.id, error_code: row['error_code'] }))).toEqual([{ id: ads[2], error_code: 'model_not_found' }]);
+    expect((await list('team=ads&status=4xx')).data.map((row) => ({ id: row.id, error_code: row['error_code'] }))).toEqual([
+      { id: ads[2], error_code: 'model_not_found' },
+    ]);
   });
 
   it('pages through every request with the cursor, each once', async () => {
@@ -92,7 +94,13 @@ describeEachBackend('the admin API\'s requests, sessions and usage', (backend) =
   });
 
   it('refuses a page size over 1,000 and a malformed cursor with 422 naming the parameter', async () => {
-    for (const [query, param] of [['limit=1001', 'limit'], ['cursor=not-a-cursor', 'cursor'], ['from=yesterday', 'from'], ['status=5x', 'status'], ['sesion_id=conversation-1', 'sesion_id']] as const) {
+    for (const [query, param] of [
+      ['limit=1001', 'limit'],
+      ['cursor=not-a-cursor', 'cursor'],
+      ['from=yesterday', 'from'],
+      ['status=5x', 'status'],
+      ['sesion_id=conversation-1', 'sesion_id'],
+    ] as const) {
       const answer = await admin(`/requests?${query}`);
       expect(answer.status, query).toBe(422);
       expect(answer.body.error?.code).toBe('validation_error');
@@ -148,7 +156,9 @@ describeEachBackend('the admin API\'s requests, sessions and usage', (backend) =
     expect([totals('search'), totals('ads')]).toEqual([4, 3]);
     const adsErrors = byTeam.data.filter((row) => row['team'] === 'ads').reduce((sum, row) => sum + (row['errors'] as number), 0);
     expect(adsErrors).toBe(1);
-    const byToken = (await conforming('getUsage', `/usage?bucket=day&group_by=token&token_id=${tokenIds['search']}`)) as { data: Array<Record<string, unknown>> };
+    const byToken = (await conforming('getUsage', `/usage?bucket=day&group_by=token&token_id=${tokenIds['search']}`)) as {
+      data: Array<Record<string, unknown>>;
+    };
     expect(byToken.data.reduce((sum, row) => sum + (row['requests'] as number), 0)).toBe(4);
     expect(byToken.data.every((row) => row['token_id'] === tokenIds['search'] && (row['prompt_tokens'] as number) > 0)).toBe(true);
   });

@@ -111,7 +111,9 @@ describe('switchyard backup of a SQLite database while the gateway runs and writ
     // A request log of some size, so that the copy takes long enough for writes to land during it.
     const seeded = await openStores(`sqlite:${databasePath}`);
     for (let batch = 0; batch < 40; batch++) {
-      await seeded.requestLogs.insertBatch(Array.from({ length: 500 }, (_, index) => requestLogEntry(Date.parse('2026-11-01') + batch * 500 + index, { tokenId: null })));
+      await seeded.requestLogs.insertBatch(
+        Array.from({ length: 500 }, (_, index) => requestLogEntry(Date.parse('2026-11-01') + batch * 500 + index, { tokenId: null })),
+      );
     }
     await seeded.close();
 
@@ -170,7 +172,9 @@ describe('switchyard backup of a SQLite database while the gateway runs and writ
     expect(backup.code, backup.stderr).toBe(0);
     // Writes went on while it ran.
     expect(servedDuring).toBeGreaterThan(0);
-    expect(backup.stdout).toMatch(/^Backed up sqlite:.*switchyard\.db to .*switchyard-backup\.db \(\d+\.\d [KM]iB, schema 0012-schema-history, checked\)\. Rows:$/m);
+    expect(backup.stdout).toMatch(
+      /^Backed up sqlite:.*switchyard\.db to .*switchyard-backup\.db \(\d+\.\d [KM]iB, schema 0012-schema-history, checked\)\. Rows:$/m,
+    );
     const backedUpTokens = readRows(backupPath, 'select count(*) as count from tokens')[0]?.['count'] as number;
     expect(backup.stdout).toMatch(new RegExp(`^ +tokens +${backedUpTokens}$`, 'm'));
     expect(readRows(backupPath, 'pragma integrity_check')).toEqual([{ integrity_check: 'ok' }]);
@@ -239,13 +243,20 @@ describe('switchyard backup: the file it writes', () => {
 
   it('for PostgreSQL, says what to run (pg_dump, pg_restore) without the password, and exits 1: nothing was written', async () => {
     const postgresConfig = join(directory, 'postgres.yaml');
-    writeFileSync(postgresConfig, stringify({ database: { url: 'postgres://switchyard:s3cret@db.internal:6432/gateway?options=-c%20search_path%3Dtenant_a' } }));
+    writeFileSync(
+      postgresConfig,
+      stringify({ database: { url: 'postgres://switchyard:s3cret@db.internal:6432/gateway?options=-c%20search_path%3Dtenant_a' } }),
+    );
     const answer = await cli('backup', join(directory, 'pg.dump'), '--config', postgresConfig);
     expect(answer.code).toBe(1);
     const text = answer.stderr.join('\n');
     expect(text).not.toContain('s3cret');
-    expect(text).toContain(`pg_dump --format=custom --host=db.internal --port=6432 --username=switchyard --dbname=gateway --schema=tenant_a --file=${join(directory, 'pg.dump')}`);
-    expect(text).toContain(`pg_restore --clean --if-exists --no-owner --single-transaction --host=db.internal --port=6432 --username=switchyard --dbname=gateway ${join(directory, 'pg.dump')}`);
+    expect(text).toContain(
+      `pg_dump --format=custom --host=db.internal --port=6432 --username=switchyard --dbname=gateway --schema=tenant_a --file=${join(directory, 'pg.dump')}`,
+    );
+    expect(text).toContain(
+      `pg_restore --clean --if-exists --no-owner --single-transaction --host=db.internal --port=6432 --username=switchyard --dbname=gateway ${join(directory, 'pg.dump')}`,
+    );
     expect(existsSync(join(directory, 'pg.dump'))).toBe(false);
   });
 });

@@ -8,7 +8,18 @@ import { resetCredentials } from '../support/reset-credentials.js';
 let harness: OpenAIFakeGateway;
 
 beforeAll(async () => {
-  harness = await startOpenAIFakeGateway({ config: { models: [{ id: 'gpt-4o-mini', type: 'chat', routes: [{ upstream: 'primary', model: 'gpt-4o-mini-2024-07-18' }], price: { input_per_mtok: 150, output_per_mtok: 600 } }] } });
+  harness = await startOpenAIFakeGateway({
+    config: {
+      models: [
+        {
+          id: 'gpt-4o-mini',
+          type: 'chat',
+          routes: [{ upstream: 'primary', model: 'gpt-4o-mini-2024-07-18' }],
+          price: { input_per_mtok: 150, output_per_mtok: 600 },
+        },
+      ],
+    },
+  });
 });
 afterAll(async () => {
   await harness.close();

@@ -25,11 +25,20 @@ beforeEach(() => {
   harness.backupUpstream.requests.length = 0;
 });
 
-
 describe('models', () => {
   it('lists the models the token may use, in the OpenAI list envelope', async () => {
     const page = await client.models.list();
-    expect(page.data.map((model) => model.id)).toEqual(['gpt-4o-mini', 'pooled-chat', 'slow-chat', 'unreachable-chat', 'text-embedding-3-small', 'batched-embed', 'whisper-1', 'tts-1', 'rerank-small']);
+    expect(page.data.map((model) => model.id)).toEqual([
+      'gpt-4o-mini',
+      'pooled-chat',
+      'slow-chat',
+      'unreachable-chat',
+      'text-embedding-3-small',
+      'batched-embed',
+      'whisper-1',
+      'tts-1',
+      'rerank-small',
+    ]);
     const raw = await client.models.list().asResponse();
     const body = (await raw.json()) as { object: string; data: Array<Record<string, unknown>> };
     expect(conformanceErrors('ListModelsResponse', body)).toEqual([]);
@@ -177,7 +186,12 @@ describe('chat completions, streamed', () => {
   it('estimates streamed usage from the relayed text when the upstream sends none', async () => {
     harness.upstream.options = { omitUsage: true };
     const { data: stream, response } = await client.chat.completions
-      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello to the whole world, please.' }], stream: true, stream_options: { include_usage: true } })
+      .create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'Say hello to the whole world, please.' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      })
       .withResponse();
     const chunks = [];
     for await (const chunk of stream) chunks.push(chunk);
@@ -218,7 +232,9 @@ describe('sessions and request ids', () => {
 
   it('logs every request when a caller repeats its X-Request-Id, under ids of the gateway own', async () => {
     const send = () =>
-      client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }, { headers: { 'X-Request-Id': 'retry-7' } }).withResponse();
+      client.chat.completions
+        .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }, { headers: { 'X-Request-Id': 'retry-7' } })
+        .withResponse();
     const first = await send();
     const second = await send();
     expect(first.response.headers.get('x-request-id')).toBe('retry-7');
@@ -251,8 +267,16 @@ describe('sessions and request ids', () => {
     }
     // None of them: an id inferred from the conversation, the same for each of its turns.
     const turns = [
-      [{ role: 'system' as const, content: 'Be brief.' }, { role: 'user' as const, content: 'Hi' }],
-      [{ role: 'system' as const, content: 'Be brief.' }, { role: 'user' as const, content: 'Hi' }, { role: 'assistant' as const, content: 'Hello!' }, { role: 'user' as const, content: 'And?' }],
+      [
+        { role: 'system' as const, content: 'Be brief.' },
+        { role: 'user' as const, content: 'Hi' },
+      ],
+      [
+        { role: 'system' as const, content: 'Be brief.' },
+        { role: 'user' as const, content: 'Hi' },
+        { role: 'assistant' as const, content: 'Hello!' },
+        { role: 'user' as const, content: 'And?' },
+      ],
     ];
     const inferred: string[] = [];
     for (const messages of turns) {
@@ -272,7 +296,9 @@ describe('sessions and request ids', () => {
 describe('failover across a model pool', () => {
   it('moves to the next credential when the first fails before answering', async () => {
     harness.upstream.failNext({ status: 500 });
-    const { data, response } = await client.chat.completions.create({ model: 'pooled-chat', messages: [{ role: 'user', content: 'Hi (a 500)' }] }).withResponse();
+    const { data, response } = await client.chat.completions
+      .create({ model: 'pooled-chat', messages: [{ role: 'user', content: 'Hi (a 500)' }] })
+      .withResponse();
     expect(data.choices[0]?.message.content).toBe(FIXTURE_TEXT);
     // Failover is invisible to the caller but for the session's move, which the headers tell.
     expect(response.headers.get('x-session-source')).toBe('inferred');
@@ -294,7 +320,9 @@ describe('failover across a model pool', () => {
 
   it('does not retry a request the upstream refused as invalid', async () => {
     harness.upstream.failNext({ status: 400 });
-    const error = await client.chat.completions.create({ model: 'pooled-chat', messages: [{ role: 'user', content: 'Hi (a 400)' }] }).catch((caught: unknown) => caught);
+    const error = await client.chat.completions
+      .create({ model: 'pooled-chat', messages: [{ role: 'user', content: 'Hi (a 400)' }] })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('upstream_bad_request');
     expect(harness.backupUpstream.requests).toHaveLength(0);

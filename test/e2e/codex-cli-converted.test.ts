@@ -88,9 +88,13 @@ describe('Codex CLI 0.171 through /v1/responses to converted models', () => {
 
     // The first request offered Codex's functions, the namespace's flattened, web_search left out.
     expect(anthropic.requests).toHaveLength(2);
-    const [first, second] = anthropic.requests.map((request) => request.body as { tools: Array<{ name: string }>; messages: Array<{ role: string; content: unknown }> });
+    const [first, second] = anthropic.requests.map(
+      (request) => request.body as { tools: Array<{ name: string }>; messages: Array<{ role: string; content: unknown }> },
+    );
     const offered = first?.tools.map((tool) => tool.name) ?? [];
-    expect(offered).toEqual(expect.arrayContaining(['exec_command', 'multi_agent_v1__close_agent', 'multi_agent_v1__spawn_agent', 'multi_agent_v1__wait_agent']));
+    expect(offered).toEqual(
+      expect.arrayContaining(['exec_command', 'multi_agent_v1__close_agent', 'multi_agent_v1__spawn_agent', 'multi_agent_v1__wait_agent']),
+    );
     for (const name of offered) expect(name).toMatch(CHAT_FUNCTION_NAME);
     expect(JSON.stringify(first?.tools)).not.toContain('web_search');
 
@@ -120,7 +124,10 @@ describe('Codex CLI 0.171 through /v1/responses to converted models', () => {
     expect(printed.at(-1)?.type).toBe('turn.completed');
 
     expect(gemini.requests).toHaveLength(2);
-    const [first, second] = gemini.requests.map((request) => request.body as { tools: Array<{ functionDeclarations: Array<{ name: string }> }>; contents: Array<{ parts: Array<Record<string, unknown>> }> });
+    const [first, second] = gemini.requests.map(
+      (request) =>
+        request.body as { tools: Array<{ functionDeclarations: Array<{ name: string }> }>; contents: Array<{ parts: Array<Record<string, unknown>> }> },
+    );
     const declared = (first?.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []).map((declaration) => declaration.name);
     expect(declared).toEqual(expect.arrayContaining(['exec_command', 'multi_agent_v1__close_agent']));
     for (const name of declared) expect(name).toMatch(CHAT_FUNCTION_NAME);

@@ -34,7 +34,13 @@ beforeAll(async () => {
   const directory = mkdtempSync(join(tmpdir(), 'switchyard-codex-cli-'));
   for (const account of ['a', 'b']) writeFileSync(join(directory, `${account}.json`), backend.authJson(`acct-${account}`), { mode: 0o600 });
   running = await startTestGateway({
-    upstreams: ['a', 'b'].map((account) => ({ id: `chatgpt-${account}`, provider: 'codex', base_url: backend.baseUrl, token_url: backend.tokenUrl, auth_file: join(directory, `${account}.json`) })),
+    upstreams: ['a', 'b'].map((account) => ({
+      id: `chatgpt-${account}`,
+      provider: 'codex',
+      base_url: backend.baseUrl,
+      token_url: backend.tokenUrl,
+      auth_file: join(directory, `${account}.json`),
+    })),
     models: [
       {
         id: MODEL,

@@ -24,7 +24,15 @@ const NAMESPACE_TOOL = {
   type: 'namespace',
   name: 'multi_agent_v1',
   description: 'Sub-agents.',
-  tools: [{ type: 'function', name: 'spawn_agent', description: 'Starts a sub-agent.', parameters: { type: 'object', properties: { task: { type: 'string' } }, required: ['task'] }, strict: false }],
+  tools: [
+    {
+      type: 'function',
+      name: 'spawn_agent',
+      description: 'Starts a sub-agent.',
+      parameters: { type: 'object', properties: { task: { type: 'string' } }, required: ['task'] },
+      strict: false,
+    },
+  ],
 };
 const EXEC_TOOL = { type: 'function', name: 'exec_command', parameters: { type: 'object', properties: { cmd: { type: 'string' } } }, strict: false };
 
@@ -84,10 +92,18 @@ describe('/v1/responses on a ChatGPT account', () => {
       metadata: { session_id: 'conversation-1' },
     });
     expect(first.status, first.text).toBe(200);
-    const response = JSON.parse(first.text) as { id: string; model: string; status: string; output: Array<Record<string, unknown>>; usage: Record<string, unknown> };
+    const response = JSON.parse(first.text) as {
+      id: string;
+      model: string;
+      status: string;
+      output: Array<Record<string, unknown>>;
+      usage: Record<string, unknown>;
+    };
     expect(response).toMatchObject({ model: MODEL, status: 'completed' });
     expect(response.id).toMatch(/^resp_[0-9a-f]{48}$/);
-    expect(response.output).toEqual([expect.objectContaining({ type: 'message', role: 'assistant', content: [expect.objectContaining({ type: 'output_text', text: DEFAULT_REPLY_TEXT })] })]);
+    expect(response.output).toEqual([
+      expect.objectContaining({ type: 'message', role: 'assistant', content: [expect.objectContaining({ type: 'output_text', text: DEFAULT_REPLY_TEXT })] }),
+    ]);
     expect(response.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
     expect(await logRow(first.requestId)).toMatchObject({
       endpoint: 'responses',

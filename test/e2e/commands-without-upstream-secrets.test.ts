@@ -16,7 +16,12 @@ const EXAMPLE = fileURLToPath(new URL('../../switchyard.example.yaml', import.me
  */
 describe("the README's quick start with your providers: the second terminal has no OPENAI_API_KEY", () => {
   const directory = mkdtempSync(join(tmpdir(), 'switchyard-quick-start-'));
-  const before = { cwd: process.cwd(), key: process.env['OPENAI_API_KEY'], database: process.env['SWITCHYARD_DATABASE_URL'], config: process.env['SWITCHYARD_CONFIG'] };
+  const before = {
+    cwd: process.cwd(),
+    key: process.env['OPENAI_API_KEY'],
+    database: process.env['SWITCHYARD_DATABASE_URL'],
+    config: process.env['SWITCHYARD_CONFIG'],
+  };
 
   beforeAll(() => {
     copyFileSync(EXAMPLE, join(directory, 'switchyard.yaml'));
@@ -28,7 +33,11 @@ describe("the README's quick start with your providers: the second terminal has 
   });
   afterAll(() => {
     process.chdir(before.cwd);
-    for (const [name, value] of [['OPENAI_API_KEY', before.key], ['SWITCHYARD_DATABASE_URL', before.database], ['SWITCHYARD_CONFIG', before.config]] as const) {
+    for (const [name, value] of [
+      ['OPENAI_API_KEY', before.key],
+      ['SWITCHYARD_DATABASE_URL', before.database],
+      ['SWITCHYARD_CONFIG', before.config],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }
@@ -76,7 +85,9 @@ describe("the README's quick start with your providers: the second terminal has 
     try {
       const result = await cli('tokens', 'list');
       expect(result.code).toBe(78);
-      expect(result.stderr).toEqual(['switchyard: config error: database.url (SWITCHYARD_DATABASE_URL): must match ^(sqlite:|postgres://|postgresql://), got "mysql://nope"']);
+      expect(result.stderr).toEqual([
+        'switchyard: config error: database.url (SWITCHYARD_DATABASE_URL): must match ^(sqlite:|postgres://|postgresql://), got "mysql://nope"',
+      ]);
     } finally {
       delete process.env['SWITCHYARD_DATABASE_URL'];
     }
@@ -85,6 +96,8 @@ describe("the README's quick start with your providers: the second terminal has 
   it('serve still refuses to start without the key, exit 78 and one line naming it', async () => {
     const result = await cli('serve');
     expect(result.code).toBe(78);
-    expect(result.stderr).toEqual(['switchyard: config error: upstreams[0].api_key: environment variable OPENAI_API_KEY is not set (write ${OPENAI_API_KEY:-} to allow it empty)']);
+    expect(result.stderr).toEqual([
+      'switchyard: config error: upstreams[0].api_key: environment variable OPENAI_API_KEY is not set (write ${OPENAI_API_KEY:-} to allow it empty)',
+    ]);
   });
 });

@@ -134,9 +134,26 @@ describe('config reload, in process (what SIGHUP calls)', () => {
     const good = readFileSync(configPath, 'utf8');
     const bad = [
       { file: 'upstreams: [ {\n', reason: /invalid YAML/ },
-      { file: document(configPath, [{ id: 'a', provider: 'openai', base_url: upstream.url, api_key: '${ROTATED_KEY}' }], [{ id: 'gpt-4o-mini', type: 'chat', routes: [{ upstream: 'a', model: 'm' }] }]), reason: /upstreams\[0\]\.api_key: environment variable ROTATED_KEY is not set/ },
-      { file: document(configPath, upstreams('sk-a-3'), [{ id: 'gpt-4o-mini', type: 'chat', routes: [{ upstream: 'nowhere', model: 'm' }] }]), reason: /models\[0\]\.routes\[0\]\.upstream/ },
-      { file: document(configPath, [...upstreams('sk-a-3'), { id: 'c', provider: 'cohere', api_key: 'co-1' }], [{ id: 'gpt-4o-mini', type: 'chat', routes: [{ upstream: 'c', model: 'm' }] }]), reason: /cannot serve chat models/ },
+      {
+        file: document(
+          configPath,
+          [{ id: 'a', provider: 'openai', base_url: upstream.url, api_key: '${ROTATED_KEY}' }],
+          [{ id: 'gpt-4o-mini', type: 'chat', routes: [{ upstream: 'a', model: 'm' }] }],
+        ),
+        reason: /upstreams\[0\]\.api_key: environment variable ROTATED_KEY is not set/,
+      },
+      {
+        file: document(configPath, upstreams('sk-a-3'), [{ id: 'gpt-4o-mini', type: 'chat', routes: [{ upstream: 'nowhere', model: 'm' }] }]),
+        reason: /models\[0\]\.routes\[0\]\.upstream/,
+      },
+      {
+        file: document(
+          configPath,
+          [...upstreams('sk-a-3'), { id: 'c', provider: 'cohere', api_key: 'co-1' }],
+          [{ id: 'gpt-4o-mini', type: 'chat', routes: [{ upstream: 'c', model: 'm' }] }],
+        ),
+        reason: /cannot serve chat models/,
+      },
     ];
     for (const { file, reason } of bad) {
       lines.length = 0;
@@ -159,7 +176,9 @@ describe('config reload, in process (what SIGHUP calls)', () => {
     writeFileSync(configPath, good.replace('shutdown_timeout_ms: 5000', 'shutdown_timeout_ms: 6000').replace('host: 127.0.0.1', 'host: 0.0.0.0'));
     const changes = await reloadConfig(gateway, { configPath, env: {} });
     expect(changes).toEqual({ applied: [], needsRestart: ['server.host changed', 'server.shutdown_timeout_ms changed'] });
-    expect(lines.find((line) => line['level'] === 40)?.['msg']).toBe('config reload: needs a restart, not applied: server.host changed, server.shutdown_timeout_ms changed');
+    expect(lines.find((line) => line['level'] === 40)?.['msg']).toBe(
+      'config reload: needs a restart, not applied: server.host changed, server.shutdown_timeout_ms changed',
+    );
     // Still where it listened.
     expect(gateway.url).toMatch(/^http:\/\/127\.0\.0\.1:/);
     expect((await request(`${gateway.url}/health`)).statusCode).toBe(200);
@@ -185,7 +204,9 @@ describe('config reload of a serving process', () => {
       upstream.options = {};
     });
     const created: string[] = [];
-    expect(await runCli(['tokens', 'create', '--team', 'ops', '--config', configPath], { stdout: (line) => created.push(line), stderr: () => undefined })).toBe(0);
+    expect(await runCli(['tokens', 'create', '--team', 'ops', '--config', configPath], { stdout: (line) => created.push(line), stderr: () => undefined })).toBe(
+      0,
+    );
     const token = created.at(-1) as string;
     const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath], { stdio: ['ignore', 'pipe', 'ignore'] });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

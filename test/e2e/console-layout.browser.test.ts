@@ -106,7 +106,11 @@ describe.skipIf(!executablePath)('the console at 1280×800', () => {
     "keeps every credential's buttons inside the screen when a last error is long",
     async () => {
       upstreams.a.failNext({ status: 500, body: { error: { message: LONG_ERROR, type: 'server_error', param: null, code: null } } });
-      const client = new OpenAI({ apiKey: (await harness.gateway.tokens.create({ team: 'search' })).secret, baseURL: `${harness.gateway.url}/v1`, maxRetries: 0 });
+      const client = new OpenAI({
+        apiKey: (await harness.gateway.tokens.create({ team: 'search' })).secret,
+        baseURL: `${harness.gateway.url}/v1`,
+        maxRetries: 0,
+      });
       await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] });
       const primary = harness.gateway.credentials.get('openai-primary-with-a-rather-long-credential-name');
       expect(primary.last_error?.length ?? 0).toBeGreaterThan(150);
@@ -136,8 +140,14 @@ describe.skipIf(!executablePath)('the console at 1280×800', () => {
   it(
     'shows no upstream timing for a request the gateway refused itself',
     async () => {
-      const client = new OpenAI({ apiKey: (await harness.gateway.tokens.create({ team: 'search' })).secret, baseURL: `${harness.gateway.url}/v1`, maxRetries: 0 });
-      const refused = await client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'Hi' }] }).catch((error: unknown) => error);
+      const client = new OpenAI({
+        apiKey: (await harness.gateway.tokens.create({ team: 'search' })).secret,
+        baseURL: `${harness.gateway.url}/v1`,
+        maxRetries: 0,
+      });
+      const refused = await client.chat.completions
+        .create({ model: 'no-such-model', messages: [{ role: 'user', content: 'Hi' }] })
+        .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(OpenAI.NotFoundError);
       const requestId = (refused as InstanceType<typeof OpenAI.NotFoundError>).headers?.get('x-request-id') as string;
       const page = await signedInPage();

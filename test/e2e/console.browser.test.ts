@@ -93,7 +93,7 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
   }
 
   it(
-    'signs in with an admin token, by keyboard, keeping it out of the page\'s storage; the page has a CSP',
+    "signs in with an admin token, by keyboard, keeping it out of the page's storage; the page has a CSP",
     async () => {
       const response = await page.goto(consoleUrl);
       const csp = response?.headers()['content-security-policy'] ?? '';
@@ -127,7 +127,12 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
       await create.focus();
       await page.keyboard.press('Enter');
       await page.getByRole('dialog').waitFor();
-      expect(await page.getByRole('dialog').getByLabel('Name', { exact: true }).evaluate((element) => element === element.ownerDocument.activeElement)).toBe(true);
+      expect(
+        await page
+          .getByRole('dialog')
+          .getByLabel('Name', { exact: true })
+          .evaluate((element) => element === element.ownerDocument.activeElement),
+      ).toBe(true);
       await page.keyboard.press('Escape');
       await page.getByRole('dialog').waitFor({ state: 'detached' });
       expect(await create.evaluate((element) => element === element.ownerDocument.activeElement)).toBe(true);
@@ -171,7 +176,7 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
   );
 
   it(
-    'finds the SDK\'s requests by session id, live, and opens one\'s detail: every attempt and the affinity decision',
+    "finds the SDK's requests by session id, live, and opens one's detail: every attempt and the affinity decision",
     async () => {
       const client = new OpenAI({ apiKey: createdSecret, baseURL: `${harness.gateway.url}/v1`, maxRetries: 0, defaultHeaders: { 'X-Session-Id': sessionId } });
       const ask = async (content: string): Promise<string> => {
@@ -221,8 +226,13 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
       await page.goto(`${consoleUrl}requests?status=5xx`);
       await page.getByRole('heading', { name: 'Requests', level: 1 }).waitFor();
       await expect.poll(() => page.locator('tr[data-request-id]').count(), { timeout: 10_000 }).toBeGreaterThan(0);
-      const statuses = await page.locator('tr[data-request-id]').evaluateAll((rows) => rows.map((row) => row.querySelector('td:nth-child(2)')?.textContent?.trim() ?? ''));
-      expect(statuses.every((status) => /^5\d\d$/.test(status)), statuses.join(',')).toBe(true);
+      const statuses = await page
+        .locator('tr[data-request-id]')
+        .evaluateAll((rows) => rows.map((row) => row.querySelector('td:nth-child(2)')?.textContent?.trim() ?? ''));
+      expect(
+        statuses.every((status) => /^5\d\d$/.test(status)),
+        statuses.join(','),
+      ).toBe(true);
       await page.goto(`${consoleUrl}requests?session_id=no-such-session`);
       await page.getByText('No requests match these filters.').waitFor();
       await page.goto(`${consoleUrl}requests/req_000000000000ffffffffffffffffffff`);
@@ -257,7 +267,7 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
   );
 
   it(
-    'shows each credential\'s state and resets, disables and enables one',
+    "shows each credential's state and resets, disables and enables one",
     async () => {
       await nav('Credentials');
       await page.getByRole('heading', { name: 'Credentials', level: 1 }).waitFor();
@@ -305,7 +315,9 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
       await expect.poll(async () => (await row.textContent()) ?? '').toContain('revoked');
       // "Last used" is the start of the token's newest request: the third turn's.
       const moved = await harness.gateway.stores.requestSearch.find(movedRequestId);
-      const token = (await (await fetch(`${harness.gateway.url}/admin/v1/tokens/${createdTokenId}`, { headers: { authorization: `Bearer ${adminToken}` } })).json()) as { last_used_at: string | null };
+      const token = (await (
+        await fetch(`${harness.gateway.url}/admin/v1/tokens/${createdTokenId}`, { headers: { authorization: `Bearer ${adminToken}` } })
+      ).json()) as { last_used_at: string | null };
       expect(token.last_used_at).toBe(new Date(moved?.createdAt as number).toISOString());
       await shot('api-tokens');
       const client = new OpenAI({ apiKey: createdSecret, baseURL: `${harness.gateway.url}/v1`, maxRetries: 0 });
@@ -420,7 +432,14 @@ async function seedEarlierTraffic(harness: TestGateway): Promise<void> {
           cachedTokens: index * 20,
           latencyMs: 400 + index * 30,
           ttfbMs: 150 + index * 5,
-          attempts: [{ credential: model === 'gpt-4o' ? 'openai-backup' : 'openai-primary', outcome: failed ? 'upstream_error' : 'ok', status: failed ? 502 : 200, ms: 380 + index * 30 }],
+          attempts: [
+            {
+              credential: model === 'gpt-4o' ? 'openai-backup' : 'openai-primary',
+              outcome: failed ? 'upstream_error' : 'ok',
+              status: failed ? 502 : 200,
+              ms: 380 + index * 30,
+            },
+          ],
         }),
       );
     }

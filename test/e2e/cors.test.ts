@@ -39,7 +39,11 @@ describe('CORS (server.cors.allowed_origins)', () => {
 
   it('marks responses to an allowed origin, errors included, and exposes the ids, session, limits and retry headers', async () => {
     for (const token of [harness.token, 'svc_wrong']) {
-      const answer = await harness.post('/v1/chat/completions', { model: 'openai-ok', messages: [{ role: 'user', content: 'Hi' }] }, { token, headers: { origin: ALLOWED } });
+      const answer = await harness.post(
+        '/v1/chat/completions',
+        { model: 'openai-ok', messages: [{ role: 'user', content: 'Hi' }] },
+        { token, headers: { origin: ALLOWED } },
+      );
       expect(answer.headers['access-control-allow-origin']).toBe(ALLOWED);
       expect(String(answer.headers['access-control-expose-headers'])).toBe(
         'x-request-id, x-session-id, x-session-source, x-session-affinity, x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens, retry-after',

@@ -112,7 +112,9 @@ describe('failover', () => {
     const until = Date.parse(cooling['until'] as string);
     expect(until - before).toBeGreaterThanOrEqual(2_000);
     expect(until - Date.now()).toBeLessThanOrEqual(2_000);
-    expect(logLines).toContainEqual(expect.objectContaining({ msg: 'credential state changed', credential: 'cred-a', from: 'healthy', to: 'cooling', level: 40 }));
+    expect(logLines).toContainEqual(
+      expect.objectContaining({ msg: 'credential state changed', credential: 'cred-a', from: 'healthy', to: 'cooling', level: 40 }),
+    );
 
     // While A cools, a model served by A alone answers for it, with the time left.
     const refused = await ask('single', 'anyone there?').catch((caught: unknown) => caught);
@@ -147,7 +149,9 @@ describe('failover', () => {
       ['cred-total', 'upstream_timeout'],
       ['cred-b', 'ok'],
     ]);
-    expect(logLines).toContainEqual(expect.objectContaining({ msg: 'upstream attempt failed', credential: 'cred-total', cause: expect.stringContaining('total_ms (250 ms)') }));
+    expect(logLines).toContainEqual(
+      expect.objectContaining({ msg: 'upstream attempt failed', credential: 'cred-total', cause: expect.stringContaining('total_ms (250 ms)') }),
+    );
   });
 
   it("a credential's 401 marks it failed until an operator resets it; the request succeeds on B", async () => {
@@ -188,7 +192,9 @@ describe('session affinity through the SDK', () => {
       expect((await running.logRow(response.headers.get('x-request-id'))).upstream).toBe('cred-b');
     }
     // A session that never met the failure starts on A, the first by priority.
-    expect((await running.logRow((await ask('ordered-chat', 'hello', { 'X-Session-Id': 'other' })).response.headers.get('x-request-id'))).upstream).toBe('cred-a');
+    expect((await running.logRow((await ask('ordered-chat', 'hello', { 'X-Session-Id': 'other' })).response.headers.get('x-request-id'))).upstream).toBe(
+      'cred-a',
+    );
   });
 
   it('refuses a metadata.session_id that is not a string with 422', async () => {

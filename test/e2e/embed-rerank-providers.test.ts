@@ -13,7 +13,12 @@ interface RerankList {
 }
 
 const query = 'how do gateways route requests';
-const documents = ['Bananas are yellow.', 'A gateway can route requests to many upstreams.', 'How do trains work?', 'Gateways route requests: how they do it, in depth.'];
+const documents = [
+  'Bananas are yellow.',
+  'A gateway can route requests to many upstreams.',
+  'How do trains work?',
+  'Gateways route requests: how they do it, in depth.',
+];
 
 describe.each(EMBED_RERANK_PROVIDERS)('$name', (provider) => {
   let upstream: JsonFakeServer;
@@ -77,9 +82,21 @@ describe.each(EMBED_RERANK_PROVIDERS)('$name', (provider) => {
       });
     } else {
       it(`passes token arrays through, as ${provider.name} accepts token ids`, async () => {
-        const result = await client.embeddings.create({ model: provider.embedModel, input: [[101, 3231, 102], [7, 8]], encoding_format: 'float' });
+        const result = await client.embeddings.create({
+          model: provider.embedModel,
+          input: [
+            [101, 3231, 102],
+            [7, 8],
+          ],
+          encoding_format: 'float',
+        });
         expect(result.data.map((item) => item.embedding)).toEqual([provider.embedding([101, 3231, 102]), provider.embedding([7, 8])]);
-        expect(upstream.requests[0]?.body).toMatchObject({ inputs: [[101, 3231, 102], [7, 8]] });
+        expect(upstream.requests[0]?.body).toMatchObject({
+          inputs: [
+            [101, 3231, 102],
+            [7, 8],
+          ],
+        });
       });
     }
 
@@ -89,7 +106,9 @@ describe.each(EMBED_RERANK_PROVIDERS)('$name', (provider) => {
       const sent = upstream.requests.map((request) => (request.body as Record<string, string[]>)[inputField] as string[]);
       expect(sent).toHaveLength(batches.length);
       expect(sent).toEqual(expect.arrayContaining(batches));
-      expect(sent.map((batch) => batch.length).sort((left, right) => right - left)).toEqual(batches.map((batch) => batch.length).sort((left, right) => right - left));
+      expect(sent.map((batch) => batch.length).sort((left, right) => right - left)).toEqual(
+        batches.map((batch) => batch.length).sort((left, right) => right - left),
+      );
       expect(sent.flat().sort()).toEqual([...inputs].sort());
       expect(upstream.requests.every((request) => request.headers.authorization === authorization)).toBe(true);
       expect(result.data.map((item) => item.index)).toEqual(inputs.map((_, index) => index));

@@ -32,15 +32,23 @@ export interface EmbedRerankProvider {
   /** Token-id inputs: refused before the upstream, or passed through. */
   tokenArrays: 'refused' | 'passed';
   batching: { title: string; model: string; inputs: string[]; batches: string[][]; authorization: string; inputField: string };
-  rerankRequest: { title: string; path: string; authorization: string | undefined; body(query: string, documents: string[]): unknown; usage(query: string, documents: string[]): unknown };
+  rerankRequest: {
+    title: string;
+    path: string;
+    authorization: string | undefined;
+    body(query: string, documents: string[]): unknown;
+    usage(query: string, documents: string[]): unknown;
+  };
   topN: { title: string; body: Record<string, unknown> | 'absent' };
   errors: Array<{ title: string; cases: ErrorCase[] }>;
 }
 
-const fixture = (provider: string, name: string): unknown => JSON.parse(readFileSync(new URL(`../fixtures/${provider}/${name}`, import.meta.url), 'utf8')) as unknown;
+const fixture = (provider: string, name: string): unknown =>
+  JSON.parse(readFileSync(new URL(`../fixtures/${provider}/${name}`, import.meta.url), 'utf8')) as unknown;
 
 /** `count` inputs of varied lengths (a run of `pad`, up to `spread` long, before each). */
-const numberedInputs = (count: number, pad: string, spread: number): string[] => Array.from({ length: count }, (_, index) => `${pad.repeat(index % spread)}input ${index}`);
+const numberedInputs = (count: number, pad: string, spread: number): string[] =>
+  Array.from({ length: count }, (_, index) => `${pad.repeat(index % spread)}input ${index}`);
 
 const cohereBatch = numberedInputs(COHERE_MAX_TEXTS + 1, 'x', 7);
 const teiBatch = numberedInputs(TEI_MAX_CLIENT_BATCH_SIZE + 1, 'y', 5);
@@ -66,9 +74,21 @@ export const EMBED_RERANK_PROVIDERS: EmbedRerankProvider[] = [
       authorization: 'Bearer co-test-key',
       body: (inputs) => ({ model: 'embed-v4.0', texts: inputs, input_type: 'search_document', embedding_types: ['float'] }),
     },
-    dimensions: { title: 'floats from Cohere), and sends output_dimension', count: 4, body: { texts: ['hello world'], embedding_types: ['float'], output_dimension: 4 }, exact: false },
+    dimensions: {
+      title: 'floats from Cohere), and sends output_dimension',
+      count: 4,
+      body: { texts: ['hello world'], embedding_types: ['float'], output_dimension: 4 },
+      exact: false,
+    },
     tokenArrays: 'refused',
-    batching: { title: `more than ${COHERE_MAX_TEXTS} inputs into batches Cohere accepts`, model: 'cohere-embed', inputs: cohereBatch, batches: [cohereBatch.slice(0, COHERE_MAX_TEXTS), cohereBatch.slice(COHERE_MAX_TEXTS)], authorization: 'Bearer co-test-key', inputField: 'texts' },
+    batching: {
+      title: `more than ${COHERE_MAX_TEXTS} inputs into batches Cohere accepts`,
+      model: 'cohere-embed',
+      inputs: cohereBatch,
+      batches: [cohereBatch.slice(0, COHERE_MAX_TEXTS), cohereBatch.slice(COHERE_MAX_TEXTS)],
+      authorization: 'Bearer co-test-key',
+      inputField: 'texts',
+    },
     rerankRequest: {
       // Cohere bills rerank in search units, not tokens: the gateway does not invent a token count.
       title: 'and reports no token usage',
@@ -79,9 +99,42 @@ export const EMBED_RERANK_PROVIDERS: EmbedRerankProvider[] = [
     },
     topN: { title: 'passes top_n to Cohere and returns that many, with the documents when asked', body: { top_n: 2 } },
     errors: [
-      { title: '429 with the upstream Retry-After', cases: [{ failure: { status: 429, body: fixture('cohere', 'errors/429-trial-key-limit.json'), headers: { 'retry-after': '7' } }, call: 'embed', errorClass: OpenAI.RateLimitError, code: 'upstream_rate_limited', retryAfter: '7' }] },
-      { title: '401 from Cohere is 502 upstream_auth_failed', cases: [{ failure: { status: 401, body: fixture('cohere', 'errors/401-invalid-api-token.json') }, call: 'rerank', errorClass: OpenAI.APIError, status: 502, code: 'upstream_auth_failed' }] },
-      { title: '400 from Cohere is 400 upstream_bad_request with Cohere message', cases: [{ failure: { status: 400, body: fixture('cohere', 'errors/400-invalid-request.json') }, call: 'embed', errorClass: OpenAI.BadRequestError, code: 'upstream_bad_request', message: 'invalid request' }] },
+      {
+        title: '429 with the upstream Retry-After',
+        cases: [
+          {
+            failure: { status: 429, body: fixture('cohere', 'errors/429-trial-key-limit.json'), headers: { 'retry-after': '7' } },
+            call: 'embed',
+            errorClass: OpenAI.RateLimitError,
+            code: 'upstream_rate_limited',
+            retryAfter: '7',
+          },
+        ],
+      },
+      {
+        title: '401 from Cohere is 502 upstream_auth_failed',
+        cases: [
+          {
+            failure: { status: 401, body: fixture('cohere', 'errors/401-invalid-api-token.json') },
+            call: 'rerank',
+            errorClass: OpenAI.APIError,
+            status: 502,
+            code: 'upstream_auth_failed',
+          },
+        ],
+      },
+      {
+        title: '400 from Cohere is 400 upstream_bad_request with Cohere message',
+        cases: [
+          {
+            failure: { status: 400, body: fixture('cohere', 'errors/400-invalid-request.json') },
+            call: 'embed',
+            errorClass: OpenAI.BadRequestError,
+            code: 'upstream_bad_request',
+            message: 'invalid request',
+          },
+        ],
+      },
     ],
   },
   {
@@ -103,10 +156,27 @@ export const EMBED_RERANK_PROVIDERS: EmbedRerankProvider[] = [
     rerankModel: 'jina-rerank',
     embedding: (input, dimensions) => fakeJinaEmbedding(input as string, dimensions),
     inputTokens: fakeJinaTokens,
-    embedRequest: { title: 'with Jina prompt tokens as usage', path: '/v1/embeddings', authorization: 'Bearer jina_test_key', body: (inputs) => ({ model: 'jina-embeddings-v3', input: inputs, embedding_type: 'float' }) },
-    dimensions: { title: 'floats from Jina), and passes dimensions', count: 3, body: { input: ['hello world'], dimensions: 3, embedding_type: 'float' }, exact: false },
+    embedRequest: {
+      title: 'with Jina prompt tokens as usage',
+      path: '/v1/embeddings',
+      authorization: 'Bearer jina_test_key',
+      body: (inputs) => ({ model: 'jina-embeddings-v3', input: inputs, embedding_type: 'float' }),
+    },
+    dimensions: {
+      title: 'floats from Jina), and passes dimensions',
+      count: 3,
+      body: { input: ['hello world'], dimensions: 3, embedding_type: 'float' },
+      exact: false,
+    },
     tokenArrays: 'refused',
-    batching: { title: 'more inputs than max_embedding_inputs into batches', model: 'jina-embed-small', inputs: ['a', 'bb', 'ccc', 'dddd', 'eeeee'], batches: [['a', 'bb'], ['ccc', 'dddd'], ['eeeee']], authorization: 'Bearer jina_small_key', inputField: 'input' },
+    batching: {
+      title: 'more inputs than max_embedding_inputs into batches',
+      model: 'jina-embed-small',
+      inputs: ['a', 'bb', 'ccc', 'dddd', 'eeeee'],
+      batches: [['a', 'bb'], ['ccc', 'dddd'], ['eeeee']],
+      authorization: 'Bearer jina_small_key',
+      inputField: 'input',
+    },
     rerankRequest: {
       title: 'with Jina token usage',
       path: '/v1/rerank',
@@ -116,7 +186,18 @@ export const EMBED_RERANK_PROVIDERS: EmbedRerankProvider[] = [
     },
     topN: { title: 'passes top_n to Jina and returns that many, with the documents the gateway attaches', body: { top_n: 2, return_documents: false } },
     errors: [
-      { title: '429 with the upstream Retry-After', cases: [{ failure: { status: 429, body: { detail: 'Rate limit exceeded' }, headers: { 'retry-after': '9' } }, call: 'rerank', errorClass: OpenAI.RateLimitError, code: 'upstream_rate_limited', retryAfter: '9' }] },
+      {
+        title: '429 with the upstream Retry-After',
+        cases: [
+          {
+            failure: { status: 429, body: { detail: 'Rate limit exceeded' }, headers: { 'retry-after': '9' } },
+            call: 'rerank',
+            errorClass: OpenAI.RateLimitError,
+            code: 'upstream_rate_limited',
+            retryAfter: '9',
+          },
+        ],
+      },
       {
         // The refused credential is out of service until an operator resets it: the suite resets it between cases.
         title: '401 and an empty balance (403) from Jina are 502 upstream_auth_failed',
@@ -125,7 +206,18 @@ export const EMBED_RERANK_PROVIDERS: EmbedRerankProvider[] = [
           { failure: { status: 403, body: fixture('jina', 'errors/403-insufficient-balance.json') }, call: 'embed', code: 'upstream_auth_failed' },
         ],
       },
-      { title: '422 from Jina is 400 upstream_bad_request naming the field', cases: [{ failure: { status: 422, body: fixture('jina', 'errors/422-validation.json') }, call: 'embed', errorClass: OpenAI.BadRequestError, code: 'upstream_bad_request', message: 'body.input: Field required' }] },
+      {
+        title: '422 from Jina is 400 upstream_bad_request naming the field',
+        cases: [
+          {
+            failure: { status: 422, body: fixture('jina', 'errors/422-validation.json') },
+            call: 'embed',
+            errorClass: OpenAI.BadRequestError,
+            code: 'upstream_bad_request',
+            message: 'body.input: Field required',
+          },
+        ],
+      },
     ],
   },
   {
@@ -146,10 +238,22 @@ export const EMBED_RERANK_PROVIDERS: EmbedRerankProvider[] = [
     rerankModel: 'bge-reranker',
     embedding: fakeTeiEmbedding,
     // TEI reports no usage: the gateway counts the tokens itself, and the response still carries them.
-    embedRequest: { title: 'with usage counted by the gateway', path: '/embed', authorization: 'Bearer tei-secret', body: (inputs) => ({ inputs, normalize: true }) },
+    embedRequest: {
+      title: 'with usage counted by the gateway',
+      path: '/embed',
+      authorization: 'Bearer tei-secret',
+      body: (inputs) => ({ inputs, normalize: true }),
+    },
     dimensions: { title: 'floats from TEI), and passes dimensions', count: 5, body: { inputs: ['hello world'], normalize: true, dimensions: 5 }, exact: true },
     tokenArrays: 'passed',
-    batching: { title: `more than ${TEI_MAX_CLIENT_BATCH_SIZE} inputs into batches TEI accepts`, model: 'bge-small', inputs: teiBatch, batches: [teiBatch.slice(0, TEI_MAX_CLIENT_BATCH_SIZE), teiBatch.slice(TEI_MAX_CLIENT_BATCH_SIZE)], authorization: 'Bearer tei-secret', inputField: 'inputs' },
+    batching: {
+      title: `more than ${TEI_MAX_CLIENT_BATCH_SIZE} inputs into batches TEI accepts`,
+      model: 'bge-small',
+      inputs: teiBatch,
+      batches: [teiBatch.slice(0, TEI_MAX_CLIENT_BATCH_SIZE), teiBatch.slice(TEI_MAX_CLIENT_BATCH_SIZE)],
+      authorization: 'Bearer tei-secret',
+      inputField: 'inputs',
+    },
     rerankRequest: {
       title: 'no usage, no auth header without api_key',
       path: '/rerank',
@@ -159,12 +263,32 @@ export const EMBED_RERANK_PROVIDERS: EmbedRerankProvider[] = [
     },
     topN: { title: 'cuts to top_n itself (TEI has none), with the documents when asked', body: 'absent' },
     errors: [
-      { title: '429 (overloaded) with the upstream Retry-After', cases: [{ failure: { status: 429, body: fixture('tei', 'errors/429-overloaded.json'), headers: { 'retry-after': '2' } }, call: 'embed', errorClass: OpenAI.RateLimitError, code: 'upstream_rate_limited', retryAfter: '2' }] },
-      { title: '401 from a TEI started with --api-key is 502 upstream_auth_failed', cases: [{ failure: { status: 401, body: '' }, call: 'embed', status: 502, code: 'upstream_auth_failed' }] },
+      {
+        title: '429 (overloaded) with the upstream Retry-After',
+        cases: [
+          {
+            failure: { status: 429, body: fixture('tei', 'errors/429-overloaded.json'), headers: { 'retry-after': '2' } },
+            call: 'embed',
+            errorClass: OpenAI.RateLimitError,
+            code: 'upstream_rate_limited',
+            retryAfter: '2',
+          },
+        ],
+      },
+      {
+        title: '401 from a TEI started with --api-key is 502 upstream_auth_failed',
+        cases: [{ failure: { status: 401, body: '' }, call: 'embed', status: 502, code: 'upstream_auth_failed' }],
+      },
       {
         title: '413 (batch too large) is 400 upstream_bad_request with TEI message; 424 is 502',
         cases: [
-          { failure: { status: 413, body: fixture('tei', 'errors/413-batch-size.json') }, call: 'embed', errorClass: OpenAI.BadRequestError, code: 'upstream_bad_request', message: 'maximum allowed batch size' },
+          {
+            failure: { status: 413, body: fixture('tei', 'errors/413-batch-size.json') },
+            call: 'embed',
+            errorClass: OpenAI.BadRequestError,
+            code: 'upstream_bad_request',
+            message: 'maximum allowed batch size',
+          },
           { failure: { status: 424, body: fixture('tei', 'errors/424-inference-failed.json') }, call: 'rerank', status: 502, code: 'upstream_error' },
         ],
       },

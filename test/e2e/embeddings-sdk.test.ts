@@ -22,7 +22,10 @@ beforeEach(() => {
   harness.upstream.requests.length = 0;
 });
 
-async function post(body: unknown, bearer = token): Promise<{ status: number; body: Record<string, unknown> & { error?: { code: string; param: string | null }; detail?: unknown } }> {
+async function post(
+  body: unknown,
+  bearer = token,
+): Promise<{ status: number; body: Record<string, unknown> & { error?: { code: string; param: string | null }; detail?: unknown } }> {
   const response = await fetch(`${harness.gateway.url}/v1/embeddings`, {
     method: 'POST',
     headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
@@ -42,7 +45,11 @@ describe('embeddings through the SDK', () => {
   it('returns float vectors at their inputs indexes, with usage, in the OpenAI shape', async () => {
     const inputs = ['first input', 'b', 'a third, longer input'];
     const raw = await client.embeddings.create({ model: 'text-embedding-3-small', input: inputs, encoding_format: 'float' }).asResponse();
-    const body = (await raw.json()) as { data: Array<{ index: number; embedding: number[] }>; model: string; usage: { prompt_tokens: number; total_tokens: number } };
+    const body = (await raw.json()) as {
+      data: Array<{ index: number; embedding: number[] }>;
+      model: string;
+      usage: { prompt_tokens: number; total_tokens: number };
+    };
     expect(conformanceErrors('CreateEmbeddingResponse', body)).toEqual([]);
     expect(body.model).toBe('text-embedding-3-small');
     expect(body.data.map((item) => item.index)).toEqual([0, 1, 2]);
@@ -77,11 +84,18 @@ describe('embeddings through the SDK', () => {
   });
 
   it('accepts token arrays, one or many', async () => {
-    const many = await post({ model: 'text-embedding-3-small', input: [[1, 2, 3], [4, 5]], encoding_format: 'float' });
+    const many = await post({
+      model: 'text-embedding-3-small',
+      input: [
+        [1, 2, 3],
+        [4, 5],
+      ],
+      encoding_format: 'float',
+    });
     expect(many.status).toBe(200);
     expect((many.body['data'] as Array<{ embedding: number[] }>).map((item) => item.embedding[0])).toEqual([0.003, 0.002]);
     const one = await post({ model: 'text-embedding-3-small', input: [7, 8, 9, 10], encoding_format: 'float' });
-    expect((one.body['data'] as Array<{ embedding: number[] }>)).toHaveLength(1);
+    expect(one.body['data'] as Array<{ embedding: number[] }>).toHaveLength(1);
   });
 
   it('splits a large request into batches and keeps every vector at its index', async () => {
@@ -115,7 +129,9 @@ describe('embeddings limits and errors', () => {
     const refused = await post({ model: 'text-embedding-3-small', input: ['short', overLimit] });
     expect(refused.status).toBe(422);
     expect(refused.body.error).toMatchObject({ code: 'validation_error', param: 'input[1]' });
-    expect(refused.body.detail).toEqual([{ loc: ['body', 'input', 1], msg: 'Input has more than 2048 tokens; at most 2048 are allowed per input', type: 'too_long' }]);
+    expect(refused.body.detail).toEqual([
+      { loc: ['body', 'input', 1], msg: 'Input has more than 2048 tokens; at most 2048 are allowed per input', type: 'too_long' },
+    ]);
     const single = await post({ model: 'text-embedding-3-small', input: overLimit });
     expect(single.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'input'], type: 'too_long' })]);
     const tokens = await post({ model: 'text-embedding-3-small', input: [Array.from({ length: 2049 }, () => 1)] });

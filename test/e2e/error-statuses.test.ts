@@ -44,7 +44,6 @@ function chat(body: Record<string, unknown>, headers: Record<string, string> = {
 
 const hi = [{ role: 'user', content: 'Hi' }];
 
-
 describe('400 bad request', () => {
   it('refuses a body that is not JSON', async () => {
     const answer = await call('/v1/chat/completions', { body: '{"model": "gpt-4o-mini", ' });
@@ -125,7 +124,11 @@ describe('401 unauthenticated', () => {
         ['/v1/models', 'GET'],
         ['/v1/models/gpt-4o-mini', 'GET'],
       ] as const) {
-        const answer = await call(path, { method, headers: auth, ...(method === 'POST' ? { body: JSON.stringify({ model: 'gpt-4o-mini', messages: hi }) } : {}) });
+        const answer = await call(path, {
+          method,
+          headers: auth,
+          ...(method === 'POST' ? { body: JSON.stringify({ model: 'gpt-4o-mini', messages: hi }) } : {}),
+        });
         expect(answer.status).toBe(401);
         expect(answer.body.error).toMatchObject({ code, type: 'authentication_error' });
       }
@@ -204,7 +207,12 @@ describe('422 validation', () => {
     ['messages not a list', { model: 'gpt-4o-mini', messages: 'Hi' }, ['body', 'messages'], 'list_type'],
     ['unknown role', { model: 'gpt-4o-mini', messages: [{ role: 'robot', content: 'Hi' }] }, ['body', 'messages', 0, 'role'], 'enum'],
     ['user content missing', { model: 'gpt-4o-mini', messages: [{ role: 'user' }] }, ['body', 'messages', 0, 'content'], 'missing'],
-    ['tool message without tool_call_id', { model: 'gpt-4o-mini', messages: [{ role: 'tool', content: '{}' }] }, ['body', 'messages', 0, 'tool_call_id'], 'missing'],
+    [
+      'tool message without tool_call_id',
+      { model: 'gpt-4o-mini', messages: [{ role: 'tool', content: '{}' }] },
+      ['body', 'messages', 0, 'tool_call_id'],
+      'missing',
+    ],
     ['temperature above 2', { model: 'gpt-4o-mini', messages: hi, temperature: 2.01 }, ['body', 'temperature'], 'less_than_equal'],
     ['temperature below 0', { model: 'gpt-4o-mini', messages: hi, temperature: -0.01 }, ['body', 'temperature'], 'greater_than_equal'],
     ['temperature a string', { model: 'gpt-4o-mini', messages: hi, temperature: 'hot' }, ['body', 'temperature'], 'float_type'],
@@ -227,7 +235,14 @@ describe('422 validation', () => {
   }
 
   it('accepts every boundary value', async () => {
-    for (const extra of [{ temperature: 0 }, { temperature: 2 }, { top_p: 0 }, { top_p: 1 }, { max_tokens: 1 }, { temperature: null, top_p: null, max_tokens: null }]) {
+    for (const extra of [
+      { temperature: 0 },
+      { temperature: 2 },
+      { top_p: 0 },
+      { top_p: 1 },
+      { max_tokens: 1 },
+      { temperature: null, top_p: null, max_tokens: null },
+    ]) {
       const response = await fetch(`${harness.gateway.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

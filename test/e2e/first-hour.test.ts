@@ -43,11 +43,16 @@ describe('the command line', () => {
   it('lists the valid scopes when --scopes names an unknown one', async () => {
     const answer = await cli('tokens', 'create', '--team', 't', '--scopes', 'chat,fly', '--config', harness.configPath);
     expect(answer.code).toBe(64);
-    expect(answer.stderr.join('\n')).toContain('unknown scope fly (valid scopes: models:read, chat, native, embeddings, rerank, audio:transcribe, audio:speak, admin)');
+    expect(answer.stderr.join('\n')).toContain(
+      'unknown scope fly (valid scopes: models:read, chat, native, embeddings, rerank, audio:transcribe, audio:speak, admin)',
+    );
   });
 
   it('tokens commands print the database they used, on stderr', async () => {
-    for (const argv of [['tokens', 'list'], ['tokens', 'create', '--team', 't']]) {
+    for (const argv of [
+      ['tokens', 'list'],
+      ['tokens', 'create', '--team', 't'],
+    ]) {
       const answer = await cli(...argv, '--config', harness.configPath);
       expect(answer.code).toBe(0);
       expect(answer.stderr[0]).toBe(`database: sqlite:${harness.directory}/switchyard.db (config: ${harness.configPath})`);
@@ -61,10 +66,15 @@ describe('the command line', () => {
     const directory = mkdtempSync(join(tmpdir(), 'switchyard-port-'));
     try {
       const configPath = join(directory, 'switchyard.yaml');
-      writeFileSync(configPath, stringify({ server: { host: '127.0.0.1', port }, database: { url: `sqlite:${join(directory, 'db')}` }, logging: { level: 'silent' } }));
+      writeFileSync(
+        configPath,
+        stringify({ server: { host: '127.0.0.1', port }, database: { url: `sqlite:${join(directory, 'db')}` }, logging: { level: 'silent' } }),
+      );
       const answer = await cli('serve', '--config', configPath);
       expect(answer.code).toBe(1);
-      expect(answer.stderr).toEqual([`switchyard: 127.0.0.1:${port} is already in use; choose another port with server.port in the config or SWITCHYARD_PORT (0 picks a free one)`]);
+      expect(answer.stderr).toEqual([
+        `switchyard: 127.0.0.1:${port} is already in use; choose another port with server.port in the config or SWITCHYARD_PORT (0 picks a free one)`,
+      ]);
     } finally {
       blocker.close();
       rmSync(directory, { recursive: true, force: true });
@@ -105,7 +115,9 @@ describe('the API', () => {
       body: JSON.stringify({ model: 'llama', messages: [{ role: 'user', content: 'Hi' }] }),
     });
     expect(answer.statusCode).toBe(404);
-    expect(((await answer.body.json()) as { error: { message: string } }).error.message).toContain('drop a GGUF file into ./models/ or add an upstream and a chat model to the config');
+    expect(((await answer.body.json()) as { error: { message: string } }).error.message).toContain(
+      'drop a GGUF file into ./models/ or add an upstream and a chat model to the config',
+    );
   });
 
   it('says "an embedding model"', async () => {
@@ -123,7 +135,10 @@ describe('npm start', () => {
   it('stops the gateway when npm is sent SIGTERM, leaving no gateway process behind', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'switchyard-npm-start-'));
     const configPath = join(directory, 'switchyard.yaml');
-    writeFileSync(configPath, stringify({ server: { host: '127.0.0.1', port: 0 }, database: { url: `sqlite:${join(directory, 'db')}` }, upstreams: [], models: [] }));
+    writeFileSync(
+      configPath,
+      stringify({ server: { host: '127.0.0.1', port: 0 }, database: { url: `sqlite:${join(directory, 'db')}` }, upstreams: [], models: [] }),
+    );
     const npm = spawn('npm', ['start', '--silent'], { cwd: ROOT, env: { ...process.env, SWITCHYARD_CONFIG: configPath }, stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const url = await new Promise<string>((resolve, reject) => {
@@ -198,7 +213,9 @@ describe('the start-up banner', () => {
       // The log is written asynchronously: the line may follow the banner by a moment.
       let warning: { level: number; msg: string; model?: string } | undefined;
       for (let attempt = 0; attempt < 100 && warning === undefined; attempt++) {
-        warning = fresh.stdout.map((line) => JSON.parse(line) as { level: number; msg: string; model?: string }).find((entry) => entry.model === 'local-transcribe');
+        warning = fresh.stdout
+          .map((line) => JSON.parse(line) as { level: number; msg: string; model?: string })
+          .find((entry) => entry.model === 'local-transcribe');
         if (warning === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
       }
       expect(warning).toMatchObject({ level: 40, msg: 'local-transcribe is off: pocketsphinx is not installed' });

@@ -60,7 +60,11 @@ describe('a fresh install with no config', () => {
     // The built-in provider answers for real: Flite-made audio, in the format asked for.
     const speech = await client.audio.speech.create({ model: 'local-speech', input: 'Hello from a fresh install.', voice: 'alloy', response_format: 'wav' });
     expect(speech.headers.get('content-type')).toBe('audio/wav');
-    expect(Buffer.from(await speech.arrayBuffer()).subarray(0, 4).toString('latin1')).toBe('RIFF');
+    expect(
+      Buffer.from(await speech.arrayBuffer())
+        .subarray(0, 4)
+        .toString('latin1'),
+    ).toBe('RIFF');
     expect(await first.stop()).toBe(0);
     expect(existsSync(join(directory, 'data', 'switchyard.db'))).toBe(true);
 

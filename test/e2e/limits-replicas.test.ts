@@ -59,7 +59,9 @@ describe.skipIf(!REDIS_URL)('caller limits across two gateway processes sharing 
   });
 
   afterAll(async () => {
-    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : (child.once('exit', resolve), child.kill('SIGTERM'))))));
+    await Promise.all(
+      children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : (child.once('exit', resolve), child.kill('SIGTERM'))))),
+    );
     await upstream?.close();
     rmSync(directory, { recursive: true, force: true });
     await deleteStateKeys();

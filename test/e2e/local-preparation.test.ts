@@ -39,6 +39,11 @@ describe('the local provider prepares its word vectors at start', () => {
     const after = statSync(join(cacheDirectory, file as string));
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
     expect(wordVectorFiles(cacheDirectory)).toEqual([file]);
-    expect(logLines.slice(linesAtStart).map((line) => String(line['msg'])).filter((message) => message.includes('word vectors'))).toEqual([]);
+    expect(
+      logLines
+        .slice(linesAtStart)
+        .map((line) => String(line['msg']))
+        .filter((message) => message.includes('word vectors')),
+    ).toEqual([]);
   });
 });

@@ -15,7 +15,8 @@ import { startTestGateway, type TestGateway } from '../support/start-test-gatewa
  */
 const SHARED_CACHE = join(tmpdir(), 'switchyard-test-glove');
 const pocketsphinx = findPocketsphinx();
-if (pocketsphinx === null) console.warn('local-provider: pocketsphinx is not installed (apt-get install pocketsphinx pocketsphinx-en-us); transcription tests are skipped');
+if (pocketsphinx === null)
+  console.warn('local-provider: pocketsphinx is not installed (apt-get install pocketsphinx pocketsphinx-en-us); transcription tests are skipped');
 
 let test: TestGateway;
 let modelsDirectory: string;
@@ -45,7 +46,11 @@ const SENTENCES = [
 
 describe('the local provider through the gateway', () => {
   it('publishes its models: speech, embeddings, rerank, transcription when pocketsphinx is there, and one chat model per GGUF file', async () => {
-    const models = (await test.client.models.list()).data.map((model) => ({ id: model.id, type: (model as unknown as { type: string }).type, owned_by: model.owned_by }));
+    const models = (await test.client.models.list()).data.map((model) => ({
+      id: model.id,
+      type: (model as unknown as { type: string }).type,
+      owned_by: model.owned_by,
+    }));
     expect(models).toEqual(
       expect.arrayContaining([
         { id: 'tiny-chat.q0', type: 'chat', owned_by: 'local' },
@@ -80,8 +85,13 @@ describe('the local provider through the gateway', () => {
   });
 
   it('refuses what the local speech engine cannot do with 400, and an out-of-range speed with 422', async () => {
-    await expect(test.client.audio.speech.create({ model: 'local-speech', input: 'hi', voice: 'nobody' })).rejects.toMatchObject({ status: 400, code: 'upstream_bad_request' });
-    await expect(test.client.audio.speech.create({ model: 'local-speech', input: 'hi', voice: 'alloy', response_format: 'opus' })).rejects.toMatchObject({ status: 400 });
+    await expect(test.client.audio.speech.create({ model: 'local-speech', input: 'hi', voice: 'nobody' })).rejects.toMatchObject({
+      status: 400,
+      code: 'upstream_bad_request',
+    });
+    await expect(test.client.audio.speech.create({ model: 'local-speech', input: 'hi', voice: 'alloy', response_format: 'opus' })).rejects.toMatchObject({
+      status: 400,
+    });
     await expect(test.client.audio.speech.create({ model: 'local-speech', input: 'hi', voice: 'alloy', speed: 4.5 })).rejects.toMatchObject({ status: 422 });
   });
 
@@ -98,13 +108,23 @@ describe('the local provider through the gateway', () => {
       expect(cosine(anchor, related)).toBeGreaterThan(cosine(anchor, unrelated));
       expect(response.usage.prompt_tokens).toBeGreaterThan(0);
     }
-    const base64 = await new OpenAI({ apiKey: test.token, baseURL: `${test.gateway.url}/v1`, maxRetries: 0 }).embeddings.create({ model: 'local-embed', input: 'hello world' });
+    const base64 = await new OpenAI({ apiKey: test.token, baseURL: `${test.gateway.url}/v1`, maxRetries: 0 }).embeddings.create({
+      model: 'local-embed',
+      input: 'hello world',
+    });
     expect(base64.data[0]?.embedding).toHaveLength(100);
   });
 
   it('refuses a dimensions value it cannot produce, and token arrays it cannot read', async () => {
-    await expect(test.client.embeddings.create({ model: 'local-embed', input: 'hello', dimensions: 64 })).rejects.toMatchObject({ status: 400, param: 'dimensions' });
-    await expect(test.client.embeddings.create({ model: 'local-embed', input: [[15339, 1917]] })).rejects.toMatchObject({ status: 400, code: 'upstream_bad_request', param: 'input' });
+    await expect(test.client.embeddings.create({ model: 'local-embed', input: 'hello', dimensions: 64 })).rejects.toMatchObject({
+      status: 400,
+      param: 'dimensions',
+    });
+    await expect(test.client.embeddings.create({ model: 'local-embed', input: [[15339, 1917]] })).rejects.toMatchObject({
+      status: 400,
+      code: 'upstream_bad_request',
+      param: 'input',
+    });
   });
 
   it('reranks the relevant document first, with the original indexes', async () => {
@@ -184,14 +204,20 @@ describe('the local provider through the gateway', () => {
     it('answers verbose_json, srt and vtt, and refuses a language other than English', async () => {
       const audio = await test.client.audio.speech.create({ model: 'local-speech', input: SENTENCES[0] as string, voice: 'echo', response_format: 'wav' });
       const bytes = new Uint8Array(await audio.arrayBuffer());
-      const verbose = await test.client.audio.transcriptions.create({ model: 'local-transcribe', file: await toFile(bytes, 'a.wav'), response_format: 'verbose_json' });
+      const verbose = await test.client.audio.transcriptions.create({
+        model: 'local-transcribe',
+        file: await toFile(bytes, 'a.wav'),
+        response_format: 'verbose_json',
+      });
       expect(verbose.duration).toBeGreaterThan(1);
       expect(verbose.segments?.length).toBeGreaterThan(0);
       const srt = await test.client.audio.transcriptions.create({ model: 'local-transcribe', file: await toFile(bytes, 'a.wav'), response_format: 'srt' });
       expect(String(srt)).toMatch(/^1\n00:00:\d\d,\d{3} --> 00:00:\d\d,\d{3}\n/);
       const vtt = await test.client.audio.transcriptions.create({ model: 'local-transcribe', file: await toFile(bytes, 'a.wav'), response_format: 'vtt' });
       expect(String(vtt)).toMatch(/^WEBVTT\n/);
-      await expect(test.client.audio.transcriptions.create({ model: 'local-transcribe', file: await toFile(bytes, 'a.wav'), language: 'fr' })).rejects.toMatchObject({ status: 400 });
+      await expect(
+        test.client.audio.transcriptions.create({ model: 'local-transcribe', file: await toFile(bytes, 'a.wav'), language: 'fr' }),
+      ).rejects.toMatchObject({ status: 400 });
     }, 60_000);
 
     it('streams a whole transcript as one delta and a done event, and refuses stream with srt naming stream', async () => {
@@ -227,7 +253,9 @@ describe('a busy local engine', () => {
 
   beforeAll(async () => {
     busy = await startTestGateway({
-      upstreams: [{ id: 'local', provider: 'local', models_dir: join(tmpdir(), 'switchyard-no-models'), cache_dir: SHARED_CACHE, engine_threads: 1, engine_queue: 0 }],
+      upstreams: [
+        { id: 'local', provider: 'local', models_dir: join(tmpdir(), 'switchyard-no-models'), cache_dir: SHARED_CACHE, engine_threads: 1, engine_queue: 0 },
+      ],
       models: [],
     });
   });

@@ -50,7 +50,9 @@ async function serve(): Promise<Served> {
     }),
   );
   const created: string[] = [];
-  expect(await runCli(['tokens', 'create', '--team', 'ops', '--config', configPath], { stdout: (line) => created.push(line), stderr: () => undefined })).toBe(0);
+  expect(await runCli(['tokens', 'create', '--team', 'ops', '--config', configPath], { stdout: (line) => created.push(line), stderr: () => undefined })).toBe(
+    0,
+  );
   const token = created.at(-1) as string;
   const logFile = join(directory, 'log', 'switchyard.log');
   const pidFile = join(directory, 'switchyard.pid');
@@ -121,7 +123,9 @@ async function untilServed(load: { count(): number }, atLeast: number): Promise<
 
 /** Every request id answered appears in exactly one access line across the files, and each file has some. */
 function expectEveryLineOnce(ids: readonly string[], files: readonly string[]): void {
-  const perFile = files.map((file) => logLines(file).flatMap((line) => (line['msg'] === 'request' && typeof line['requestId'] === 'string' ? [line['requestId']] : [])));
+  const perFile = files.map((file) =>
+    logLines(file).flatMap((line) => (line['msg'] === 'request' && typeof line['requestId'] === 'string' ? [line['requestId']] : [])),
+  );
   for (const logged of perFile) expect(logged.length).toBeGreaterThan(0);
   const logged = perFile.flat();
   expect(new Set(ids).size).toBe(ids.length);
@@ -150,31 +154,49 @@ describe('logging.file', () => {
     expect(existsSync(served.pidFile)).toBe(false);
   });
 
-  it.skipIf(LOGROTATE === undefined || LOGROTATE === '')('rotated by logrotate with the config docs/operations.md gives: no line lost, none twice', async () => {
-    const served = await serve();
-    const documented = /```\n(\/var\/log\/switchyard\/switchyard\.log \{[\s\S]*?\n\})\n```/.exec(readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8'))?.[1];
-    expect(documented).toBeDefined();
-    const config = join(served.directory, 'logrotate.conf');
-    writeFileSync(config, `${(documented as string).replaceAll('/var/log/switchyard/switchyard.log', served.logFile).replaceAll('/run/switchyard/switchyard.pid', served.pidFile)}\n`, { mode: 0o644 });
-    mkdirSync(join(served.directory, 'logrotate'));
-    const load = served.load();
-    await untilServed(load, 100);
-    // -f: rotate now, whatever `daily` says; a state file of its own, not the machine's.
-    execFileSync(LOGROTATE as string, ['--force', '--state', join(served.directory, 'logrotate', 'status'), config]);
-    await untilServed(load, load.count() + 100);
-    const ids = await load.stop();
-    await served.stop();
-    const rotated = readdirSync(join(served.directory, 'log')).filter((name) => name !== 'switchyard.log');
-    expect(rotated).toEqual(['switchyard.log.1']);
-    expectEveryLineOnce(ids, [join(served.directory, 'log', 'switchyard.log.1'), served.logFile]);
-  });
+  it.skipIf(LOGROTATE === undefined || LOGROTATE === '')(
+    'rotated by logrotate with the config docs/operations.md gives: no line lost, none twice',
+    async () => {
+      const served = await serve();
+      const documented = /```\n(\/var\/log\/switchyard\/switchyard\.log \{[\s\S]*?\n\})\n```/.exec(
+        readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8'),
+      )?.[1];
+      expect(documented).toBeDefined();
+      const config = join(served.directory, 'logrotate.conf');
+      writeFileSync(
+        config,
+        `${(documented as string).replaceAll('/var/log/switchyard/switchyard.log', served.logFile).replaceAll('/run/switchyard/switchyard.pid', served.pidFile)}\n`,
+        { mode: 0o644 },
+      );
+      mkdirSync(join(served.directory, 'logrotate'));
+      const load = served.load();
+      await untilServed(load, 100);
+      // -f: rotate now, whatever `daily` says; a state file of its own, not the machine's.
+      execFileSync(LOGROTATE as string, ['--force', '--state', join(served.directory, 'logrotate', 'status'), config]);
+      await untilServed(load, load.count() + 100);
+      const ids = await load.stop();
+      await served.stop();
+      const rotated = readdirSync(join(served.directory, 'log')).filter((name) => name !== 'switchyard.log');
+      expect(rotated).toEqual(['switchyard.log.1']);
+      expectEveryLineOnce(ids, [join(served.directory, 'log', 'switchyard.log.1'), served.logFile]);
+    },
+  );
 
   it('that cannot be opened refuses the start with the key and the reason, exit 78', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'switchyard-log-file-'));
     onTestFinished(() => rmSync(directory, { recursive: true, force: true }));
     writeFileSync(join(directory, 'not-a-folder'), '');
     const configPath = join(directory, 'switchyard.yaml');
-    writeFileSync(configPath, stringify({ server: { host: '127.0.0.1', port: 0 }, database: { url: `sqlite:${join(directory, 'switchyard.db')}` }, logging: { file: 'not-a-folder/switchyard.log' }, upstreams: [], models: [] }));
+    writeFileSync(
+      configPath,
+      stringify({
+        server: { host: '127.0.0.1', port: 0 },
+        database: { url: `sqlite:${join(directory, 'switchyard.db')}` },
+        logging: { file: 'not-a-folder/switchyard.log' },
+        upstreams: [],
+        models: [],
+      }),
+    );
     const stderr: string[] = [];
     expect(await runCli(['serve', '--config', configPath], { stdout: () => undefined, stderr: (line) => stderr.push(line) })).toBe(78);
     expect(stderr.join('\n')).toMatch(/^switchyard: config error: logging\.file: cannot be opened: EEXIST.*not-a-folder/);
@@ -184,7 +206,15 @@ describe('logging.file', () => {
     const directory = mkdtempSync(join(tmpdir(), 'switchyard-pid-file-'));
     onTestFinished(() => rmSync(directory, { recursive: true, force: true }));
     const configPath = join(directory, 'switchyard.yaml');
-    writeFileSync(configPath, stringify({ server: { host: '127.0.0.1', port: 0, pid_file: 'missing-folder/switchyard.pid' }, database: { url: `sqlite:${join(directory, 'switchyard.db')}` }, upstreams: [], models: [] }));
+    writeFileSync(
+      configPath,
+      stringify({
+        server: { host: '127.0.0.1', port: 0, pid_file: 'missing-folder/switchyard.pid' },
+        database: { url: `sqlite:${join(directory, 'switchyard.db')}` },
+        upstreams: [],
+        models: [],
+      }),
+    );
     const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
     onTestFinished(() => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

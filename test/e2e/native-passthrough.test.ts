@@ -177,7 +177,19 @@ describe('bytes through', () => {
     expect(received?.headers['content-encoding']).toBe('zstd');
     expect(received?.headers['authorization']).toBe(`Bearer ${backend.currentTokens('acct-a').accessToken}`);
     expect(received?.headers['chatgpt-account-id']).toBe('acct-a');
-    for (const name of ['session-id', 'thread-id', 'x-client-request-id', 'x-codex-window-id', 'x-codex-turn-state', 'x-codex-turn-metadata', 'x-codex-beta-features', 'originator', 'user-agent', 'version', 'openai-beta']) {
+    for (const name of [
+      'session-id',
+      'thread-id',
+      'x-client-request-id',
+      'x-codex-window-id',
+      'x-codex-turn-state',
+      'x-codex-turn-metadata',
+      'x-codex-beta-features',
+      'originator',
+      'user-agent',
+      'version',
+      'openai-beta',
+    ]) {
       expect(received?.headers[name], name).toBeDefined();
     }
     expect(received?.headers['x-codex-turn-state']).toBe('turn-state-from-the-client');
@@ -199,7 +211,8 @@ describe('bytes through', () => {
     expect(answer.status).toBe(200);
     expect(backend.requests[0]?.rawBody.equals(body)).toBe(true);
     const completed = answer.text.split('\n\n').find((event) => event.includes('response.completed')) ?? '';
-    const usage = (JSON.parse(completed.slice(completed.indexOf('data: ') + 6)) as { response: { usage: Record<string, number | Record<string, number>> } }).response.usage;
+    const usage = (JSON.parse(completed.slice(completed.indexOf('data: ') + 6)) as { response: { usage: Record<string, number | Record<string, number>> } })
+      .response.usage;
     const row = await logRowOf(answer.headers.get('x-request-id'));
     expect(row).toMatchObject({
       endpoint: 'native.responses',
@@ -244,7 +257,11 @@ describe('tokens', () => {
   it('marks an account whose refresh token was spent elsewhere failed, and fails the request over', async () => {
     // Someone else refreshed acct-a with the token the gateway holds: it is spent.
     const spent = backend.currentTokens('acct-a').refreshToken;
-    await fetch(backend.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: 'app_EMoamEEZ73f0CkXaXp7hrann', grant_type: 'refresh_token', refresh_token: spent }) });
+    await fetch(backend.tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: 'app_EMoamEEZ73f0CkXaXp7hrann', grant_type: 'refresh_token', refresh_token: spent }),
+    });
     backend.expireAccessToken('acct-a');
     const answer = await send({ prompt_cache_key: 'session-spent' });
     expect(answer.status).toBe(200);
@@ -257,7 +274,10 @@ describe('tokens', () => {
     // token sends it back to its file, whose new refresh token works.
     backend.issueExpiredTokens('acct-a');
     writeFileSync(join(authDirectory, 'a.json'), backend.authJson('acct-a'));
-    const reset = await fetch(`${running.gateway.url}/admin/v1/credentials/chatgpt-a/reset`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}` } });
+    const reset = await fetch(`${running.gateway.url}/admin/v1/credentials/chatgpt-a/reset`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
     expect(reset.status).toBe(200);
     expect((await send({ prompt_cache_key: 'session-relogin' })).status).toBe(200);
     expect(backend.requests.at(-1)?.accountId).toBe('acct-a');
@@ -302,14 +322,25 @@ describe('chat completions over the same accounts', () => {
   it('serves the SDK plain and streamed, converted to and from the Responses API', async () => {
     backend.reply = () => ({ kind: 'text', text: 'Converted for chat.' });
     try {
-      const completion = await running.client.chat.completions.create({ model: MODEL, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }] });
+      const completion = await running.client.chat.completions.create({
+        model: MODEL,
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Hi' },
+        ],
+      });
       expect(completion.choices[0]?.message.content).toBe('Converted for chat.');
       expect(completion.usage?.prompt_tokens).toBeGreaterThan(0);
       const sent = backend.requests.at(-1)?.body as { stream: boolean; store: boolean; input: Array<{ role?: string }> };
       expect(sent).toMatchObject({ stream: true, store: false });
       expect(sent.input.map((item) => item.role)).toEqual(['developer', 'user']);
 
-      const stream = await running.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi again' }], stream: true, stream_options: { include_usage: true } });
+      const stream = await running.client.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Hi again' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       let text = '';
       let usage: unknown = null;
       for await (const chunk of stream) {
@@ -332,7 +363,10 @@ describe('chat completions over the same accounts', () => {
         tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
       });
       expect(completion.choices[0]?.finish_reason).toBe('tool_calls');
-      expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({ type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
+      expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({
+        type: 'function',
+        function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+      });
     } finally {
       backend.reply = () => ({ kind: 'text', text: 'Hello from the fake ChatGPT backend.' });
     }

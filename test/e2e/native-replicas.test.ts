@@ -48,7 +48,13 @@ describe.skipIf(!REDIS_URL)('ChatGPT accounts across replicas sharing Redis', ()
       return fetch(`${replicas[replica]?.gateway.url}/v1/native/responses`, {
         method: 'POST',
         headers: { authorization: `Bearer ${tokens[replica]}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: MODEL, stream: true, store: false, input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: `hello ${index}` }] }], prompt_cache_key: `s-${index}` }),
+        body: JSON.stringify({
+          model: MODEL,
+          stream: true,
+          store: false,
+          input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: `hello ${index}` }] }],
+          prompt_cache_key: `s-${index}`,
+        }),
       }).then(async (response) => {
         await response.arrayBuffer();
         return response.status;

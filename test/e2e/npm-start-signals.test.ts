@@ -47,7 +47,12 @@ beforeAll(async () => {
     }),
   );
   const stdout: string[] = [];
-  expect(await runCli(['tokens', 'create', '--team', 'ops', '--config', join(directory, 'switchyard.yaml')], { stdout: (line) => stdout.push(line), stderr: () => undefined })).toBe(0);
+  expect(
+    await runCli(['tokens', 'create', '--team', 'ops', '--config', join(directory, 'switchyard.yaml')], {
+      stdout: (line) => stdout.push(line),
+      stderr: () => undefined,
+    }),
+  ).toBe(0);
   token = stdout.at(-1) as string;
 });
 afterAll(async () => {

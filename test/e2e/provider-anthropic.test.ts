@@ -66,7 +66,9 @@ describe('chat completions through the Anthropic Messages API, not streamed', ()
       user: 'user-7',
     });
     expect(completion).toMatchObject({ id: 'msg_01Pvyf26bY17RcjmWfJsXGBn', object: 'chat.completion', model: 'claude-sonnet' });
-    expect(completion.choices).toEqual([{ index: 0, message: { role: 'assistant', content: RECORDED_TEXT, refusal: null }, logprobs: null, finish_reason: 'stop' }]);
+    expect(completion.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: RECORDED_TEXT, refusal: null }, logprobs: null, finish_reason: 'stop' },
+    ]);
     expect(completion.usage).toEqual({ prompt_tokens: 18, completion_tokens: 254, total_tokens: 272, prompt_tokens_details: { cached_tokens: 0 } });
     expect(Math.abs(completion.created - Date.now() / 1000)).toBeLessThan(60);
     expect(conformanceErrors('CreateChatCompletionResponse', completion)).toEqual([]);
@@ -105,13 +107,27 @@ describe('chat completions through the Anthropic Messages API, not streamed', ()
       tools: [
         {
           type: 'function',
-          function: { name: 'getWeather', description: 'Weather for a city', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
+          function: {
+            name: 'getWeather',
+            description: 'Weather for a city',
+            parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+          },
         },
       ],
       tool_choice: { type: 'function', function: { name: 'getWeather' } },
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'Weather in Osaka, then Tokyo?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_earlier', type: 'function', function: { name: 'getWeather', arguments: '{"location":"Osaka"}' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Weather in Osaka, then Tokyo?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'toolu_earlier', type: 'function', function: { name: 'getWeather', arguments: '{"location":"Osaka"}' } }],
+        },
         { role: 'tool', tool_call_id: 'toolu_earlier', content: 'Sunny, 24°C' },
       ],
     });
@@ -126,7 +142,13 @@ describe('chat completions through the Anthropic Messages API, not streamed', ()
     expect(lastRequest().body).toEqual({
       model: UPSTREAM_MODEL,
       max_tokens: 512,
-      tools: [{ name: 'getWeather', description: 'Weather for a city', input_schema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } }],
+      tools: [
+        {
+          name: 'getWeather',
+          description: 'Weather for a city',
+          input_schema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+        },
+      ],
       tool_choice: { type: 'tool', name: 'getWeather' },
       messages: [
         {

@@ -71,7 +71,12 @@ describe('chat through the Gemini adapter', () => {
     });
     expect(completion.choices).toHaveLength(1);
     expect(completion.choices[0]).toMatchObject({ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: RECORDED_TEXT } });
-    expect(completion.usage).toMatchObject({ prompt_tokens: 9, completion_tokens: 272, total_tokens: 281, completion_tokens_details: { reasoning_tokens: 244 } });
+    expect(completion.usage).toMatchObject({
+      prompt_tokens: 9,
+      completion_tokens: 272,
+      total_tokens: 281,
+      completion_tokens_details: { reasoning_tokens: 244 },
+    });
     expect(conformanceErrors('CreateChatCompletionResponse', completion)).toEqual([]);
 
     const received = onlyRequest();
@@ -130,9 +135,15 @@ describe('chat through the Gemini adapter', () => {
     expect(choice?.finish_reason).toBe('tool_calls');
     expect(choice?.message.content).toBeNull();
     const call = choice?.message.tool_calls?.[0] as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall;
-    expect(call).toMatchObject({ id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'weather', arguments: '{"location":"San Francisco"}' } });
+    expect(call).toMatchObject({
+      id: expect.stringMatching(/^call_/),
+      type: 'function',
+      function: { name: 'weather', arguments: '{"location":"San Francisco"}' },
+    });
     expect(onlyRequest().body).toMatchObject({
-      tools: [{ functionDeclarations: [{ name: 'weather', description: 'The weather in a location', parametersJsonSchema: WEATHER_TOOL.function.parameters }] }],
+      tools: [
+        { functionDeclarations: [{ name: 'weather', description: 'The weather in a location', parametersJsonSchema: WEATHER_TOOL.function.parameters }] },
+      ],
       toolConfig: { functionCallingConfig: { mode: 'ANY' } },
     });
 
@@ -150,7 +161,10 @@ describe('chat through the Gemini adapter', () => {
     expect(onlyRequest().body).toMatchObject({
       contents: [
         { role: 'user', parts: [{ text: 'Weather in San Francisco?' }] },
-        { role: 'model', parts: [{ functionCall: { name: 'weather', args: { location: 'San Francisco' } }, thoughtSignature: 'skip_thought_signature_validator' }] },
+        {
+          role: 'model',
+          parts: [{ functionCall: { name: 'weather', args: { location: 'San Francisco' } }, thoughtSignature: 'skip_thought_signature_validator' }],
+        },
         { role: 'user', parts: [{ functionResponse: { name: 'weather', response: { forecast: 'fog' } } }] },
       ],
       toolConfig: { functionCallingConfig: { mode: 'NONE' } },
@@ -167,7 +181,9 @@ describe('chat through the Gemini adapter', () => {
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
     const toolCalls = chunks.flatMap((chunk) => chunk.choices.flatMap((choice) => choice.delta.tool_calls ?? []));
-    expect(toolCalls).toEqual([{ index: 0, id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'weather', arguments: '{"location":"San Francisco"}' } }]);
+    expect(toolCalls).toEqual([
+      { index: 0, id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'weather', arguments: '{"location":"San Francisco"}' } },
+    ]);
     expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe('tool_calls');
   });
 });
@@ -176,7 +192,11 @@ describe('embeddings through the Gemini adapter', () => {
   it('returns float vectors at their inputs indexes, counting usage itself', async () => {
     const inputs = ['first input', 'b', 'a third, longer input'];
     const raw = await client.embeddings.create({ model: 'gemini-embedding', input: inputs, encoding_format: 'float' }).asResponse();
-    const body = (await raw.json()) as { data: Array<{ index: number; embedding: number[] }>; model: string; usage: { prompt_tokens: number; total_tokens: number } };
+    const body = (await raw.json()) as {
+      data: Array<{ index: number; embedding: number[] }>;
+      model: string;
+      usage: { prompt_tokens: number; total_tokens: number };
+    };
     expect(conformanceErrors('CreateEmbeddingResponse', body)).toEqual([]);
     expect(body.model).toBe('gemini-embedding');
     expect(body.data.map((item) => item.index)).toEqual([0, 1, 2]);
@@ -226,7 +246,9 @@ describe('Gemini errors as the client sees them', () => {
 
   it('429 RESOURCE_EXHAUSTED → 429 with Retry-After from RetryInfo', async () => {
     upstream.failNext({ status: 429 });
-    const error = (await client.chat.completions.create({ model: 'gemini-flash', messages: hi }).catch((caught: unknown) => caught)) as InstanceType<typeof OpenAI.RateLimitError>;
+    const error = (await client.chat.completions.create({ model: 'gemini-flash', messages: hi }).catch((caught: unknown) => caught)) as InstanceType<
+      typeof OpenAI.RateLimitError
+    >;
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect(error.headers.get('retry-after')).toBe('35');
     expect(error.code).toBe('upstream_rate_limited');
@@ -235,7 +257,9 @@ describe('Gemini errors as the client sees them', () => {
   it('400 API_KEY_INVALID and 403 PERMISSION_DENIED → 502 upstream_auth_failed', async () => {
     const invalidKey = readFileSync(new URL('../fixtures/gemini/errors/400-api-key-invalid.json', import.meta.url), 'utf8');
     upstream.failNext({ status: 400, body: JSON.parse(invalidKey) });
-    const refused = (await client.chat.completions.create({ model: 'gemini-flash', messages: hi }).catch((caught: unknown) => caught)) as InstanceType<typeof OpenAI.APIError>;
+    const refused = (await client.chat.completions.create({ model: 'gemini-flash', messages: hi }).catch((caught: unknown) => caught)) as InstanceType<
+      typeof OpenAI.APIError
+    >;
     expect(refused.status).toBe(502);
     expect(refused.code).toBe('upstream_auth_failed');
     expect(refused.message).not.toContain(API_KEY);
@@ -243,14 +267,18 @@ describe('Gemini errors as the client sees them', () => {
     // The refused credential is out of service until an operator resets it.
     resetCredentials(running.gateway);
     upstream.failNext({ status: 403 });
-    const forbidden = (await client.embeddings.create({ model: 'gemini-embedding', input: 'x' }).catch((caught: unknown) => caught)) as InstanceType<typeof OpenAI.APIError>;
+    const forbidden = (await client.embeddings.create({ model: 'gemini-embedding', input: 'x' }).catch((caught: unknown) => caught)) as InstanceType<
+      typeof OpenAI.APIError
+    >;
     expect(forbidden.status).toBe(502);
     expect(forbidden.code).toBe('upstream_auth_failed');
   });
 
   it('400 INVALID_ARGUMENT → 400 upstream_bad_request with Google’s message', async () => {
     upstream.failNext({ status: 400 });
-    const error = (await client.chat.completions.create({ model: 'gemini-flash', messages: hi, presence_penalty: 1 }).catch((caught: unknown) => caught)) as InstanceType<typeof OpenAI.BadRequestError>;
+    const error = (await client.chat.completions
+      .create({ model: 'gemini-flash', messages: hi, presence_penalty: 1 })
+      .catch((caught: unknown) => caught)) as InstanceType<typeof OpenAI.BadRequestError>;
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect(error.code).toBe('upstream_bad_request');
     expect(error.message).toContain('Penalty is not enabled for models/gemini-2.5-flash');
@@ -265,7 +293,9 @@ describe('Gemini errors as the client sees them', () => {
 
     // The 503 cooled the pool's only credential for a second: an operator's reset ends it.
     resetCredentials(running.gateway);
-    upstream.options = { midStreamError: { afterEvents: 1, error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } } };
+    upstream.options = {
+      midStreamError: { afterEvents: 1, error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } },
+    };
     const stream = await client.chat.completions.create({ model: 'gemini-flash', messages: hi, stream: true });
     const received: string[] = [];
     const failure = await (async () => {

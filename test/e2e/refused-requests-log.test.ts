@@ -63,7 +63,11 @@ describe('refused requests in the request log', () => {
     expect((await rows('gpt-4o-mini')).map((row) => row.status).sort()).toEqual([200, 429]);
     expect((await rows('gpt-4o-mini-but-limited')).map((row) => row.id)).toEqual([misnamed.id]);
     // A body that is not JSON is still refused 429, not 400: the limit is what the caller hit first.
-    const response = await fetch(`${harness.gateway.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: '{"model": ' });
+    const response = await fetch(`${harness.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: '{"model": ',
+    });
     expect(response.status).toBe(429);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
   });

@@ -105,7 +105,9 @@ describe('switchyard requests, reading the log of a running gateway', () => {
     );
     await until(() => (stdout.length > 0 ? true : undefined), 'the backlog line');
     expect(stdout).toHaveLength(1);
-    expect(stdout[0]).toMatch(new RegExp(`^\\S+Z ${ids['missing']} 404 chat\\.completions model=no-such-model team=search token=tok_\\S+ latency_ms=[\\d.]+ error=model_not_found$`));
+    expect(stdout[0]).toMatch(
+      new RegExp(`^\\S+Z ${ids['missing']} 404 chat\\.completions model=no-such-model team=search token=tok_\\S+ latency_ms=[\\d.]+ error=model_not_found$`),
+    );
 
     const client = harness.clientFor(token);
     const next = await client.chat.completions
@@ -113,7 +115,9 @@ describe('switchyard requests, reading the log of a running gateway', () => {
       .withResponse();
     const nextId = next.response.headers.get('x-request-id') as string;
     const line = await until(() => stdout.find((candidate) => candidate.includes(nextId)), 'the new request');
-    expect(line).toMatch(/ 200 chat\.completions model=gpt-4o-mini team=search token=tok_\S+ session=conversation-8 upstream=primary latency_ms=[\d.]+ ttfb_ms=[\d.]+ tokens=\d+\/\d+$/);
+    expect(line).toMatch(
+      / 200 chat\.completions model=gpt-4o-mini team=search token=tok_\S+ session=conversation-8 upstream=primary latency_ms=[\d.]+ ttfb_ms=[\d.]+ tokens=\d+\/\d+$/,
+    );
     controller.abort();
     expect(await tailing).toBe(0);
     expect(stdout.filter((candidate) => candidate.includes(nextId))).toHaveLength(1);

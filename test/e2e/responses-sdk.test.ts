@@ -18,9 +18,11 @@ const OPENAI_UPSTREAM_MODEL = 'gpt-4o-mini-2024-07-18';
 const RECORDED_RESPONSE = readFileSync(new URL('../fixtures/openai/responses.json', import.meta.url));
 const RECORDED_RESPONSE_STREAM = readFileSync(new URL('../fixtures/chatgpt/stream-text.sse', import.meta.url));
 /** What callers get: the upstream's bytes with its model name swapped for the public id (docs/model-names.md). */
-const withPublicModel = (recorded: Buffer): Buffer => Buffer.from(recorded.toString('utf8').replaceAll(new RegExp(`("model":\\s*)"${OPENAI_UPSTREAM_MODEL}"`, 'g'), '$1"gpt-4o-mini"'));
-const RECORDED_CLAUDE_TEXT = (JSON.parse(readFileSync(new URL('../fixtures/anthropic/message.json', import.meta.url), 'utf8')) as { content: Array<{ text: string }> }).content[0]
-  ?.text as string;
+const withPublicModel = (recorded: Buffer): Buffer =>
+  Buffer.from(recorded.toString('utf8').replaceAll(new RegExp(`("model":\\s*)"${OPENAI_UPSTREAM_MODEL}"`, 'g'), '$1"gpt-4o-mini"'));
+const RECORDED_CLAUDE_TEXT = (
+  JSON.parse(readFileSync(new URL('../fixtures/anthropic/message.json', import.meta.url), 'utf8')) as { content: Array<{ text: string }> }
+).content[0]?.text as string;
 
 let openaiUpstream: FakeOpenAIUpstream;
 let anthropicUpstream: FakeAnthropicUpstream;
@@ -112,14 +114,25 @@ function parseEvents(text: string): Array<{ event: string; data: Record<string, 
     .map((block) => {
       const lines = block.split(/\r?\n/);
       const event = lines.find((line) => line.startsWith('event: '))?.slice('event: '.length) ?? 'message';
-      const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice('data: '.length)).join('\n');
+      const data = lines
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice('data: '.length))
+        .join('\n');
       return { event, data: JSON.parse(data) as Record<string, unknown> };
     });
 }
 
 describe('passed through to an upstream that speaks the Responses API (openai)', () => {
   it('client.responses.create: the upstream gets the body with only the model changed, the client its bytes with only the model changed, usage is logged', async () => {
-    const sent = { model: 'gpt-4o-mini', instructions: 'Answer OK.', input: 'Say OK', temperature: 0.5, max_output_tokens: 16, metadata: { purpose: 'eval' }, tools: [{ type: 'web_search' }] };
+    const sent = {
+      model: 'gpt-4o-mini',
+      instructions: 'Answer OK.',
+      input: 'Say OK',
+      temperature: 0.5,
+      max_output_tokens: 16,
+      metadata: { purpose: 'eval' },
+      tools: [{ type: 'web_search' }],
+    };
     const { data, response } = await client.responses.create(sent as OpenAI.Responses.ResponseCreateParamsNonStreaming).withResponse();
     expect(data.output_text).toBe('OK');
     expect(data.id).toBe('resp_sanitized_normal');
@@ -159,7 +172,12 @@ describe('passed through to an upstream that speaks the Responses API (openai)',
     const raw = await post({ model: 'gpt-4o-mini', input: 'Say OK', stream: true });
     expect(raw.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     expect(Buffer.from(await raw.arrayBuffer()).toString()).toBe(withPublicModel(RECORDED_RESPONSE_STREAM).toString());
-    expect(await logRow(raw.headers.get('x-request-id'))).toMatchObject({ endpoint: 'responses', promptTokens: 12, completionTokens: 2, usageSource: 'upstream' });
+    expect(await logRow(raw.headers.get('x-request-id'))).toMatchObject({
+      endpoint: 'responses',
+      promptTokens: 12,
+      completionTokens: 2,
+      usageSource: 'upstream',
+    });
   });
 
   it('client.responses.stream() assembles the final response', async () => {
@@ -194,12 +212,22 @@ describe('passed through to an upstream that speaks the Responses API (openai)',
     const first = await client.responses.create({ model: 'gpt-4o-mini', input: 'Say OK' }).withResponse();
     expect(first.response.headers.get('x-session-source')).toBe('inferred');
     const second = await client.responses
-      .create({ model: 'gpt-4o-mini', previous_response_id: first.data.id, input: [{ type: 'item_reference', id: 'msg_upstream_own' }, { role: 'user', content: 'Again' }] })
+      .create({
+        model: 'gpt-4o-mini',
+        previous_response_id: first.data.id,
+        input: [
+          { type: 'item_reference', id: 'msg_upstream_own' },
+          { role: 'user', content: 'Again' },
+        ],
+      })
       .withResponse();
     expect(lastOpenAIBody()).toEqual({
       model: OPENAI_UPSTREAM_MODEL,
       previous_response_id: 'resp_sanitized_normal',
-      input: [{ type: 'item_reference', id: 'msg_upstream_own' }, { role: 'user', content: 'Again' }],
+      input: [
+        { type: 'item_reference', id: 'msg_upstream_own' },
+        { role: 'user', content: 'Again' },
+      ],
     });
     // The upstream keeps that response; its continuation goes to the credential that made it.
     expect(second.response.headers.get('x-session-source')).toBe('previous_response_id');
@@ -213,7 +241,12 @@ describe('passed through to an upstream that speaks the Responses API (openai)',
     expect(body).not.toHaveProperty('previous_response_id');
     expect(body['input']).toEqual([
       { type: 'message', role: 'user', content: 'how many angels' },
-      { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: RECORDED_CLAUDE_TEXT, annotations: [], logprobs: [] }] },
+      {
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: RECORDED_CLAUDE_TEXT, annotations: [], logprobs: [] }],
+      },
       { type: 'message', role: 'user', content: 'And devils?' },
     ]);
   });
@@ -235,10 +268,22 @@ describe('passed through to an upstream that speaks the Responses API (openai)',
 describe('converted to chat completions for every other upstream (anthropic)', () => {
   it('client.responses.create: a Response in the published schema, Anthropic sent a converted request, usage logged', async () => {
     const { data, response } = await client.responses
-      .create({ model: 'claude-sonnet', instructions: 'You are a medieval historian.', input: 'how many angels can dance on the head of a pin', max_output_tokens: 300, temperature: 0.5 })
+      .create({
+        model: 'claude-sonnet',
+        instructions: 'You are a medieval historian.',
+        input: 'how many angels can dance on the head of a pin',
+        max_output_tokens: 300,
+        temperature: 0.5,
+      })
       .withResponse();
     expect(data.output_text).toBe(RECORDED_CLAUDE_TEXT);
-    expect(data).toMatchObject({ object: 'response', status: 'completed', model: 'claude-sonnet', store: true, usage: { input_tokens: 18, output_tokens: 254, total_tokens: 272 } });
+    expect(data).toMatchObject({
+      object: 'response',
+      status: 'completed',
+      model: 'claude-sonnet',
+      store: true,
+      usage: { input_tokens: 18, output_tokens: 254, total_tokens: 272 },
+    });
     expect(data.id).toMatch(/^resp_[0-9a-f]{48}$/);
     expect(lastAnthropicBody()).toMatchObject({
       model: CLAUDE,
@@ -285,7 +330,12 @@ describe('converted to chat completions for every other upstream (anthropic)', (
       'response.completed',
     ]);
     expect(events.map((event) => event.data['sequence_number'])).toEqual(events.map((_event, index) => index));
-    expect(await logRow(raw.headers.get('x-request-id'))).toMatchObject({ endpoint: 'responses', promptTokens: 11, completionTokens: 6, usageSource: 'upstream' });
+    expect(await logRow(raw.headers.get('x-request-id'))).toMatchObject({
+      endpoint: 'responses',
+      promptTokens: 11,
+      completionTokens: 6,
+      usageSource: 'upstream',
+    });
     expect(lastAnthropicBody()).toMatchObject({ stream: true });
   });
 
@@ -332,7 +382,9 @@ describe('converted to chat completions for every other upstream (anthropic)', (
 describe('conversations on the converted path: stored responses', () => {
   it('previous_response_id continues a stored conversation: Anthropic gets the first turn, the turn stays in its session', async () => {
     const first = await client.responses.create({ model: 'claude-sonnet', instructions: 'Be brief.', input: 'how many angels' }).withResponse();
-    const second = await client.responses.create({ model: 'claude-sonnet', instructions: 'Be briefer.', previous_response_id: first.data.id, input: 'And devils?' }).withResponse();
+    const second = await client.responses
+      .create({ model: 'claude-sonnet', instructions: 'Be briefer.', previous_response_id: first.data.id, input: 'And devils?' })
+      .withResponse();
     expect(second.data.previous_response_id).toBe(first.data.id);
     expect(lastAnthropicBody()).toMatchObject({
       // Instructions are not carried over: only the request's own apply, as OpenAI does.
@@ -377,7 +429,9 @@ describe('conversations on the converted path: stored responses', () => {
   it('store: false keeps nothing: a later previous_response_id is refused with 400 naming it', async () => {
     const unstored = await client.responses.create({ model: 'claude-sonnet', input: 'how many angels', store: false });
     expect(unstored).toMatchObject({ store: false });
-    const error = await client.responses.create({ model: 'claude-sonnet', previous_response_id: unstored.id, input: 'And devils?' }).catch((caught: unknown) => caught);
+    const error = await client.responses
+      .create({ model: 'claude-sonnet', previous_response_id: unstored.id, input: 'And devils?' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect(error).toMatchObject({ status: 400, code: 'previous_response_not_found', param: 'previous_response_id' });
     expect((error as Error).message).toContain(unstored.id);
@@ -394,7 +448,13 @@ describe('conversations on the converted path: stored responses', () => {
   });
 
   it('an item_reference nobody stored is refused with 400 naming input[i]', async () => {
-    const response = await post({ model: 'claude-sonnet', input: [{ role: 'user', content: 'Hi' }, { type: 'item_reference', id: 'msg_unknown' }] });
+    const response = await post({
+      model: 'claude-sonnet',
+      input: [
+        { role: 'user', content: 'Hi' },
+        { type: 'item_reference', id: 'msg_unknown' },
+      ],
+    });
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: Record<string, unknown> }).error).toMatchObject({ code: 'invalid_body', param: 'input[1]' });
   });

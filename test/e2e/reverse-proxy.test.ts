@@ -97,11 +97,21 @@ describe.skipIf(nginxBinary === undefined || opensslMissing() !== null)('behind 
 
   it('the documented config with trusted_proxies: the console signs in and writes with Origin = the public URL', async () => {
     const { cookie, csrf } = await signIn(publicUrl, adminToken);
-    const made = await call(`${publicUrl}/admin/v1/tokens`, 'POST', { cookie, origin: publicUrl, 'x-csrf-token': csrf }, { team: 'ops', name: 'made behind nginx' });
+    const made = await call(
+      `${publicUrl}/admin/v1/tokens`,
+      'POST',
+      { cookie, origin: publicUrl, 'x-csrf-token': csrf },
+      { team: 'ops', name: 'made behind nginx' },
+    );
     expect(made.status, made.text).toBe(201);
     expect(String(made.json['secret'])).toMatch(/^svc_/);
     // Another origin is still refused through the proxy.
-    const forged = await call(`${publicUrl}/admin/v1/tokens`, 'POST', { cookie, origin: 'https://evil.example', 'x-csrf-token': csrf }, { team: 'ops', name: 'forged' });
+    const forged = await call(
+      `${publicUrl}/admin/v1/tokens`,
+      'POST',
+      { cookie, origin: 'https://evil.example', 'x-csrf-token': csrf },
+      { team: 'ops', name: 'forged' },
+    );
     expect(forged.status).toBe(403);
     expect(forged.json.error?.code).toBe('csrf_check_failed');
   });
@@ -120,14 +130,19 @@ describe.skipIf(nginxBinary === undefined || opensslMissing() !== null)('behind 
     expect(message).toContain('docs/reverse-proxy.md');
   });
 
-  it('a 2 MB transcription upload passes the documented config (the textbook one answers nginx\'s 413)', async () => {
+  it("a 2 MB transcription upload passes the documented config (the textbook one answers nginx's 413)", async () => {
     const wav = fakeWav(44_000);
     expect(wav.length).toBeGreaterThan(2_000_000);
     const upload = async (base: string, token: string) => {
       const form = new FormData();
       form.append('model', 'whisper-1');
       form.append('file', new Blob([wav], { type: 'audio/wav' }), 'long.wav');
-      const response = await request(`${base}/v1/audio/transcriptions`, { method: 'POST', dispatcher: client, headers: { authorization: `Bearer ${token}` }, body: form });
+      const response = await request(`${base}/v1/audio/transcriptions`, {
+        method: 'POST',
+        dispatcher: client,
+        headers: { authorization: `Bearer ${token}` },
+        body: form,
+      });
       return { status: response.statusCode, text: await response.body.text() };
     };
     const through = await upload(publicUrl, trusting.token);

@@ -24,7 +24,12 @@ function native(prompt = 'hello'): Promise<Response> {
   return fetch(`${running.gateway.url}/v1/native/responses`, {
     method: 'POST',
     headers: { authorization: `Bearer ${nativeToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: MODEL, stream: true, store: false, input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: prompt }] }] }),
+    body: JSON.stringify({
+      model: MODEL,
+      stream: true,
+      store: false,
+      input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: prompt }] }],
+    }),
   });
 }
 
@@ -68,7 +73,13 @@ describe('accounts added at run time', () => {
   });
 
   it('serves an account added through the admin API at once, stored sealed', async () => {
-    const added = await admin('POST', '/admin/v1/credentials', { id: 'chatgpt-api', provider: 'codex', auth: JSON.parse(backend.authJson('acct-api')) as unknown, base_url: backend.baseUrl, token_url: backend.tokenUrl });
+    const added = await admin('POST', '/admin/v1/credentials', {
+      id: 'chatgpt-api',
+      provider: 'codex',
+      auth: JSON.parse(backend.authJson('acct-api')) as unknown,
+      base_url: backend.baseUrl,
+      token_url: backend.tokenUrl,
+    });
     expect(added.status).toBe(201);
     expect(await added.json()).toMatchObject({ id: 'chatgpt-api', provider: 'codex', account_id: 'acct-api', base_url: backend.baseUrl });
     const answer = await native();
@@ -78,7 +89,9 @@ describe('accounts added at run time', () => {
 
     const [record] = await running.gateway.stores.upstreamAccounts.list();
     expect(record?.sealedDocument).not.toContain(backend.currentTokens('acct-api').refreshToken);
-    expect(SecretBox.fromText(SECRET_KEY)?.open(record?.sealedDocument ?? '', accountSealContext('chatgpt-api'))).toContain(backend.currentTokens('acct-api').refreshToken);
+    expect(SecretBox.fromText(SECRET_KEY)?.open(record?.sealedDocument ?? '', accountSealContext('chatgpt-api'))).toContain(
+      backend.currentTokens('acct-api').refreshToken,
+    );
     const listed = (await (await admin('GET', '/admin/v1/credentials/chatgpt-api')).json()) as { account: { token_store: string } };
     expect(listed.account.token_store).toBe('the database (sealed)');
   });
@@ -91,9 +104,16 @@ describe('accounts added at run time', () => {
     const removeConfigured = await admin('DELETE', '/admin/v1/credentials/openai-configured');
     expect(removeConfigured.status).toBe(409);
     expect(((await removeConfigured.json()) as { error: { code: string } }).error.code).toBe('credential_configured');
-    const broken = await admin('POST', '/admin/v1/credentials', { id: 'chatgpt-broken', provider: 'codex', auth: { auth_mode: 'apikey', OPENAI_API_KEY: 'sk-x' } });
+    const broken = await admin('POST', '/admin/v1/credentials', {
+      id: 'chatgpt-broken',
+      provider: 'codex',
+      auth: { auth_mode: 'apikey', OPENAI_API_KEY: 'sk-x' },
+    });
     expect(broken.status).toBe(400);
-    expect(((await broken.json()) as { error: { param: string; message: string } }).error).toMatchObject({ param: 'auth', message: expect.stringContaining('no "tokens" object') });
+    expect(((await broken.json()) as { error: { param: string; message: string } }).error).toMatchObject({
+      param: 'auth',
+      message: expect.stringContaining('no "tokens" object'),
+    });
     expect((await admin('POST', '/admin/v1/credentials', { id: 'x', provider: 'openai', auth: {} })).status).toBe(422);
     const stored = (await (await admin('GET', '/admin/v1/accounts')).json()) as { data: Array<{ id: string }> };
     expect(stored.data.map((account) => account.id)).toEqual(['chatgpt-api']);
@@ -107,7 +127,9 @@ describe('accounts added at run time', () => {
     await answer.arrayBuffer();
     const after = await running.gateway.stores.upstreamAccounts.get('chatgpt-api');
     expect(after?.updatedAt).toBeGreaterThan(before?.updatedAt ?? Infinity);
-    expect(SecretBox.fromText(SECRET_KEY)?.open(after?.sealedDocument ?? '', accountSealContext('chatgpt-api'))).toContain(backend.currentTokens('acct-api').refreshToken);
+    expect(SecretBox.fromText(SECRET_KEY)?.open(after?.sealedDocument ?? '', accountSealContext('chatgpt-api'))).toContain(
+      backend.currentTokens('acct-api').refreshToken,
+    );
   });
 
   it('serves an account the CLI added to the same database within seconds, and stops serving a removed one', async () => {
@@ -115,7 +137,20 @@ describe('accounts added at run time', () => {
     writeFileSync(authFile, backend.authJson('acct-cli'), { mode: 0o600 });
     process.env['SWITCHYARD_SECRET_KEY'] = SECRET_KEY;
     try {
-      const added = await cli('credentials', 'add-codex', '--id', 'chatgpt-cli', '--auth-file', authFile, '--base-url', backend.baseUrl, '--token-url', backend.tokenUrl, '--config', running.configPath);
+      const added = await cli(
+        'credentials',
+        'add-codex',
+        '--id',
+        'chatgpt-cli',
+        '--auth-file',
+        authFile,
+        '--base-url',
+        backend.baseUrl,
+        '--token-url',
+        backend.tokenUrl,
+        '--config',
+        running.configPath,
+      );
       expect(added.code, added.stderr.join('\n')).toBe(0);
       expect(added.stdout).toEqual(['chatgpt-cli']);
     } finally {
@@ -131,12 +166,25 @@ describe('accounts added at run time', () => {
     expect(running.gateway.credentials.list().map((credential) => credential.id)).toEqual(['openai-configured', 'chatgpt-cli']);
   });
 
-  it('never lets a stored account with a configured upstream\'s id replace or remove that upstream', async () => {
+  it("never lets a stored account with a configured upstream's id replace or remove that upstream", async () => {
     // Written past the service (another config's CLI could): a sealed document under the configured id.
     const sealed = SecretBox.fromText(SECRET_KEY)?.seal(backend.authJson('acct-api'), accountSealContext('openai-configured')) ?? '';
-    await running.gateway.stores.upstreamAccounts.insert({ id: 'openai-configured', provider: 'codex', settings: {}, sealedDocument: sealed, createdAt: Date.now(), updatedAt: Date.now() });
+    await running.gateway.stores.upstreamAccounts.insert({
+      id: 'openai-configured',
+      provider: 'codex',
+      settings: {},
+      sealedDocument: sealed,
+      createdAt: Date.now(),
+      updatedAt: Date.now(),
+    });
     // A change through the API makes this process read the store at once, the record above included.
-    const later = { id: 'chatgpt-later', provider: 'codex', auth: JSON.parse(backend.authJson('acct-cli')) as unknown, base_url: backend.baseUrl, token_url: backend.tokenUrl };
+    const later = {
+      id: 'chatgpt-later',
+      provider: 'codex',
+      auth: JSON.parse(backend.authJson('acct-cli')) as unknown,
+      base_url: backend.baseUrl,
+      token_url: backend.tokenUrl,
+    };
     expect((await admin('POST', '/admin/v1/credentials', later)).status).toBe(201);
     await eventually(async () => running.gateway.credentials.list().some((credential) => credential.id === 'chatgpt-later'), 'serving the later account');
     expect(running.gateway.credentials.get('openai-configured')).toMatchObject({ provider: 'openai', origin: 'config' });

@@ -26,7 +26,12 @@ describe.skipIf(!REDIS_URL)('gateways sharing one Redis', () => {
     return {
       state: { url: stateUrl, key_prefix: keyPrefix },
       request_log: { flush_interval_ms: 20 },
-      upstreams: (['a', 'b', 'c', 'd'] as const).map((name) => ({ id: `cred-${name}`, provider: 'openai', base_url: upstreams[name].url, api_key: `sk-${name}` })),
+      upstreams: (['a', 'b', 'c', 'd'] as const).map((name) => ({
+        id: `cred-${name}`,
+        provider: 'openai',
+        base_url: upstreams[name].url,
+        api_key: `sk-${name}`,
+      })),
       models: [
         {
           id: 'pool',
@@ -40,7 +45,12 @@ describe.skipIf(!REDIS_URL)('gateways sharing one Redis', () => {
   }
 
   beforeAll(async () => {
-    upstreams = { a: await startFakeOpenAIUpstream(), b: await startFakeOpenAIUpstream(), c: await startFakeOpenAIUpstream(), d: await startFakeOpenAIUpstream() };
+    upstreams = {
+      a: await startFakeOpenAIUpstream(),
+      b: await startFakeOpenAIUpstream(),
+      c: await startFakeOpenAIUpstream(),
+      d: await startFakeOpenAIUpstream(),
+    };
     first = await startTestGateway(document(url));
     // The second process shares the first one's database too, as replicas do: one token works on both.
     second = await startTestGateway({ ...document(url), database: { url: `sqlite:${first.directory}/switchyard.db` } });
@@ -88,9 +98,13 @@ describe.skipIf(!REDIS_URL)('gateways sharing one Redis', () => {
   it('a session bound by one gateway is kept by the other', async () => {
     for (let index = 0; index < 10; index++) {
       const headers = { 'X-Session-Id': `shared-${index}` };
-      const bound = await client(first).chat.completions.create({ model: 'pool', messages: [{ role: 'user', content: 'Hi' }] }, { headers }).withResponse();
+      const bound = await client(first)
+        .chat.completions.create({ model: 'pool', messages: [{ role: 'user', content: 'Hi' }] }, { headers })
+        .withResponse();
       expect(bound.response.headers.get('x-session-affinity')).toBe('new');
-      const kept = await client(second).chat.completions.create({ model: 'pool', messages: [{ role: 'user', content: 'Again' }] }, { headers }).withResponse();
+      const kept = await client(second)
+        .chat.completions.create({ model: 'pool', messages: [{ role: 'user', content: 'Again' }] }, { headers })
+        .withResponse();
       expect(kept.response.headers.get('x-session-affinity')).toBe('kept');
       expect(await upstreamOf(second, kept.response.headers.get('x-request-id'))).toBe(await upstreamOf(first, bound.response.headers.get('x-request-id')));
     }
@@ -98,19 +112,29 @@ describe.skipIf(!REDIS_URL)('gateways sharing one Redis', () => {
 
   it('a cooldown set by one gateway is honoured by the other', async () => {
     upstreams.a.failNext({ status: 429, headers: { 'retry-after': '30' } });
-    const refused = await client(first).chat.completions.create({ model: 'only-a', messages: [{ role: 'user', content: 'Hi' }] }).catch((caught: unknown) => caught);
+    const refused = await client(first)
+      .chat.completions.create({ model: 'only-a', messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((caught: unknown) => caught);
     expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(429);
-    const seen = await eventually(() => credentials(second), (list) => list.find((entry) => entry['id'] === 'cred-a')?.['state'] === 'cooling');
+    const seen = await eventually(
+      () => credentials(second),
+      (list) => list.find((entry) => entry['id'] === 'cred-a')?.['state'] === 'cooling',
+    );
     expect(seen.find((entry) => entry['id'] === 'cred-a')).toMatchObject({ state: 'cooling', reason: 'rate limited (the upstream said until when)' });
     const answered = upstreams.a.requests.length;
-    const onSecond = await client(second).chat.completions.create({ model: 'only-a', messages: [{ role: 'user', content: 'Hi' }] }).catch((caught: unknown) => caught);
+    const onSecond = await client(second)
+      .chat.completions.create({ model: 'only-a', messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((caught: unknown) => caught);
     expect(onSecond).toBeInstanceOf(OpenAI.RateLimitError);
     expect((onSecond as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('upstream_rate_limited');
     expect(Number((onSecond as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after'))).toBeGreaterThan(20);
     expect(upstreams.a.requests.length).toBe(answered);
     // An operator's reset on the second is seen by the first.
     await fetch(`${second.gateway.url}/admin/v1/credentials/cred-a/reset`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}` } });
-    const back = await eventually(() => credentials(first), (list) => list.find((entry) => entry['id'] === 'cred-a')?.['state'] === 'healthy');
+    const back = await eventually(
+      () => credentials(first),
+      (list) => list.find((entry) => entry['id'] === 'cred-a')?.['state'] === 'healthy',
+    );
     expect(back.find((entry) => entry['id'] === 'cred-a')?.['state']).toBe('healthy');
   });
 
@@ -118,10 +142,16 @@ describe.skipIf(!REDIS_URL)('gateways sharing one Redis', () => {
     upstreams.d.options = { chunkDelayMs: 300 };
     try {
       const stream = await client(first).chat.completions.create({ model: 'only-d', messages: [{ role: 'user', content: 'Slowly' }], stream: true });
-      const seen = await eventually(() => credentials(second), (list) => list.find((entry) => entry['id'] === 'cred-d')?.['in_flight'] === 1);
+      const seen = await eventually(
+        () => credentials(second),
+        (list) => list.find((entry) => entry['id'] === 'cred-d')?.['in_flight'] === 1,
+      );
       expect(seen.find((entry) => entry['id'] === 'cred-d')?.['in_flight']).toBe(1);
       for await (const _chunk of stream);
-      const after = await eventually(() => credentials(second), (list) => list.find((entry) => entry['id'] === 'cred-d')?.['in_flight'] === 0);
+      const after = await eventually(
+        () => credentials(second),
+        (list) => list.find((entry) => entry['id'] === 'cred-d')?.['in_flight'] === 0,
+      );
       expect(after.find((entry) => entry['id'] === 'cred-d')?.['in_flight']).toBe(0);
     } finally {
       upstreams.d.options = {};
@@ -134,7 +164,9 @@ describe.skipIf(!REDIS_URL)('gateways sharing one Redis', () => {
     const third = await startTestGateway({ ...document(proxy.url), database: { url: `sqlite:${first.directory}/switchyard.db` } }, { logLines });
     try {
       const ask = (content: string, headers: Record<string, string> = {}) =>
-        client(third).chat.completions.create({ model: 'pool', messages: [{ role: 'user', content }] }, { headers }).withResponse();
+        client(third)
+          .chat.completions.create({ model: 'pool', messages: [{ role: 'user', content }] }, { headers })
+          .withResponse();
       expect((await ask('before')).response.status).toBe(200);
       proxy.cut();
       for (let request = 0; request < 5; request++) {
@@ -144,15 +176,24 @@ describe.skipIf(!REDIS_URL)('gateways sharing one Redis', () => {
       }
       // A cooldown decided while Redis is away…
       upstreams.d.failNext({ status: 429, headers: { 'retry-after': '60' } });
-      await client(third).chat.completions.create({ model: 'only-d', messages: [{ role: 'user', content: 'Hi' }] }).catch(() => undefined);
+      await client(third)
+        .chat.completions.create({ model: 'only-d', messages: [{ role: 'user', content: 'Hi' }] })
+        .catch(() => undefined);
       const warnings = logLines.filter((line) => String(line['msg']).startsWith('shared state unreachable'));
       expect(warnings).toHaveLength(1);
       expect(JSON.stringify(warnings)).not.toContain('sk-');
       proxy.restore();
-      await eventually(async () => logLines.some((line) => String(line['msg']).startsWith('shared state reachable again')), (recovered) => recovered, 8_000);
+      await eventually(
+        async () => logLines.some((line) => String(line['msg']).startsWith('shared state reachable again')),
+        (recovered) => recovered,
+        8_000,
+      );
       expect(logLines.filter((line) => String(line['msg']).startsWith('shared state reachable again'))).toHaveLength(1);
       // …reaches the gateways that never lost it.
-      const seen = await eventually(() => credentials(first), (list) => list.find((entry) => entry['id'] === 'cred-d')?.['state'] === 'cooling');
+      const seen = await eventually(
+        () => credentials(first),
+        (list) => list.find((entry) => entry['id'] === 'cred-d')?.['state'] === 'cooling',
+      );
       expect(seen.find((entry) => entry['id'] === 'cred-d')?.['state']).toBe('cooling');
       expect(logLines.some((line) => line['level'] === 50)).toBe(false);
     } finally {
@@ -163,6 +204,8 @@ describe.skipIf(!REDIS_URL)('gateways sharing one Redis', () => {
   });
 
   it('refuses to start when Redis cannot be reached, naming the URL without its password', async () => {
-    await expect(startTestGateway(document('redis://:hunter2@127.0.0.1:1/0'))).rejects.toThrow(/state\.url: cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1\/0/);
+    await expect(startTestGateway(document('redis://:hunter2@127.0.0.1:1/0'))).rejects.toThrow(
+      /state\.url: cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1\/0/,
+    );
   });
 });

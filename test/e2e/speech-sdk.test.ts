@@ -60,7 +60,12 @@ describe('speech through the SDK', () => {
   });
 
   it('passes the other formats through with their content types', async () => {
-    for (const [format, type] of [['opus', 'audio/ogg'], ['aac', 'audio/aac'], ['flac', 'audio/flac'], ['pcm', 'audio/pcm']] as const) {
+    for (const [format, type] of [
+      ['opus', 'audio/ogg'],
+      ['aac', 'audio/aac'],
+      ['flac', 'audio/flac'],
+      ['pcm', 'audio/pcm'],
+    ] as const) {
       const response = await client.audio.speech.create({ model: 'tts-1', input: 'Hi', voice: 'alloy', response_format: format });
       expect(response.headers.get('content-type')).toBe(type);
       expect(Buffer.from(await response.arrayBuffer()).toString()).toBe(`${format} audio`);
@@ -102,7 +107,10 @@ describe('speech limits and errors', () => {
 
   it('accepts speed 0.25 and 4.0 and refuses just outside', async () => {
     for (const speed of [0.25, 4]) expect((await post({ model: 'tts-1', input: 'x', speed })).status).toBe(200);
-    for (const [speed, type] of [[0.24, 'greater_than_equal'], [4.01, 'less_than_equal']] as const) {
+    for (const [speed, type] of [
+      [0.24, 'greater_than_equal'],
+      [4.01, 'less_than_equal'],
+    ] as const) {
       const refused = await post({ model: 'tts-1', input: 'x', speed });
       expect(refused.status).toBe(422);
       expect(refused.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'speed'], type })]);

@@ -25,7 +25,10 @@ describe('switchyard teams', () => {
     expect(created.code, created.stderr.join('\n')).toBe(0);
     expect(created.stdout).toEqual(['ml']);
     const listed = json(await run('teams', 'list', '--json'));
-    expect(listed.find((team) => team['id'] === 'ml')).toMatchObject({ name: 'Machine learning', limits: { rpm: 600, tokens_per_month: 5_000_000, usd_per_day: 12.5 } });
+    expect(listed.find((team) => team['id'] === 'ml')).toMatchObject({
+      name: 'Machine learning',
+      limits: { rpm: 600, tokens_per_month: 5_000_000, usd_per_day: 12.5 },
+    });
     const table = await run('teams', 'list');
     expect(table.stdout[0]).toMatch(/^ID +NAME +LIMITS +CREATED$/);
     expect(table.stdout.join('\n')).toMatch(/ml +Machine learning +rpm=600 tokens_per_month=5000000 usd_per_day=12.5/);
@@ -65,7 +68,9 @@ describe('switchyard teams', () => {
 describe('switchyard projects', () => {
   it("creates, lists, changes and deletes a team's project", async () => {
     expect(await run('projects', 'create', 'ranker', '--team', 'ml', '--max-concurrent', '4')).toMatchObject({ code: 0, stdout: ['ranker'] });
-    expect(json(await run('projects', 'list', '--team', 'ml', '--json'))).toEqual([expect.objectContaining({ id: 'ranker', team: 'ml', limits: { max_concurrent: 4 } })]);
+    expect(json(await run('projects', 'list', '--team', 'ml', '--json'))).toEqual([
+      expect.objectContaining({ id: 'ranker', team: 'ml', limits: { max_concurrent: 4 } }),
+    ]);
     expect((await run('projects', 'list', '--team', 'ml')).stdout[1]).toMatch(/^ranker +ml +ranker +max_concurrent=4/);
     expect(await run('projects', 'update', 'ranker', '--team', 'ml', '--name', 'Ranker', '--max-concurrent', 'none', '--rpm', '30')).toMatchObject({ code: 0 });
     expect(await harness.gateway.stores.teams.getProject('ml', 'ranker')).toMatchObject({ name: 'Ranker', limits: { rpm: 30 } });
@@ -80,14 +85,48 @@ describe('switchyard projects', () => {
 
 describe('switchyard tokens update, and deleting a team with live tokens', () => {
   it('changes limits, scopes, models and expiry; refuses a revoked token (64) and an unknown one (1)', async () => {
-    const created = await run('tokens', 'create', '--team', 'ml', '--project', 'ranker', '--models', 'gpt-4o-mini', '--rpm', '60', '--tpm', '1000', '--expires-in', '1d');
+    const created = await run(
+      'tokens',
+      'create',
+      '--team',
+      'ml',
+      '--project',
+      'ranker',
+      '--models',
+      'gpt-4o-mini',
+      '--rpm',
+      '60',
+      '--tpm',
+      '1000',
+      '--expires-in',
+      '1d',
+    );
     expect(created.code, created.stderr.join('\n')).toBe(0);
     const token = created.stdout.at(-1) as string;
-    const id = (json(await run('tokens', 'list', '--json')).find((entry) => (entry['limits'] as Record<string, number>)['tpm'] === 1000)?.['id']) as string;
-    const updated = await run('tokens', 'update', id, '--rpm', 'none', '--max-concurrent', '2', '--scopes', 'chat,models:read', '--models', 'all', '--expires-in', 'never');
+    const id = json(await run('tokens', 'list', '--json')).find((entry) => (entry['limits'] as Record<string, number>)['tpm'] === 1000)?.['id'] as string;
+    const updated = await run(
+      'tokens',
+      'update',
+      id,
+      '--rpm',
+      'none',
+      '--max-concurrent',
+      '2',
+      '--scopes',
+      'chat,models:read',
+      '--models',
+      'all',
+      '--expires-in',
+      'never',
+    );
     expect(updated.code, updated.stderr.join('\n')).toBe(0);
     expect(updated.stdout).toEqual([`Updated ${id}.`]);
-    expect(await harness.gateway.stores.tokens.findById(id)).toMatchObject({ limits: { tpm: 1000, maxConcurrent: 2 }, scopes: ['chat', 'models:read'], models: null, expiresAt: null });
+    expect(await harness.gateway.stores.tokens.findById(id)).toMatchObject({
+      limits: { tpm: 1000, maxConcurrent: 2 },
+      scopes: ['chat', 'models:read'],
+      models: null,
+      expiresAt: null,
+    });
     // The running gateway sees the change on the next request: every model now, not one.
     expect((await harness.clientFor(token).models.list()).data.length).toBeGreaterThan(1);
     const table = await run('tokens', 'list');

@@ -35,8 +35,26 @@ describeEachBackend('switchyard tokens, against a running gateway', (backend) =>
     expect((await cli('teams', 'create', 'ml', '--config', harness.configPath)).code).toBe(0);
     expect((await cli('projects', 'create', 'ranker', '--team', 'ml', '--config', harness.configPath)).code).toBe(0);
     const created = await cli(
-      'tokens', 'create', '--team', 'ml', '--project', 'ranker', '--scopes', 'chat,models:read',
-      '--models', 'gpt-4o-mini', '--expires-in', '30d', '--name', 'ci', '--rpm', '600', '--usd-per-day', '2.5', '--config', harness.configPath,
+      'tokens',
+      'create',
+      '--team',
+      'ml',
+      '--project',
+      'ranker',
+      '--scopes',
+      'chat,models:read',
+      '--models',
+      'gpt-4o-mini',
+      '--expires-in',
+      '30d',
+      '--name',
+      'ci',
+      '--rpm',
+      '600',
+      '--usd-per-day',
+      '2.5',
+      '--config',
+      harness.configPath,
     );
     expect(created.code).toBe(0);
     expect(created.stdout).toHaveLength(1);
@@ -55,7 +73,14 @@ describeEachBackend('switchyard tokens, against a running gateway', (backend) =>
     const listed = await cli('tokens', 'list', '--json', '--config', harness.configPath);
     const tokens = JSON.parse(listed.stdout.join('\n')) as Array<Record<string, unknown>>;
     const entry = tokens.find((item) => item['name'] === 'ci');
-    expect(entry).toMatchObject({ team: 'ml', project: 'ranker', status: 'active', scopes: ['chat', 'models:read'], models: ['gpt-4o-mini'], limits: { rpm: 600, usd_per_day: 2.5 } });
+    expect(entry).toMatchObject({
+      team: 'ml',
+      project: 'ranker',
+      status: 'active',
+      scopes: ['chat', 'models:read'],
+      models: ['gpt-4o-mini'],
+      limits: { rpm: 600, usd_per_day: 2.5 },
+    });
     expect(Date.parse(entry?.['expires_at'] as string) - Date.now()).toBeGreaterThan(29 * 86_400_000);
     // Neither the secret nor its hash is ever shown.
     expect(listed.stdout.join('\n')).not.toContain(token.slice(10));

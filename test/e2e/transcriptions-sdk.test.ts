@@ -58,7 +58,9 @@ function streamedUpload(fields: Record<string, string>, fileBytes: number, head:
     let remaining = fileBytes;
     let first = true;
     while (remaining > 0) {
-      const piece = first ? Buffer.concat([head, chunk.subarray(0, Math.min(chunk.length, remaining) - head.length)]) : chunk.subarray(0, Math.min(chunk.length, remaining));
+      const piece = first
+        ? Buffer.concat([head, chunk.subarray(0, Math.min(chunk.length, remaining) - head.length)])
+        : chunk.subarray(0, Math.min(chunk.length, remaining));
       first = false;
       remaining -= piece.length;
       sent += piece.length;
@@ -69,7 +71,10 @@ function streamedUpload(fields: Record<string, string>, fileBytes: number, head:
   return { body: Readable.from(generate()), contentType: `multipart/form-data; boundary=${boundary}`, sent: () => sent };
 }
 
-async function form(fields: Record<string, string>, file?: { data: Buffer; name: string }): Promise<{ status: number; body: { error?: { code: string; param?: string | null }; detail?: unknown; text?: string } }> {
+async function form(
+  fields: Record<string, string>,
+  file?: { data: Buffer; name: string },
+): Promise<{ status: number; body: { error?: { code: string; param?: string | null }; detail?: unknown; text?: string } }> {
   const data = new FormData();
   if (file !== undefined) data.append('file', new Blob([file.data]), file.name);
   for (const [name, value] of Object.entries(fields)) data.append(name, value);
@@ -80,7 +85,13 @@ async function form(fields: Record<string, string>, file?: { data: Buffer; name:
 describe('transcriptions through the SDK', () => {
   it('transcribes a WAV the test made, forwarding the file intact', async () => {
     const wav = fakeWav(500);
-    const result = await client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(wav, 'hello.wav'), language: 'en', prompt: 'greeting', temperature: 0.2 });
+    const result = await client.audio.transcriptions.create({
+      model: 'whisper-1',
+      file: await toFile(wav, 'hello.wav'),
+      language: 'en',
+      prompt: 'greeting',
+      temperature: 0.2,
+    });
     expect(result.text).toBe(`received ${wav.length} bytes as hello.wav`);
     const parts = uploaded();
     const file = parts.find((part) => part.name === 'file');
@@ -107,14 +118,23 @@ describe('transcriptions through the SDK', () => {
     expect(String(text)).toContain('received');
     const srt = await client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(fakeWav(), 'a.wav'), response_format: 'srt' });
     expect(String(srt)).toContain('-->');
-    const verbose = await client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(fakeWav(), 'a.wav'), response_format: 'verbose_json', language: 'de' });
+    const verbose = await client.audio.transcriptions.create({
+      model: 'whisper-1',
+      file: await toFile(fakeWav(), 'a.wav'),
+      response_format: 'verbose_json',
+      language: 'de',
+    });
     expect(verbose).toMatchObject({ task: 'transcribe', language: 'de' });
   });
 
   it('uses the default transcription model when the form names none', async () => {
     const answer = await form({}, { data: fakeWav(), name: 'a.wav' });
     expect(answer.status).toBe(200);
-    expect(uploaded().find((part) => part.name === 'model')?.data.toString()).toBe('gpt-4o-transcribe');
+    expect(
+      uploaded()
+        .find((part) => part.name === 'model')
+        ?.data.toString(),
+    ).toBe('gpt-4o-transcribe');
   });
 });
 
@@ -132,7 +152,11 @@ describe('streamed transcripts: transcript.text.delta, then transcript.text.done
     const text = `received ${fakeWav(100).length} bytes as a.wav`;
     expect(seen.filter((event) => event.type === 'transcript.text.delta')).toHaveLength(text.split(' ').length);
     expect(seen.at(-1)).toEqual({ type: 'transcript.text.done', text, usage: { type: 'tokens', input_tokens: 14, output_tokens: 5, total_tokens: 19 } });
-    expect(uploaded().find((part) => part.name === 'stream')?.data.toString()).toBe('true');
+    expect(
+      uploaded()
+        .find((part) => part.name === 'stream')
+        ?.data.toString(),
+    ).toBe('true');
   });
 
   it('turns a whole transcript (an upstream that does not stream) into one delta and done', async () => {
@@ -165,14 +189,24 @@ describe('streamed transcripts: transcript.text.delta, then transcript.text.done
 describe('translations through the SDK', () => {
   it('passes the upload through to the upstream, with its name for the model, and logs it', async () => {
     const wav = fakeWav(300);
-    const { data, response } = await client.audio.translations.create({ model: 'whisper-classic', file: await toFile(wav, 'rede.wav'), prompt: 'greeting' }).withResponse();
+    const { data, response } = await client.audio.translations
+      .create({ model: 'whisper-classic', file: await toFile(wav, 'rede.wav'), prompt: 'greeting' })
+      .withResponse();
     expect(data.text).toBe(`translated ${wav.length} bytes as rede.wav`);
     const recorded = harness.upstream.requests.at(-1);
     expect(recorded?.path).toBe('/v1/audio/translations');
     const parts = uploaded();
     expect(sha(parts.find((part) => part.name === 'file')?.data ?? Buffer.alloc(0))).toBe(sha(wav));
-    expect(Object.fromEntries(parts.filter((part) => part.name !== 'file').map((part) => [part.name, part.data.toString()]))).toMatchObject({ model: 'whisper-1', prompt: 'greeting' });
-    expect(await harness.logRow(response.headers.get('x-request-id'))).toMatchObject({ endpoint: 'audio.translations', model: 'whisper-classic', upstreamModel: 'whisper-1', status: 200 });
+    expect(Object.fromEntries(parts.filter((part) => part.name !== 'file').map((part) => [part.name, part.data.toString()]))).toMatchObject({
+      model: 'whisper-1',
+      prompt: 'greeting',
+    });
+    expect(await harness.logRow(response.headers.get('x-request-id'))).toMatchObject({
+      endpoint: 'audio.translations',
+      model: 'whisper-classic',
+      upstreamModel: 'whisper-1',
+      status: 200,
+    });
 
     const text = await client.audio.translations.create({ model: 'whisper-classic', file: await toFile(wav, 'rede.wav'), response_format: 'text' });
     expect(String(text)).toContain('translated');
@@ -188,7 +222,11 @@ describe('translations through the SDK', () => {
     const notAudio = new FormData();
     notAudio.append('file', new Blob([Buffer.from('%PDF-1.7')]), 'a.wav');
     notAudio.append('model', 'whisper-1');
-    const refused = await fetch(`${harness.gateway.url}/v1/audio/translations`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: notAudio });
+    const refused = await fetch(`${harness.gateway.url}/v1/audio/translations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: notAudio,
+    });
     expect(refused.status).toBe(422);
     expect(harness.upstream.requests).toHaveLength(0);
   });
@@ -197,7 +235,10 @@ describe('translations through the SDK', () => {
 describe('transcription limits and errors', () => {
   it('accepts a file of exactly 25 MB and refuses one byte more with 422', async () => {
     const head = fakeWav(10).subarray(0, 44);
-    for (const [bytes, status] of [[MAX_TRANSCRIPTION_BYTES, 200], [MAX_TRANSCRIPTION_BYTES + 1, 422]] as const) {
+    for (const [bytes, status] of [
+      [MAX_TRANSCRIPTION_BYTES, 200],
+      [MAX_TRANSCRIPTION_BYTES + 1, 422],
+    ] as const) {
       harness.upstream.requests.length = 0;
       const upload = streamedUpload({ model: 'whisper-1' }, bytes, head);
       const response = await request(`${harness.gateway.url}/v1/audio/transcriptions`, {

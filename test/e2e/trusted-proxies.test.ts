@@ -67,13 +67,18 @@ describe('forwarded headers from trusted proxies only', () => {
     const forwarded = { 'x-forwarded-host': 'gw.example.com', 'x-forwarded-proto': 'https' };
     expect((await createToken(proxy, { ...forwarded, origin: 'https://gw.example.com' })).status).toBe(201);
     // The default port may be written or not.
-    expect((await createToken(proxy, { 'x-forwarded-host': 'gw.example.com:443', 'x-forwarded-proto': 'https', origin: 'https://gw.example.com' })).status).toBe(201);
+    expect(
+      (await createToken(proxy, { 'x-forwarded-host': 'gw.example.com:443', 'x-forwarded-proto': 'https', origin: 'https://gw.example.com' })).status,
+    ).toBe(201);
     // The proxy said https: an http page of that host is another origin.
     const http = await createToken(proxy, { ...forwarded, origin: 'http://gw.example.com' });
     expect(http.status).toBe(403);
     expect(http.json.error?.message).toContain("the host the gateway sees ('https://gw.example.com')");
     // A chain's last value is the nearest proxy's.
-    expect((await createToken(proxy, { 'x-forwarded-host': 'evil.example, gw.example.com', 'x-forwarded-proto': 'http, https', origin: 'https://gw.example.com' })).status).toBe(201);
+    expect(
+      (await createToken(proxy, { 'x-forwarded-host': 'evil.example, gw.example.com', 'x-forwarded-proto': 'http, https', origin: 'https://gw.example.com' }))
+        .status,
+    ).toBe(201);
   });
 
   it('ignores X-Forwarded-Host from a peer it does not trust, and says so', async () => {
@@ -96,7 +101,13 @@ describe('forwarded headers from trusted proxies only', () => {
 
   it('logs the right-most X-Forwarded-For address that is not a trusted proxy, and the peer for a stranger', async () => {
     const clientOf = async (from: Agent, forwardedFor: string): Promise<unknown> => {
-      const answer = await call(from, 'POST', '/v1/chat/completions', { authorization: `Bearer ${harness.token}`, 'x-forwarded-for': forwardedFor }, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] });
+      const answer = await call(
+        from,
+        'POST',
+        '/v1/chat/completions',
+        { authorization: `Bearer ${harness.token}`, 'x-forwarded-for': forwardedFor },
+        { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] },
+      );
       expect(answer.status).toBe(200);
       const requestId = String(answer.headers['x-request-id']);
       for (let attempt = 0; attempt < 200; attempt++) {

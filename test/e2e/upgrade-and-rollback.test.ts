@@ -71,7 +71,9 @@ async function openAsReleaseBefore(url: string): Promise<Database> {
   });
   sqlite?.pragma('journal_mode = WAL');
   const migrationTableSchema = sqlite === null ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
-  const before: MigrationProvider = { getMigrations: async () => Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => !ADDED_BY_THIS_RELEASE.includes(name))) };
+  const before: MigrationProvider = {
+    getMigrations: async () => Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => !ADDED_BY_THIS_RELEASE.includes(name))),
+  };
   const { error } = await new Migrator({ db, provider: before, ...(migrationTableSchema === undefined ? {} : { migrationTableSchema }) }).migrateToLatest();
   if (error !== undefined) throw error;
   return { db, dialect: sqlite === null ? 'postgres' : 'sqlite', sqlite, postgres: null, close: () => db.destroy() };
@@ -99,7 +101,10 @@ describeEachBackend('upgrades and roll-backs', (backend) => {
     ({ url, dispose } = await backend.empty());
     directory = mkdtempSync(join(tmpdir(), 'switchyard-upgrade-'));
     configPath = join(directory, 'switchyard.yaml');
-    writeFileSync(configPath, stringify({ server: { host: '127.0.0.1', port: 0 }, database: { url }, logging: { level: 'silent' }, upstreams: [], models: [] }));
+    writeFileSync(
+      configPath,
+      stringify({ server: { host: '127.0.0.1', port: 0 }, database: { url }, logging: { level: 'silent' }, upstreams: [], models: [] }),
+    );
   });
   afterEach(async () => {
     await dispose();
@@ -110,7 +115,10 @@ describeEachBackend('upgrades and roll-backs', (backend) => {
   async function writtenByNewerRelease(): Promise<void> {
     const stores = await openStores(url);
     await stores.close();
-    await execute(url, ['create table newer_release_things (id integer primary key)', `insert into kysely_migration (name, timestamp) values ('${UNKNOWN}', '2030-01-01T00:00:00.000Z')`]);
+    await execute(url, [
+      'create table newer_release_things (id integer primary key)',
+      `insert into kysely_migration (name, timestamp) values ('${UNKNOWN}', '2030-01-01T00:00:00.000Z')`,
+    ]);
   }
 
   it('refuses a schema a newer release wrote, with no record of which: names the migrations and how to roll back, and changes nothing', async () => {
@@ -152,14 +160,34 @@ describeEachBackend('upgrades and roll-backs', (backend) => {
     // Written with the columns the release before had: this release's store writes columns it adds.
     await old.db
       .insertInto('request_logs')
-      .values(rows.map((row) => ({
-        id: row.id, created_at: row.createdAt, token_id: row.tokenId, team: row.team, project: row.project, endpoint: row.endpoint,
-        model: row.model, upstream: row.upstream, session_id: row.sessionId, status: row.status, latency_ms: row.latencyMs,
-        ttfb_ms: row.ttfbMs, prompt_tokens: row.promptTokens, completion_tokens: row.completionTokens, usage_source: row.usageSource,
-        error_code: row.errorCode, client_request_id: row.clientRequestId, logged_at: row.createdAt, session_source: row.sessionSource,
-        affinity: row.affinity, attempts: JSON.stringify(row.attempts), cached_tokens: row.cachedTokens, reasoning_tokens: row.reasoningTokens,
-        cost_usd: row.costUsd,
-      })))
+      .values(
+        rows.map((row) => ({
+          id: row.id,
+          created_at: row.createdAt,
+          token_id: row.tokenId,
+          team: row.team,
+          project: row.project,
+          endpoint: row.endpoint,
+          model: row.model,
+          upstream: row.upstream,
+          session_id: row.sessionId,
+          status: row.status,
+          latency_ms: row.latencyMs,
+          ttfb_ms: row.ttfbMs,
+          prompt_tokens: row.promptTokens,
+          completion_tokens: row.completionTokens,
+          usage_source: row.usageSource,
+          error_code: row.errorCode,
+          client_request_id: row.clientRequestId,
+          logged_at: row.createdAt,
+          session_source: row.sessionSource,
+          affinity: row.affinity,
+          attempts: JSON.stringify(row.attempts),
+          cached_tokens: row.cachedTokens,
+          reasoning_tokens: row.reasoningTokens,
+          cost_usd: row.costUsd,
+        })),
+      )
       .execute();
     await old.close();
 
@@ -175,9 +203,7 @@ describeEachBackend('upgrades and roll-backs', (backend) => {
     const gateway = await startGateway(loadConfig({ configPath, env: {} }).config, { logger });
     try {
       const migrationLines = lines.filter((line) => String(line['msg']).startsWith('database '));
-      expect(migrationLines.map((line) => line['msg'])).toEqual([
-        ...migrationMessages(),
-      ]);
+      expect(migrationLines.map((line) => line['msg'])).toEqual([...migrationMessages()]);
       expect(migrationLines[1]).toMatchObject({ level: 30, migration: ADDED_BY_THIS_RELEASE[0], duration_ms: expect.any(Number) });
       expect(migrationLines.at(-1)).toMatchObject({ applied: ADDED_BY_THIS_RELEASE, schema: '0012-schema-history' });
 
@@ -202,9 +228,7 @@ describeEachBackend('upgrades and roll-backs', (backend) => {
     await (await openAsReleaseBefore(url)).close();
     const migrated = await cli('migrate', '--config', configPath);
     expect(migrated.code).toBe(0);
-    expect(migrated.stderr.slice(1)).toEqual([
-      ...migrationMessages(),
-    ]);
+    expect(migrated.stderr.slice(1)).toEqual([...migrationMessages()]);
     const again = await cli('migrate', '--config', configPath);
     expect(again.stderr.slice(1)).toEqual(['database schema up to date (0012-schema-history)']);
   });

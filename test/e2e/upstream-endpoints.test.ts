@@ -13,11 +13,24 @@ const seen: Array<{ authorization: string | undefined; organization: string | un
 
 beforeAll(async () => {
   upstream = createServer((request, response) => {
-    seen.push({ authorization: request.headers.authorization, organization: request.headers['openai-organization'] as string | undefined, port: request.socket.remotePort });
+    seen.push({
+      authorization: request.headers.authorization,
+      organization: request.headers['openai-organization'] as string | undefined,
+      port: request.socket.remotePort,
+    });
     request.resume();
     request.on('end', () => {
       response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+      response.end(
+        JSON.stringify({
+          id: 'c',
+          object: 'chat.completion',
+          created: 0,
+          model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));

@@ -13,7 +13,16 @@ afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 function configFile(name: string, upstream: Record<string, unknown>): string {
   const path = join(directory, `${name}.yaml`);
-  writeFileSync(path, stringify({ server: { host: '127.0.0.1', port: 0 }, database: { url: `sqlite:${join(directory, `${name}.db`)}` }, logging: { level: 'silent' }, upstreams: [upstream], models: [] }));
+  writeFileSync(
+    path,
+    stringify({
+      server: { host: '127.0.0.1', port: 0 },
+      database: { url: `sqlite:${join(directory, `${name}.db`)}` },
+      logging: { level: 'silent' },
+      upstreams: [upstream],
+      models: [],
+    }),
+  );
   return path;
 }
 
@@ -27,10 +36,14 @@ describe('each provider owns its upstream keys', () => {
   it('refuses at start a key of another provider, naming the entry, the key and the keys it has', async () => {
     const refused = await serve(configFile('openai-threads', { id: 'gpt', provider: 'openai', base_url: 'http://127.0.0.1:9/v1', engine_threads: 4 }));
     expect(refused.code).toBe(78);
-    expect(refused.stderr).toEqual(['switchyard: config error: upstreams[0].engine_threads: unknown key for provider openai (its own keys: max_embedding_inputs, responses)']);
+    expect(refused.stderr).toEqual([
+      'switchyard: config error: upstreams[0].engine_threads: unknown key for provider openai (its own keys: max_embedding_inputs, responses)',
+    ]);
 
     const anthropic = await serve(configFile('anthropic-embed', { id: 'claude', provider: 'anthropic', api_key: 'k', max_embedding_inputs: 8 }));
-    expect(anthropic.stderr).toEqual(['switchyard: config error: upstreams[0].max_embedding_inputs: unknown key for provider anthropic (it has no keys of its own)']);
+    expect(anthropic.stderr).toEqual([
+      'switchyard: config error: upstreams[0].max_embedding_inputs: unknown key for provider anthropic (it has no keys of its own)',
+    ]);
   });
 
   it('refuses a value of the wrong type for a key the provider has', async () => {
@@ -47,7 +60,15 @@ describe('each provider owns its upstream keys', () => {
         server: { host: '127.0.0.1', port: 0 },
         database: { url: `sqlite:${join(directory, 'accepted.db')}` },
         upstreams: [
-          { id: 'azure', provider: 'azure', base_url: 'http://127.0.0.1:9', api_key: 'k', api_version: '2024-10-21', max_embedding_inputs: '${INPUTS}', max_connections: 4 },
+          {
+            id: 'azure',
+            provider: 'azure',
+            base_url: 'http://127.0.0.1:9',
+            api_key: 'k',
+            api_version: '2024-10-21',
+            max_embedding_inputs: '${INPUTS}',
+            max_connections: 4,
+          },
           { id: 'local', provider: 'local', publish_models: false, engine_threads: '${THREADS}', cache_dir: join(directory, 'cache') },
         ],
         models: [],

@@ -13,7 +13,10 @@ import { resetCredentials } from '../support/reset-credentials.js';
  * upstream, a CONNECT/forward proxy that checks its credentials, and a proxy that refuses.
  */
 const COMPLETION = JSON.stringify({
-  id: 'c', object: 'chat.completion', created: 0, model: 'm',
+  id: 'c',
+  object: 'chat.completion',
+  created: 0,
+  model: 'm',
   choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
   usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
 });
@@ -52,7 +55,14 @@ beforeAll(async () => {
   certificates = makeTestCertificates();
   const { read } = certificates;
   tlsUpstream = createSecureServer(
-    { allowHTTP1: true, key: read(certificates.serverKeyFile), cert: read(certificates.serverCertFile), ca: read(certificates.caFile), requestCert: true, rejectUnauthorized: false },
+    {
+      allowHTTP1: true,
+      key: read(certificates.serverKeyFile),
+      cert: read(certificates.serverCertFile),
+      ca: read(certificates.caFile),
+      requestCert: true,
+      rejectUnauthorized: false,
+    },
     (request: Http2ServerRequest, response: Http2ServerResponse) => {
       const socket = (request.httpVersion === '2.0' ? request.stream.session?.socket : request.socket) as TLSSocket;
       const peer = socket.getPeerCertificate();
@@ -76,10 +86,13 @@ beforeAll(async () => {
     proxied.push({ method: request.method ?? '', target: request.url ?? '', authorization: request.headers['proxy-authorization'] });
     const target = new URL(request.url ?? '');
     const { 'proxy-authorization': _credentials, ...headers } = request.headers;
-    const forwarded = httpRequest({ host: target.hostname, port: target.port, path: target.pathname, method: request.method, headers: { ...headers, 'x-forwarded-by-test-proxy': 'yes' } }, (upstream) => {
-      response.writeHead(upstream.statusCode ?? 502, upstream.headers);
-      upstream.pipe(response);
-    });
+    const forwarded = httpRequest(
+      { host: target.hostname, port: target.port, path: target.pathname, method: request.method, headers: { ...headers, 'x-forwarded-by-test-proxy': 'yes' } },
+      (upstream) => {
+        response.writeHead(upstream.statusCode ?? 502, upstream.headers);
+        upstream.pipe(response);
+      },
+    );
     request.pipe(forwarded);
   });
   proxy.on('connect', (request: IncomingMessage, client: Socket, head: Buffer) => {
@@ -117,26 +130,94 @@ beforeAll(async () => {
       upstreams: [
         { id: 'tls-http1', provider: 'openai', base_url: tlsBase, api_key: 'sk-1', network: trusted },
         { id: 'tls-http2', provider: 'openai', base_url: tlsBase, api_key: 'sk-2', network: { ...trusted, http2: true } },
-        { id: 'tls-client-cert', provider: 'openai', base_url: tlsBase, api_key: 'sk-3', network: { ...trusted, cert_file: certificates.clientCertFile, key_file: certificates.clientKeyFile } },
-        { id: 'tls-http2-client-cert', provider: 'openai', base_url: tlsBase, api_key: 'sk-4', network: { ...trusted, http2: true, cert_file: certificates.clientCertFile, key_file: certificates.clientKeyFile } },
+        {
+          id: 'tls-client-cert',
+          provider: 'openai',
+          base_url: tlsBase,
+          api_key: 'sk-3',
+          network: { ...trusted, cert_file: certificates.clientCertFile, key_file: certificates.clientKeyFile },
+        },
+        {
+          id: 'tls-http2-client-cert',
+          provider: 'openai',
+          base_url: tlsBase,
+          api_key: 'sk-4',
+          network: { ...trusted, http2: true, cert_file: certificates.clientCertFile, key_file: certificates.clientKeyFile },
+        },
         { id: 'untrusted', provider: 'openai', base_url: tlsBase, api_key: 'sk-5', network: { proxy: 'none' } },
-        { id: 'tls-via-proxy', provider: 'openai', base_url: tlsBase, api_key: 'sk-6', network: { ca_file: certificates.caFile, proxy: `http://team:s3cret@127.0.0.1:${portOf(proxy)}` } },
-        { id: 'tls-http2-via-proxy', provider: 'openai', base_url: tlsBase, api_key: 'sk-7', network: { ca_file: certificates.caFile, http2: true, proxy: `http://team:s3cret@127.0.0.1:${portOf(proxy)}` } },
-        { id: 'wrong-proxy-password', provider: 'openai', base_url: tlsBase, api_key: 'sk-8', network: { ca_file: certificates.caFile, proxy: `http://team:wrong@127.0.0.1:${portOf(proxy)}` } },
-        { id: 'plain-via-proxy', provider: 'openai', base_url: `http://127.0.0.1:${portOf(plainUpstream)}/v1`, api_key: 'sk-9', network: { proxy: `http://team:s3cret@127.0.0.1:${portOf(proxy)}` } },
-        { id: 'behind-refusing-proxy', provider: 'openai', base_url: tlsBase, api_key: 'sk-10', network: { ca_file: certificates.caFile, proxy: `http://127.0.0.1:${portOf(refusingProxy)}` } },
+        {
+          id: 'tls-via-proxy',
+          provider: 'openai',
+          base_url: tlsBase,
+          api_key: 'sk-6',
+          network: { ca_file: certificates.caFile, proxy: `http://team:s3cret@127.0.0.1:${portOf(proxy)}` },
+        },
+        {
+          id: 'tls-http2-via-proxy',
+          provider: 'openai',
+          base_url: tlsBase,
+          api_key: 'sk-7',
+          network: { ca_file: certificates.caFile, http2: true, proxy: `http://team:s3cret@127.0.0.1:${portOf(proxy)}` },
+        },
+        {
+          id: 'wrong-proxy-password',
+          provider: 'openai',
+          base_url: tlsBase,
+          api_key: 'sk-8',
+          network: { ca_file: certificates.caFile, proxy: `http://team:wrong@127.0.0.1:${portOf(proxy)}` },
+        },
+        {
+          id: 'plain-via-proxy',
+          provider: 'openai',
+          base_url: `http://127.0.0.1:${portOf(plainUpstream)}/v1`,
+          api_key: 'sk-9',
+          network: { proxy: `http://team:s3cret@127.0.0.1:${portOf(proxy)}` },
+        },
+        {
+          id: 'behind-refusing-proxy',
+          provider: 'openai',
+          base_url: tlsBase,
+          api_key: 'sk-10',
+          network: { ca_file: certificates.caFile, proxy: `http://127.0.0.1:${portOf(refusingProxy)}` },
+        },
         // The environment's proxy (below: the refusing one), bypassed for 127.0.0.1 by NO_PROXY.
         { id: 'env-proxy-bypassed', provider: 'openai', base_url: tlsBase, api_key: 'sk-11', network: { ca_file: certificates.caFile } },
-        { id: 'env-proxy', provider: 'openai', base_url: `https://localhost:${portOf(tlsUpstream)}/v1`, api_key: 'sk-12', network: { ca_file: certificates.caFile } },
+        {
+          id: 'env-proxy',
+          provider: 'openai',
+          base_url: `https://localhost:${portOf(tlsUpstream)}/v1`,
+          api_key: 'sk-12',
+          network: { ca_file: certificates.caFile },
+        },
       ],
       models: [
-        ...['tls-http1', 'tls-http2', 'tls-client-cert', 'tls-http2-client-cert', 'untrusted', 'tls-via-proxy', 'tls-http2-via-proxy', 'wrong-proxy-password', 'plain-via-proxy', 'behind-refusing-proxy', 'env-proxy-bypassed', 'env-proxy'].map((id) => ({
+        ...[
+          'tls-http1',
+          'tls-http2',
+          'tls-client-cert',
+          'tls-http2-client-cert',
+          'untrusted',
+          'tls-via-proxy',
+          'tls-http2-via-proxy',
+          'wrong-proxy-password',
+          'plain-via-proxy',
+          'behind-refusing-proxy',
+          'env-proxy-bypassed',
+          'env-proxy',
+        ].map((id) => ({
           id,
           type: 'chat',
           routes: [{ upstream: id, model: 'm' }],
         })),
         // The refusing proxy's credential first (almost always), then one that works.
-        { id: 'failover', type: 'chat', routes: [{ upstream: 'behind-refusing-proxy', model: 'm', weight: 100_000 }, { upstream: 'tls-http1', model: 'm', weight: 1 }] },
+        {
+          id: 'failover',
+          type: 'chat',
+          routes: [
+            { upstream: 'behind-refusing-proxy', model: 'm', weight: 100_000 },
+            { upstream: 'tls-http1', model: 'm', weight: 1 },
+          ],
+        },
       ],
     },
     { env: { HTTPS_PROXY: `http://127.0.0.1:${portOf(refusingProxy)}`, NO_PROXY: '127.0.0.1' }, logLines },
@@ -208,7 +289,13 @@ describe.skipIf(missing !== null)(`upstream network settings${missing === null ?
     proxied.length = 0;
     plainSeen.length = 0;
     expect((await chat('plain-via-proxy')).status).toBe(200);
-    expect(proxied).toEqual([{ method: 'POST', target: `http://127.0.0.1:${portOf(plainUpstream)}/v1/chat/completions`, authorization: `Basic ${Buffer.from('team:s3cret').toString('base64')}` }]);
+    expect(proxied).toEqual([
+      {
+        method: 'POST',
+        target: `http://127.0.0.1:${portOf(plainUpstream)}/v1/chat/completions`,
+        authorization: `Basic ${Buffer.from('team:s3cret').toString('base64')}`,
+      },
+    ]);
     expect(plainSeen).toEqual([{ url: '/v1/chat/completions', viaProxy: true }]);
   });
 

@@ -145,7 +145,10 @@ export async function startFakeAnthropicUpstream(options: { apiKey: string } & F
     let body: Buffer | string;
     if (failure.body === undefined) {
       const fixture = ERROR_FIXTURES[failure.status];
-      body = fixture === undefined ? JSON.stringify({ type: 'error', error: { type: 'api_error', message: `status ${failure.status}` } }) : await readFixture(fixture);
+      body =
+        fixture === undefined
+          ? JSON.stringify({ type: 'error', error: { type: 'api_error', message: `status ${failure.status}` } })
+          : await readFixture(fixture);
     } else {
       body = typeof failure.body === 'string' ? failure.body : JSON.stringify(failure.body);
     }
@@ -186,7 +189,11 @@ export async function startFakeAnthropicUpstream(options: { apiKey: string } & F
     if (request.method !== 'POST' || path !== '/v1/messages') return sendJson(response, 404, JSON.stringify(NOT_FOUND));
     if (typeof body !== 'object' || body === null) {
       // Composed in Anthropic's error envelope; not a recording.
-      return sendJson(response, 400, JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'The request body is not valid JSON.' } }));
+      return sendJson(
+        response,
+        400,
+        JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'The request body is not valid JSON.' } }),
+      );
     }
     const tools = wantsTools(body) && !(upstream.options.toolUse !== undefined && endsWithToolResult(body));
     if ((body as { stream?: unknown }).stream === true) {

@@ -33,7 +33,11 @@ export async function startFakeAzureUpstream(): Promise<FakeAzureUpstream> {
     const match = DEPLOYMENT_PATH.exec(url.pathname);
     if (match === null || incoming.headers['api-key'] === undefined) {
       outgoing.writeHead(match === null ? 404 : 401, { 'content-type': 'application/json' });
-      outgoing.end(JSON.stringify({ error: { code: match === null ? '404' : '401', message: match === null ? 'Resource not found' : 'Access denied due to missing subscription key.' } }));
+      outgoing.end(
+        JSON.stringify({
+          error: { code: match === null ? '404' : '401', message: match === null ? 'Resource not found' : 'Access denied due to missing subscription key.' },
+        }),
+      );
       return;
     }
     const [, deployment = '', operation = ''] = match;

@@ -66,19 +66,18 @@ async function readFixture(name: string): Promise<Buffer> {
 }
 
 async function readAllFixtures(): Promise<Fixtures> {
-  const [text, functionCall, headers, usageLimit, streamTrue, storeFalse, expired, invalidated, reused, refreshInvalidated] =
-    await Promise.all([
-      readFixture('stream-text.sse'),
-      readFixture('stream-function-call.sse'),
-      readFixture('usage-limit-headers.json'),
-      readFixture('errors/429-usage-limit-reached.json'),
-      readFixture('errors/400-stream-must-be-true.json'),
-      readFixture('errors/400-store-must-be-false.json'),
-      readFixture('errors/401-token-expired.json'),
-      readFixture('errors/401-token-invalidated.json'),
-      readFixture('oauth/401-refresh-token-reused.json'),
-      readFixture('oauth/401-refresh-token-invalidated.json'),
-    ]);
+  const [text, functionCall, headers, usageLimit, streamTrue, storeFalse, expired, invalidated, reused, refreshInvalidated] = await Promise.all([
+    readFixture('stream-text.sse'),
+    readFixture('stream-function-call.sse'),
+    readFixture('usage-limit-headers.json'),
+    readFixture('errors/429-usage-limit-reached.json'),
+    readFixture('errors/400-stream-must-be-true.json'),
+    readFixture('errors/400-store-must-be-false.json'),
+    readFixture('errors/401-token-expired.json'),
+    readFixture('errors/401-token-invalidated.json'),
+    readFixture('oauth/401-refresh-token-reused.json'),
+    readFixture('oauth/401-refresh-token-invalidated.json'),
+  ]);
   const quotaHeaders: Record<string, string> = {};
   for (const [name, value] of Object.entries(parseJsonObject(headers.toString('utf8'), 'usage-limit-headers.json'))) {
     quotaHeaders[name] = String(value);
@@ -260,4 +259,3 @@ export function buildFunctionCallEvents(recorded: SseEvent[], context: StreamCon
 export function frameEvent(event: JsonObject): Buffer {
   return Buffer.from(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`, 'utf8');
 }
-

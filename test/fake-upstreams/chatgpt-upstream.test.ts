@@ -181,7 +181,10 @@ describe('fake ChatGPT Codex backend: /responses', () => {
 
     // Every event left in its own write: with a pause between events, each arrived as its own chunk.
     expect(response.chunks.map((chunk) => chunk.toString('utf8'))).toEqual(
-      response.body.toString('utf8').split(/(?<=\n\n)/).filter((piece) => piece !== ''),
+      response.body
+        .toString('utf8')
+        .split(/(?<=\n\n)/)
+        .filter((piece) => piece !== ''),
     );
     expect(fake.sentBodies).toHaveLength(1);
     expect(fake.sentBodies[0]?.equals(response.body)).toBe(true);
@@ -235,11 +238,7 @@ describe('fake ChatGPT Codex backend: /responses', () => {
     const response = await postResponses(fake, tokens, 'acct-a');
     expect(response.status).toBe(200);
     expect(response.complete).toBe(false);
-    expect(events(response).map((event) => event.type)).toEqual([
-      'response.created',
-      'response.in_progress',
-      'response.output_item.added',
-    ]);
+    expect(events(response).map((event) => event.type)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added']);
     expect(fake.sentBodies[0]?.equals(response.body)).toBe(true);
   });
 

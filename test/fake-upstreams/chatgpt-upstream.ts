@@ -325,7 +325,6 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: O
   sendBytes(res, status, Buffer.from(JSON.stringify(body), 'utf8'), headers);
 }
 
-
 // ---------------------------------------------------------------------------
 // /backend-api/codex/responses
 

@@ -8,7 +8,15 @@
 // recorded first; queued `failNext` answers win over everything. Only node:http is used.
 
 import type { ServerResponse } from 'node:http';
-import { isJsonObject as isObject, readJsonFixture, sendJson as send, startJsonFakeServer, type FakeFailure, type JsonFakeServer, type RecordedJsonRequest } from './json-fake-server.js';
+import {
+  isJsonObject as isObject,
+  readJsonFixture,
+  sendJson as send,
+  startJsonFakeServer,
+  type FakeFailure,
+  type JsonFakeServer,
+  type RecordedJsonRequest,
+} from './json-fake-server.js';
 import { fakeEmbedding, fakeRelevance } from './openai-upstream.js';
 
 export type RecordedCohereRequest = RecordedJsonRequest;
@@ -36,11 +44,14 @@ export function fakeCohereInputTokens(texts: readonly string[]): number {
 export async function startFakeCohereUpstream(): Promise<FakeCohereUpstream> {
   const embedFixture = readJson('embed.json');
   const rerankFixture = readJson('rerank.json');
-  return startJsonFakeServer((route, body, res) => {
-    if (route === 'POST /v2/embed') answerEmbed(res, body, embedFixture);
-    else if (route === 'POST /v2/rerank') answerRerank(res, body, rerankFixture);
-    else send(res, 404, { message: `route not found: ${route}` });
-  }, { message: 'failure' });
+  return startJsonFakeServer(
+    (route, body, res) => {
+      if (route === 'POST /v2/embed') answerEmbed(res, body, embedFixture);
+      else if (route === 'POST /v2/rerank') answerRerank(res, body, rerankFixture);
+      else send(res, 404, { message: `route not found: ${route}` });
+    },
+    { message: 'failure' },
+  );
 }
 
 function answerEmbed(res: ServerResponse, body: unknown, fixture: JsonObject): void {
@@ -78,6 +89,3 @@ function answerRerank(res: ServerResponse, body: unknown, fixture: JsonObject): 
 function readJson(name: string): JsonObject {
   return readJsonFixture(FIXTURES, name);
 }
-
-
-

@@ -198,7 +198,9 @@ async function answer(fault: string, stream: boolean, response: ServerResponse, 
     case 'server-error':
       return sendJson(response, 500, { error: { message: 'The server had an error while processing your request.', type: 'server_error', code: null } });
     case 'model-not-found':
-      return sendJson(response, 404, { error: { message: 'The model does not exist or you do not have access to it.', type: 'invalid_request_error', code: 'model_not_found' } });
+      return sendJson(response, 404, {
+        error: { message: 'The model does not exist or you do not have access to it.', type: 'invalid_request_error', code: 'model_not_found' },
+      });
     default:
       return sendJson(response, 404, { error: { message: `unknown fault ${fault}`, type: 'invalid_request_error' } });
   }

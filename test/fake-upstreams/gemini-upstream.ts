@@ -164,7 +164,15 @@ function answerEmbeddings(res: ServerResponse, model: string, body: JsonObject, 
   const embeddings: Array<{ values: number[] }> = [];
   for (const [index, request] of requests.entries()) {
     if (request['model'] !== `models/${model}`) {
-      return send(res, 400, googleError(400, `* BatchEmbedContentsRequest.model: unexpected model name format\n* BatchEmbedContentsRequest.requests[${index}].model: unexpected model name format\n`, 'INVALID_ARGUMENT'));
+      return send(
+        res,
+        400,
+        googleError(
+          400,
+          `* BatchEmbedContentsRequest.model: unexpected model name format\n* BatchEmbedContentsRequest.requests[${index}].model: unexpected model name format\n`,
+          'INVALID_ARGUMENT',
+        ),
+      );
     }
     const parts = ((request['content'] as JsonObject | undefined)?.['parts'] ?? []) as Array<{ text?: string }>;
     const text = parts.map((part) => part.text ?? '').join('');
@@ -176,7 +184,13 @@ function answerEmbeddings(res: ServerResponse, model: string, body: JsonObject, 
   send(res, 200, JSON.stringify(response, null, 2));
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, rawBody: Buffer, fixtures: Fixtures, state: { requests: RecordedGeminiRequest[]; failures: Array<{ failure: GeminiFailure; remaining: number }>; options: () => FakeGeminiOptions }): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  rawBody: Buffer,
+  fixtures: Fixtures,
+  state: { requests: RecordedGeminiRequest[]; failures: Array<{ failure: GeminiFailure; remaining: number }>; options: () => FakeGeminiOptions },
+): Promise<void> {
   const raw = rawBody.toString('utf8');
   let body: unknown;
   try {
@@ -191,7 +205,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, rawBody: Buffer
   if (queued !== undefined) {
     if (--queued.remaining <= 0) state.failures.shift();
     const { status, headers } = queued.failure;
-    const recorded = queued.failure.body === undefined ? (fixtures.errors.get(status) ?? googleError(status, 'Injected failure.', 'UNKNOWN')) : Buffer.from(JSON.stringify(queued.failure.body));
+    const recorded =
+      queued.failure.body === undefined
+        ? (fixtures.errors.get(status) ?? googleError(status, 'Injected failure.', 'UNKNOWN'))
+        : Buffer.from(JSON.stringify(queued.failure.body));
     return send(res, status, recorded, headers);
   }
   if (req.headers['x-goog-api-key'] === undefined) return send(res, 403, fixtures.errors.get(403) as Buffer);
@@ -201,12 +218,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, rawBody: Buffer
   const [, model, method] = route as unknown as [string, string, string];
   if (!isObject(body)) return send(res, 400, googleError(400, 'Invalid JSON payload received.', 'INVALID_ARGUMENT'));
   if (method === 'batchEmbedContents') return answerEmbeddings(res, model, body, fixtures, state.options());
-  if (!Array.isArray(body['contents'])) return send(res, 400, googleError(400, '* GenerateContentRequest.contents: contents is not specified\n', 'INVALID_ARGUMENT'));
+  if (!Array.isArray(body['contents']))
+    return send(res, 400, googleError(400, '* GenerateContentRequest.contents: contents is not specified\n', 'INVALID_ARGUMENT'));
   const call = state.options().functionCall;
   const toolCall = wantsFunctionCall(body) && !(call !== undefined && endsWithFunctionResponse(body));
   const retarget = (answer: JsonObject): JsonObject => (call === undefined ? answer : retargetFunctionCall(answer, call));
   if (method === 'generateContent') return send(res, 200, JSON.stringify(toolCall ? retarget(fixtures.toolCall) : fixtures.text, null, 2));
-  const events = toolCall ? fixtures.toolCallStream.map((event) => (call === undefined ? event : JSON.stringify(retarget(JSON.parse(event) as JsonObject)))) : fixtures.textStream;
+  const events = toolCall
+    ? fixtures.toolCallStream.map((event) => (call === undefined ? event : JSON.stringify(retarget(JSON.parse(event) as JsonObject))))
+    : fixtures.textStream;
   if (url.searchParams.get('alt') !== 'sse') return send(res, 200, `[${events.join(',\n')}]`);
   await streamEvents(req, res, events, state.options());
 }

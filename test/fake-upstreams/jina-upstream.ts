@@ -8,7 +8,15 @@
 // request is recorded first; queued `failNext` answers win over everything. Only node:http is used.
 
 import type { ServerResponse } from 'node:http';
-import { isJsonObject as isObject, readJsonFixture, sendJson as send, startJsonFakeServer, type FakeFailure, type JsonFakeServer, type RecordedJsonRequest } from './json-fake-server.js';
+import {
+  isJsonObject as isObject,
+  readJsonFixture,
+  sendJson as send,
+  startJsonFakeServer,
+  type FakeFailure,
+  type JsonFakeServer,
+  type RecordedJsonRequest,
+} from './json-fake-server.js';
 import { fakeEmbedding, fakeRelevance } from './openai-upstream.js';
 
 export type RecordedJinaRequest = RecordedJsonRequest;
@@ -33,11 +41,14 @@ export function fakeJinaTokens(texts: readonly string[]): number {
 export async function startFakeJinaUpstream(): Promise<FakeJinaUpstream> {
   const embedFixture = readJson('embeddings.json');
   const rerankFixture = readJson('rerank.json');
-  const server = await startJsonFakeServer((route, body, res) => {
-    if (route === 'POST /v1/embeddings') answerEmbeddings(res, body, embedFixture);
-    else if (route === 'POST /v1/rerank') answerRerank(res, body, rerankFixture);
-    else send(res, 404, { detail: 'Not Found' });
-  }, { detail: 'failure' });
+  const server = await startJsonFakeServer(
+    (route, body, res) => {
+      if (route === 'POST /v1/embeddings') answerEmbeddings(res, body, embedFixture);
+      else if (route === 'POST /v1/rerank') answerRerank(res, body, rerankFixture);
+      else send(res, 404, { detail: 'Not Found' });
+    },
+    { detail: 'failure' },
+  );
   // Jina's base URL carries its version: `https://api.jina.ai/v1`.
   return { ...server, url: `${server.url}/v1`, failNext: server.failNext, close: server.close };
 }
@@ -78,6 +89,3 @@ function answerRerank(res: ServerResponse, body: unknown, fixture: JsonObject): 
 function readJson(name: string): JsonObject {
   return readJsonFixture(FIXTURES, name);
 }
-
-
-

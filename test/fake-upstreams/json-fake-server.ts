@@ -170,7 +170,12 @@ export interface EventStreamOptions {
  * piece is its own write followed by a turn of the event loop, so each leaves as its own chunk
  * instead of being coalesced with the next.
  */
-export async function writeEventStream(request: IncomingMessage, response: ServerResponse, events: ReadonlyArray<string | Buffer>, options: EventStreamOptions = {}): Promise<void> {
+export async function writeEventStream(
+  request: IncomingMessage,
+  response: ServerResponse,
+  events: ReadonlyArray<string | Buffer>,
+  options: EventStreamOptions = {},
+): Promise<void> {
   const splitter = options.splitBytes === true ? new ByteSplitter() : undefined;
   const send = async (pieces: Buffer[]): Promise<void> => {
     for (const piece of pieces) {

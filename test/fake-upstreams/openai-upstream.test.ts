@@ -1,11 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { readFile } from 'node:fs/promises';
-import {
-  startFakeOpenAIUpstream,
-  type FakeOpenAIOptions,
-  type FakeOpenAIUpstream,
-} from './openai-upstream.js';
+import { startFakeOpenAIUpstream, type FakeOpenAIOptions, type FakeOpenAIUpstream } from './openai-upstream.js';
 import { splitIntoPieces } from './sse-framing.js';
 
 // ---------------------------------------------------------------------------
@@ -63,10 +59,7 @@ function postChat(upstream: FakeOpenAIUpstream, body: unknown, path = '/chat/com
   });
 }
 
-async function withUpstream(
-  options: FakeOpenAIOptions,
-  run: (upstream: FakeOpenAIUpstream) => Promise<void>,
-): Promise<void> {
+async function withUpstream(options: FakeOpenAIOptions, run: (upstream: FakeOpenAIUpstream) => Promise<void>): Promise<void> {
   const upstream = await startFakeOpenAIUpstream(options);
   try {
     await run(upstream);
@@ -480,11 +473,7 @@ describe('fake OpenAI upstream: failures and other routes', () => {
       await send(`${upstream.url}/models`);
       await send(`${upstream.url}/nowhere`, { method: 'POST', body: 'not json' });
 
-      expect(upstream.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
-        'POST /v1/chat/completions',
-        'GET /v1/models',
-        'POST /v1/nowhere',
-      ]);
+      expect(upstream.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /v1/chat/completions', 'GET /v1/models', 'POST /v1/nowhere']);
       const [chat, models, nowhere] = upstream.requests;
       expect(chat?.headers.authorization).toBe('Bearer sk-test');
       expect(chat?.rawBody.toString('utf8')).toBe(sent);

@@ -408,13 +408,7 @@ function recordRequest(req: IncomingMessage, rawBody: Buffer): RecordedRequest {
   };
 }
 
-async function answerChatCompletion(
-  req: IncomingMessage,
-  res: ServerResponse,
-  body: unknown,
-  fixtures: Fixtures,
-  options: ResolvedOptions,
-): Promise<void> {
+async function answerChatCompletion(req: IncomingMessage, res: ServerResponse, body: unknown, fixtures: Fixtures, options: ResolvedOptions): Promise<void> {
   if (!isJsonObject(body)) {
     sendJson(res, 400, openAIError(INVALID_JSON_MESSAGE, 'invalid_request_error'));
     return;
@@ -464,7 +458,11 @@ function answerEmbeddings(res: ServerResponse, body: unknown, fixtures: Fixtures
   const raw = body.input;
   // A string, an array of strings, one token array, or an array of token arrays.
   const inputs: Array<string | number[]> =
-    typeof raw === 'string' ? [raw] : Array.isArray(raw) && raw.every((item) => typeof item === 'number') ? [raw as number[]] : (raw as Array<string | number[]>);
+    typeof raw === 'string'
+      ? [raw]
+      : Array.isArray(raw) && raw.every((item) => typeof item === 'number')
+        ? [raw as number[]]
+        : (raw as Array<string | number[]>);
   const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 8;
   const base64 = body.encoding_format === 'base64';
   const tokens = inputs.reduce((sum, input) => sum + (typeof input === 'string' ? Math.ceil(input.length / 4) : input.length), 0);
@@ -571,7 +569,14 @@ export function fakeMp3(frames = 8): Buffer {
   return Buffer.concat(Array.from({ length: frames }, () => frame));
 }
 
-const SPEECH_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav', opus: 'audio/opus', aac: 'audio/aac', flac: 'audio/flac', pcm: 'audio/pcm' };
+const SPEECH_TYPES: Record<string, string> = {
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  opus: 'audio/opus',
+  aac: 'audio/aac',
+  flac: 'audio/flac',
+  pcm: 'audio/pcm',
+};
 
 /** Audio in the asked format, written in a few pieces (with `chunkDelayMs` between) like a real TTS stream. */
 async function answerSpeech(res: ServerResponse, body: unknown, options: ResolvedOptions): Promise<void> {
@@ -615,7 +620,8 @@ function answerRerank(res: ServerResponse, body: unknown, options: ResolvedOptio
     model: typeof body.model === 'string' ? body.model : 'reranker',
     results: documents.map((document, index) => ({ index, document: { text: document }, relevance_score: fakeRelevance(query, document) })),
   };
-  if (!options.omitUsage) response.usage = { total_tokens: documents.reduce((sum, document) => sum + Math.ceil(document.length / 4), Math.ceil(query.length / 4)) };
+  if (!options.omitUsage)
+    response.usage = { total_tokens: documents.reduce((sum, document) => sum + Math.ceil(document.length / 4), Math.ceil(query.length / 4)) };
   sendJson(res, 200, response);
 }
 

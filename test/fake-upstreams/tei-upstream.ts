@@ -9,7 +9,15 @@
 // answers win over everything. Only node:http is used.
 
 import type { ServerResponse } from 'node:http';
-import { isJsonObject as isObject, readJsonFixture, sendJson as send, startJsonFakeServer, type FakeFailure, type JsonFakeServer, type RecordedJsonRequest } from './json-fake-server.js';
+import {
+  isJsonObject as isObject,
+  readJsonFixture,
+  sendJson as send,
+  startJsonFakeServer,
+  type FakeFailure,
+  type JsonFakeServer,
+  type RecordedJsonRequest,
+} from './json-fake-server.js';
 import { fakeEmbedding, fakeRelevance } from './openai-upstream.js';
 
 export type RecordedTeiRequest = RecordedJsonRequest;
@@ -32,11 +40,14 @@ export function fakeTeiEmbedding(input: string | number[], dimensions = 8): numb
 export async function startFakeTeiUpstream(): Promise<FakeTeiUpstream> {
   // The recorded 413 body is TEI's wording for an oversized batch; the numbers are filled in per request.
   const batchError = readJson('errors/413-batch-size.json');
-  return startJsonFakeServer((route, body, res) => {
-    if (route === 'POST /embed') answerEmbed(res, body, batchError);
-    else if (route === 'POST /rerank') answerRerank(res, body);
-    else send(res, 404, '');
-  }, { error: 'failure', error_type: 'Backend' });
+  return startJsonFakeServer(
+    (route, body, res) => {
+      if (route === 'POST /embed') answerEmbed(res, body, batchError);
+      else if (route === 'POST /rerank') answerRerank(res, body);
+      else send(res, 404, '');
+    },
+    { error: 'failure', error_type: 'Backend' },
+  );
 }
 
 function answerEmbed(res: ServerResponse, body: unknown, batchError: JsonObject): void {
@@ -47,12 +58,19 @@ function answerEmbed(res: ServerResponse, body: unknown, batchError: JsonObject)
     return;
   }
   if (inputs.length > TEI_MAX_CLIENT_BATCH_SIZE) {
-    const error = String(batchError.error).replace(/\d+ > maximum allowed batch size \d+/, `${inputs.length} > maximum allowed batch size ${TEI_MAX_CLIENT_BATCH_SIZE}`);
+    const error = String(batchError.error).replace(
+      /\d+ > maximum allowed batch size \d+/,
+      `${inputs.length} > maximum allowed batch size ${TEI_MAX_CLIENT_BATCH_SIZE}`,
+    );
     send(res, 413, { ...batchError, error });
     return;
   }
   const dimensions = isObject(body) && typeof body.dimensions === 'number' ? body.dimensions : 8;
-  send(res, 200, inputs.map((input) => fakeTeiEmbedding(input, dimensions)));
+  send(
+    res,
+    200,
+    inputs.map((input) => fakeTeiEmbedding(input, dimensions)),
+  );
 }
 
 function answerRerank(res: ServerResponse, body: unknown): void {
@@ -72,6 +90,3 @@ function answerRerank(res: ServerResponse, body: unknown): void {
 function readJson(name: string): JsonObject {
   return readJsonFixture(FIXTURES, name);
 }
-
-
-

@@ -80,7 +80,9 @@ describe('secrets an upstream quotes never reach the caller', () => {
     expect(midStream.text).toContain('"error"');
     expectNoSecret(midStream.text);
 
-    const sdkError = await running.client.chat.completions.create({ model: 'refuse', messages: [{ role: 'user', content: 'Hi' }] }).catch((error: unknown) => error);
+    const sdkError = await running.client.chat.completions
+      .create({ model: 'refuse', messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((error: unknown) => error);
     expect(sdkError).toBeInstanceOf(OpenAI.APIError);
     expectNoSecret(`${(sdkError as Error).message} ${JSON.stringify((sdkError as InstanceType<typeof OpenAI.APIError>).error)}`);
     const stream = await running.client.chat.completions.create({ model: 'fail-midstream', messages: [{ role: 'user', content: 'Hi' }], stream: true });
@@ -91,7 +93,7 @@ describe('secrets an upstream quotes never reach the caller', () => {
     expectNoSecret(`${(streamError as Error).message} ${JSON.stringify((streamError as { error?: unknown }).error ?? null)}`);
   });
 
-  it('/v1/responses passed through: a refusal, and the upstream stream\'s own error and response.failed events', async () => {
+  it("/v1/responses passed through: a refusal, and the upstream stream's own error and response.failed events", async () => {
     const refused = await received('/v1/responses', { model: 'refuse', input: 'Hi' });
     expect(refused.status).toBe(400);
     expectNoSecret(refused.text);
@@ -106,11 +108,14 @@ describe('secrets an upstream quotes never reach the caller', () => {
     expect(failed.text).toContain('sk-p…[redacted]');
     expectNoSecret(failed.text);
     // The events still parse: only the secrets changed.
-    const data = failed.text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)) as { type: string });
+    const data = failed.text
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as { type: string });
     expect(data.map((event) => event.type)).toEqual(['response.created', 'error', 'response.failed']);
   });
 
-  it('the native passthrough: a refusal, and the backend stream\'s own error and response.failed events', async () => {
+  it("the native passthrough: a refusal, and the backend stream's own error and response.failed events", async () => {
     const body = { stream: true, store: false, instructions: 'x', input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hi' }] }] };
     const refused = await received('/v1/native/responses', { ...body, model: 'codex-refuse' }, nativeToken);
     expect(refused.status).toBe(400);

@@ -26,7 +26,9 @@ describe.skipIf(redisServerBinary === undefined)('the shared state (Redis) away 
   });
 
   it('answers 503 state_unavailable to the console, never 500, and signs in again once Redis is back', async () => {
-    const gateway = await startStoreGateway(`sqlite:${join(directory, 'switchyard.db')}`, upstream.url, { state: { url: redis.url, key_prefix: 'switchyard-isolation:' } });
+    const gateway = await startStoreGateway(`sqlite:${join(directory, 'switchyard.db')}`, upstream.url, {
+      state: { url: redis.url, key_prefix: 'switchyard-isolation:' },
+    });
     onTestFinished(() => gateway.close());
     const call = async (method: 'GET' | 'POST', path: string, headers: Record<string, string>) => {
       const response = await request(`${gateway.url}${path}`, { method, headers });

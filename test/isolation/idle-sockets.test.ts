@@ -33,35 +33,39 @@ if (process.platform === 'linux' && !enoughDescriptors) {
 }
 
 describe.skipIf(process.platform !== 'linux')('idle sockets (issue 29, item 3)', () => {
-  it.skipIf(!enoughDescriptors)('10,050 idle sockets from one address: past its share they are refused, /health and a chat keep answering from another address, and every socket is closed fully within the header timeout', async () => {
-    // server.max_connections and max_connections_per_client are left at their defaults (10,000, 2,000).
-    const gateway = await startGatewayProcess({ header_timeout_ms: HEADER_TIMEOUT_MS });
-    const sockets: IdleSocket[] = [];
-    onTestFinished(async () => {
-      for (const idle of sockets) idle.socket.destroy();
-      await gateway.stop();
-    });
-    const baseline = await settledDescriptors(gateway);
-    const bystander = pollBystander(gateway);
-    const held = sampleDescriptors(gateway);
+  it.skipIf(!enoughDescriptors)(
+    '10,050 idle sockets from one address: past its share they are refused, /health and a chat keep answering from another address, and every socket is closed fully within the header timeout',
+    async () => {
+      // server.max_connections and max_connections_per_client are left at their defaults (10,000, 2,000).
+      const gateway = await startGatewayProcess({ header_timeout_ms: HEADER_TIMEOUT_MS });
+      const sockets: IdleSocket[] = [];
+      onTestFinished(async () => {
+        for (const idle of sockets) idle.socket.destroy();
+        await gateway.stop();
+      });
+      const baseline = await settledDescriptors(gateway);
+      const bystander = pollBystander(gateway);
+      const held = sampleDescriptors(gateway);
 
-    sockets.push(...(await openIdleSockets(gateway.port, ATTACK_SOCKETS, ['127.0.0.2'])));
-    const allClosed = await closedWithin(sockets, HEADER_TIMEOUT_MS + 5_000);
-    const outcomes = await bystander.stop();
-    const mostHeld = held.stop() - baseline;
+      sockets.push(...(await openIdleSockets(gateway.port, ATTACK_SOCKETS, ['127.0.0.2'])));
+      const allClosed = await closedWithin(sockets, HEADER_TIMEOUT_MS + 5_000);
+      const outcomes = await bystander.stop();
+      const mostHeld = held.stop() - baseline;
 
-    expect(sockets.filter((idle) => idle.openedAt === null)).toHaveLength(0);
-    expect(outcomes.filter((outcome) => outcome.result !== 200)).toEqual([]);
-    expect(outcomes.length).toBeGreaterThanOrEqual(20);
-    expect(allClosed).toBe(true);
-    expect(longestOpen(sockets)).toBeLessThan(HEADER_TIMEOUT_MS + CLOSE_SLACK_MS);
-    // The gateway never held more of them than the address's share (its own few sockets aside).
-    expect(mostHeld).toBeLessThanOrEqual(PER_CLIENT_DEFAULT + 10);
-    // Those it took were answered 408 when their head did not come.
-    expect(sockets.filter((idle) => idle.received.startsWith('HTTP/1.1 408 ')).length).toBeGreaterThanOrEqual(PER_CLIENT_DEFAULT);
-    // Closed fully, though the clients never closed their side: the gateway holds no socket of theirs.
-    expect(await settledDescriptors(gateway)).toBeLessThanOrEqual(baseline + 2);
-  }, 40_000);
+      expect(sockets.filter((idle) => idle.openedAt === null)).toHaveLength(0);
+      expect(outcomes.filter((outcome) => outcome.result !== 200)).toEqual([]);
+      expect(outcomes.length).toBeGreaterThanOrEqual(20);
+      expect(allClosed).toBe(true);
+      expect(longestOpen(sockets)).toBeLessThan(HEADER_TIMEOUT_MS + CLOSE_SLACK_MS);
+      // The gateway never held more of them than the address's share (its own few sockets aside).
+      expect(mostHeld).toBeLessThanOrEqual(PER_CLIENT_DEFAULT + 10);
+      // Those it took were answered 408 when their head did not come.
+      expect(sockets.filter((idle) => idle.received.startsWith('HTTP/1.1 408 ')).length).toBeGreaterThanOrEqual(PER_CLIENT_DEFAULT);
+      // Closed fully, though the clients never closed their side: the gateway holds no socket of theirs.
+      expect(await settledDescriptors(gateway)).toBeLessThanOrEqual(baseline + 2);
+    },
+    40_000,
+  );
 
   it('idle sockets from five addresses that keep the total cap full: /health and a chat keep answering (the oldest idle socket makes room), and every socket is closed within the header timeout', async () => {
     // 5 × 50 attackers against a total of 200; a header timeout longer than the attack, so that only

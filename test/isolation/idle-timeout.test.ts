@@ -20,9 +20,13 @@ beforeAll(async () => {
     request.once('end', () => {
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       if (request.url?.endsWith('/chat/completions')) {
-        response.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: null }] })}\n\n`);
+        response.write(
+          `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: null }] })}\n\n`,
+        );
       } else {
-        response.write(`event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: { id: 'resp_1', object: 'response', status: 'in_progress', output: [] } })}\n\n`);
+        response.write(
+          `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: { id: 'resp_1', object: 'response', status: 'in_progress', output: [] } })}\n\n`,
+        );
       }
     });
   });
@@ -35,7 +39,14 @@ beforeAll(async () => {
   running = await startTestGateway({
     upstreams: [
       { id: 'silent', provider: 'openai', base_url: `${url}/v1`, api_key: 'sk-silent', timeouts: { idle_ms: 300 } },
-      { id: 'silent-codex', provider: 'codex', base_url: `${url}/codex`, token_url: chatgpt.tokenUrl, auth_file: join(authDirectory, 'auth.json'), timeouts: { idle_ms: 300 } },
+      {
+        id: 'silent-codex',
+        provider: 'codex',
+        base_url: `${url}/codex`,
+        token_url: chatgpt.tokenUrl,
+        auth_file: join(authDirectory, 'auth.json'),
+        timeouts: { idle_ms: 300 },
+      },
     ],
     models: [
       { id: 'silent', type: 'chat', routes: [{ upstream: 'silent', model: 'silent' }] },
@@ -71,12 +82,19 @@ async function streamed(path: string, body: Record<string, unknown>, token = run
 
 describe('a stream cut because its upstream went silent past idle_ms', () => {
   it('is logged as the upstream timeout it was (504 upstream_timeout) when the cut ends the response, not as a client that left (499)', async () => {
-    const native = await streamed('/v1/native/responses', { model: 'silent-codex', store: false, input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hi' }] }] }, nativeToken);
+    const native = await streamed(
+      '/v1/native/responses',
+      { model: 'silent-codex', store: false, input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hi' }] }] },
+      nativeToken,
+    );
     expect(await rowOf(native)).toEqual({ status: 504, errorCode: 'upstream_timeout' });
   });
 
   it('keeps the 200 it was answered with when the timeout was said in-band, with the code upstream_timeout', async () => {
-    for (const id of [await streamed('/v1/chat/completions', { model: 'silent', messages: [{ role: 'user', content: 'Hi' }] }), await streamed('/v1/responses', { model: 'silent', input: 'Hi' })]) {
+    for (const id of [
+      await streamed('/v1/chat/completions', { model: 'silent', messages: [{ role: 'user', content: 'Hi' }] }),
+      await streamed('/v1/responses', { model: 'silent', input: 'Hi' }),
+    ]) {
       expect(await rowOf(id)).toEqual({ status: 200, errorCode: 'upstream_timeout' });
     }
   });

@@ -147,7 +147,7 @@ describe.skipIf(redisServerBinary === undefined)('caller limits when a replica c
     expect(3 * 300 + admitted * 17, `${admitted} more requests admitted`).toBeLessThanOrEqual(1_000 + 17);
   }, 20_000);
 
-  it('kill -9 of a replica holding a team\'s slots: they are free on the other replica within the slot lease', async () => {
+  it("kill -9 of a replica holding a team's slots: they are free on the other replica within the slot lease", async () => {
     const token = tokens['crash'] as string;
     const held = [0, 1, 2].map(() => chat(replicaA.url, token, 'slow').catch(() => null));
     await delay(400);
@@ -179,7 +179,7 @@ describe.skipIf(redisServerBinary === undefined)('caller limits when a replica c
     }
   }, 20_000);
 
-  it('a quota of 50 requests\' tokens: kill -9 and a restart of the replica that admitted 30 of them lets through 50 in all, not more', async () => {
+  it("a quota of 50 requests' tokens: kill -9 and a restart of the replica that admitted 30 of them lets through 50 in all, not more", async () => {
     const token = tokens['quota'] as string;
     const answers: Answer[] = [];
     for (let index = 0; index < 30; index++) answers.push(await chat(replicaA.url, token));
@@ -219,6 +219,8 @@ describe.skipIf(redisServerBinary === undefined)('caller limits when a replica c
     }
     const lost = ended.filter((request) => !written.has(request.requestId));
     const oldestLostMs = Math.max(0, ...lost.map((request) => crashed - request.at));
-    expect(oldestLostMs, `${lost.length} of ${ended.length} rows lost, the oldest ended ${Math.round(oldestLostMs)} ms before the crash`).toBeLessThan(FLUSH_INTERVAL_MS + ROW_MARGIN_MS);
+    expect(oldestLostMs, `${lost.length} of ${ended.length} rows lost, the oldest ended ${Math.round(oldestLostMs)} ms before the crash`).toBeLessThan(
+      FLUSH_INTERVAL_MS + ROW_MARGIN_MS,
+    );
   }, 20_000);
 });

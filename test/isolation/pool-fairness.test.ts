@@ -31,8 +31,22 @@ describe('a two-credential pool shared by two teams', () => {
         { id: 'pool-b', provider: 'openai', base_url: `${upstream.url}/v1`, api_key: 'sk-pool-b' },
       ],
       models: [
-        { id: 'shared-chat', type: 'chat', routes: [{ upstream: 'pool-a', model: 'ok' }, { upstream: 'pool-b', model: 'ok' }] },
-        { id: 'shared-embed', type: 'embedding', routes: [{ upstream: 'pool-a', model: 'ok' }, { upstream: 'pool-b', model: 'ok' }] },
+        {
+          id: 'shared-chat',
+          type: 'chat',
+          routes: [
+            { upstream: 'pool-a', model: 'ok' },
+            { upstream: 'pool-b', model: 'ok' },
+          ],
+        },
+        {
+          id: 'shared-embed',
+          type: 'embedding',
+          routes: [
+            { upstream: 'pool-a', model: 'ok' },
+            { upstream: 'pool-b', model: 'ok' },
+          ],
+        },
       ],
       routing: { infer_sessions: false },
     });
@@ -75,7 +89,9 @@ describe('a two-credential pool shared by two teams', () => {
       ...Array.from({ length: BYSTANDER_LOOPS }, () => loop(bystander, 'Hello', bystanderStatuses)),
     ]);
     const served = bystanderStatuses.filter((status) => status === 200).length;
-    const statusCounts = Object.fromEntries([...new Set(bystanderStatuses)].map((status) => [status, bystanderStatuses.filter((each) => each === status).length]));
+    const statusCounts = Object.fromEntries(
+      [...new Set(bystanderStatuses)].map((status) => [status, bystanderStatuses.filter((each) => each === status).length]),
+    );
     expect(bystanderStatuses.length).toBeGreaterThan(50);
     expect(served / bystanderStatuses.length, `bystander statuses ${JSON.stringify(statusCounts)}`).toBeGreaterThanOrEqual(0.99);
     // The attack really ran: the attacker's requests failed upstream, many times a second.

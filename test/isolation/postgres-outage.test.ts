@@ -78,7 +78,9 @@ describe.skipIf(postgresBinaries === undefined)('PostgreSQL going away under a s
   }, 60_000);
 
   it('stopped or hanging: the admin API answers 503 database_unavailable, within the statement timeout while it hangs', async () => {
-    const gateway = await startStoreGateway(postgres.url, upstream.url, { database: { url: postgres.url, statement_timeout_ms: 1_000, connect_timeout_ms: 1_000 } });
+    const gateway = await startStoreGateway(postgres.url, upstream.url, {
+      database: { url: postgres.url, statement_timeout_ms: 1_000, connect_timeout_ms: 1_000 },
+    });
     onTestFinished(() => gateway.close());
     expect((await gateway.admin('/admin/v1/teams')).status).toBe(200);
 
@@ -89,7 +91,9 @@ describe.skipIf(postgresBinaries === undefined)('PostgreSQL going away under a s
     expect((await gateway.admin('/admin/v1/teams')).status).toBe(200);
 
     await postgres.pause();
-    const hanging = await Promise.all([gateway.admin('/admin/v1/teams'), gateway.admin('/admin/v1/tokens'), gateway.admin('/admin/v1/requests')]).finally(() => postgres.resume());
+    const hanging = await Promise.all([gateway.admin('/admin/v1/teams'), gateway.admin('/admin/v1/tokens'), gateway.admin('/admin/v1/requests')]).finally(() =>
+      postgres.resume(),
+    );
     for (const answer of hanging) {
       expect(answer).toMatchObject({ status: 503, code: 'database_unavailable' });
       // 1 s of statement timeout and 1 s of grace for an answer that never comes.
@@ -105,10 +109,15 @@ describe.skipIf(postgresBinaries === undefined)('PostgreSQL going away under a s
     onTestFinished(() => rmSync(directory, { recursive: true, force: true }));
     const configPath = join(directory, 'switchyard.yaml');
     const url = `postgres://postgres:hunter2secret@127.0.0.1:${postgres.port}/postgres`;
-    writeFileSync(configPath, stringify({ server: { host: '127.0.0.1', port: 0 }, database: { url, connect_timeout_ms: 2_000 }, logging: { level: 'silent' } }));
+    writeFileSync(
+      configPath,
+      stringify({ server: { host: '127.0.0.1', port: 0 }, database: { url, connect_timeout_ms: 2_000 }, logging: { level: 'silent' } }),
+    );
     await postgres.stop();
     const stderr: string[] = [];
-    const status = await runCli(['serve', '--config', configPath], { stdout: () => undefined, stderr: (line) => stderr.push(line) }).finally(() => postgres.launch());
+    const status = await runCli(['serve', '--config', configPath], { stdout: () => undefined, stderr: (line) => stderr.push(line) }).finally(() =>
+      postgres.launch(),
+    );
     expect(status).not.toBe(0);
     const said = stderr.join('\n');
     expect(said).toContain(`database.url: cannot reach PostgreSQL at postgres://postgres:***@127.0.0.1:${postgres.port}/postgres: connect ECONNREFUSED`);

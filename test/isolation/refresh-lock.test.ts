@@ -60,7 +60,12 @@ describe.skipIf(redisServerBinary === undefined)('the refresh lock against a slo
     const response = await fetch(`${replica.gateway.url}/v1/native/responses`, {
       method: 'POST',
       headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: MODEL, stream: true, store: false, input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hello' }] }] }),
+      body: JSON.stringify({
+        model: MODEL,
+        stream: true,
+        store: false,
+        input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hello' }] }],
+      }),
     });
     await response.arrayBuffer();
     return response.status;

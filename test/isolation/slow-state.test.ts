@@ -63,7 +63,10 @@ describe.skipIf(redisServerBinary === undefined)('a slow or silent Redis', () =>
   }
 
   async function health(): Promise<{ status: string; shared_state?: { available: boolean; outages: number; timeouts: number } }> {
-    return (await (await fetch(`${gateway.gateway.url}/health`)).json()) as { status: string; shared_state?: { available: boolean; outages: number; timeouts: number } };
+    return (await (await fetch(`${gateway.gateway.url}/health`)).json()) as {
+      status: string;
+      shared_state?: { available: boolean; outages: number; timeouts: number };
+    };
   }
 
   const lines = (message: string): number => logLines.filter((line) => String(line['msg']).startsWith(message)).length;
@@ -72,38 +75,42 @@ describe.skipIf(redisServerBinary === undefined)('a slow or silent Redis', () =>
     ['500 ms away', 500, (faulty: FaultyProxy) => faulty.slow(500)],
     ['1.5 s away', 1_500, (faulty: FaultyProxy) => faulty.slow(1_500)],
     ['silent', 0, (faulty: FaultyProxy) => faulty.blackhole()],
-  ])('Redis %s: requests wait at most the budget, one warning, and limits are back once it answers', async (_name, delayMs, degrade) => {
-    // One request in flight at most: a slot an admission took after its request stopped waiting would show.
-    const secret = await limitedToken({ rpm: 1_000, maxConcurrent: 1 });
-    expect((await ask(secret)).status).toBe(200);
-    const downBefore = lines(DOWN_MESSAGE);
-    const upBefore = lines(UP_MESSAGE);
-    const outagesBefore = (await health()).shared_state?.outages ?? 0;
+  ])(
+    'Redis %s: requests wait at most the budget, one warning, and limits are back once it answers',
+    async (_name, delayMs, degrade) => {
+      // One request in flight at most: a slot an admission took after its request stopped waiting would show.
+      const secret = await limitedToken({ rpm: 1_000, maxConcurrent: 1 });
+      expect((await ask(secret)).status).toBe(200);
+      const downBefore = lines(DOWN_MESSAGE);
+      const upBefore = lines(UP_MESSAGE);
+      const outagesBefore = (await health()).shared_state?.outages ?? 0;
 
-    degrade(proxy);
-    const answers: Array<{ status: number; ms: number }> = [];
-    for (let index = 0; index < 8; index++) answers.push(await ask(secret));
-    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
-    expect(Math.max(...answers.map((answer) => answer.ms))).toBeLessThan(BOUND_MS);
-    expect(lines(DOWN_MESSAGE) - downBefore).toBe(1);
-    expect(await health()).toMatchObject({ status: 'ok', shared_state: { available: false, outages: outagesBefore + 1 } });
+      degrade(proxy);
+      const answers: Array<{ status: number; ms: number }> = [];
+      for (let index = 0; index < 8; index++) answers.push(await ask(secret));
+      expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+      expect(Math.max(...answers.map((answer) => answer.ms))).toBeLessThan(BOUND_MS);
+      expect(lines(DOWN_MESSAGE) - downBefore).toBe(1);
+      expect(await health()).toMatchObject({ status: 'ok', shared_state: { available: false, outages: outagesBefore + 1 } });
 
-    // What was sent before it was declared down reaches Redis and is answered (or not) meanwhile.
-    await new Promise((resolve) => setTimeout(resolve, 2 * delayMs + 300));
-    // Cut before restoring: the proxy would otherwise carry new bytes ahead of the ones it still
-    // delays, an order no TCP connection has. The gateway reconnects, as after any outage.
-    proxy.cut();
-    proxy.restore();
-    await vi.waitFor(async () => expect((await health()).shared_state?.available).toBe(true), { timeout: 10_000, interval: 100 });
-    expect(lines(UP_MESSAGE) - upBefore).toBe(1);
+      // What was sent before it was declared down reaches Redis and is answered (or not) meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 2 * delayMs + 300));
+      // Cut before restoring: the proxy would otherwise carry new bytes ahead of the ones it still
+      // delays, an order no TCP connection has. The gateway reconnects, as after any outage.
+      proxy.cut();
+      proxy.restore();
+      await vi.waitFor(async () => expect((await health()).shared_state?.available).toBe(true), { timeout: 10_000, interval: 100 });
+      expect(lines(UP_MESSAGE) - upBefore).toBe(1);
 
-    // The admissions Redis ran after their requests went on were given back: the slot is free.
-    expect((await ask(secret)).status).toBe(200);
-    // Limits are enforced again: an rpm of 2 refuses within five requests (whatever minute boundary falls between).
-    const limited = await limitedToken({ rpm: 2 });
-    const statuses: number[] = [];
-    for (let index = 0; index < 5; index++) statuses.push((await ask(limited)).status);
-    expect(statuses.slice(0, 2)).toEqual([200, 200]);
-    expect(statuses).toContain(429);
-  }, 40_000);
+      // The admissions Redis ran after their requests went on were given back: the slot is free.
+      expect((await ask(secret)).status).toBe(200);
+      // Limits are enforced again: an rpm of 2 refuses within five requests (whatever minute boundary falls between).
+      const limited = await limitedToken({ rpm: 2 });
+      const statuses: number[] = [];
+      for (let index = 0; index < 5; index++) statuses.push((await ask(limited)).status);
+      expect(statuses.slice(0, 2)).toEqual([200, 200]);
+      expect(statuses).toContain(429);
+    },
+    40_000,
+  );
 });

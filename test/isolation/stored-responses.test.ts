@@ -87,7 +87,9 @@ describe('stored responses in memory, one team flooding a gateway process with a
     );
     const tokenOf = async (team: string): Promise<string> => {
       const lines: string[] = [];
-      expect(await runCli(['tokens', 'create', '--team', team, '--config', configPath], { stdout: (line) => lines.push(line), stderr: () => undefined })).toBe(0);
+      expect(await runCli(['tokens', 'create', '--team', team, '--config', configPath], { stdout: (line) => lines.push(line), stderr: () => undefined })).toBe(
+        0,
+      );
       return lines.at(-1) as string;
     };
     const attacker = await tokenOf('flood');
@@ -128,7 +130,9 @@ describe('stored responses in memory, one team flooding a gateway process with a
     expect(gateway.exitCode, stderr).toBeNull();
     expect(gateway.signalCode, stderr).toBeNull();
     const { peak } = residentMiB(pid);
-    console.info(`stored responses: ${REQUESTS} requests of 4 MiB from one team; gateway resident peak ${peak.toFixed(0)} MiB (max seen ${peakDuringFlood.toFixed(0)} MiB)`);
+    console.info(
+      `stored responses: ${REQUESTS} requests of 4 MiB from one team; gateway resident peak ${peak.toFixed(0)} MiB (max seen ${peakDuringFlood.toFixed(0)} MiB)`,
+    );
     // 160 MiB went into the store, with 96 MiB of heap: the old store ran out of heap at the 17th
     // request. Now it keeps 8 MiB of the team's (16 MiB in all) and the process stays where a few
     // requests in flight put it (about 200 MiB resident, most of it the runtime and request buffers).
@@ -199,7 +203,9 @@ describe.skipIf(!REDIS_URL)('stored responses in Redis', () => {
       expect(answer.status).toBe(200);
     }
     const afterFlood = await storedBytes();
-    console.info(`stored responses in Redis: 10 requests of 1 MiB from one team store ${(afterFlood / MiB).toFixed(2)} MiB, Redis holds ${((await redisBytes()) / MiB).toFixed(2)} MiB for them (budget per team 2 MiB, total 3 MiB)`);
+    console.info(
+      `stored responses in Redis: 10 requests of 1 MiB from one team store ${(afterFlood / MiB).toFixed(2)} MiB, Redis holds ${((await redisBytes()) / MiB).toFixed(2)} MiB for them (budget per team 2 MiB, total 3 MiB)`,
+    );
     expect(afterFlood).toBeLessThanOrEqual(2 * MiB);
 
     const ids: string[] = [];
@@ -220,7 +226,10 @@ describe.skipIf(!REDIS_URL)('stored responses in Redis', () => {
     const TURN_BYTES = 64 * 1024;
     let previous: string | undefined;
     for (let turn = 0; turn < TURNS; turn += 1) {
-      const answer = await createResponse(gateway.gateway.url, token, { input: bigInput(TURN_BYTES, `turn ${turn}`), ...(previous === undefined ? {} : { previous_response_id: previous }) });
+      const answer = await createResponse(gateway.gateway.url, token, {
+        input: bigInput(TURN_BYTES, `turn ${turn}`),
+        ...(previous === undefined ? {} : { previous_response_id: previous }),
+      });
       expect(answer.status).toBe(200);
       previous = answer.body['id'] as string;
     }

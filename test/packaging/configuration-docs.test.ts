@@ -30,9 +30,11 @@ describe('docs/configuration.md', () => {
     const keysOf = (name: string) => [...(tables.get(name) ?? '').matchAll(/^\| `([^`]+)` \|/gm)].map((match) => match[1]);
     for (const [section, schema] of Object.entries(ConfigSchema.properties)) {
       const properties = (schema as { properties?: Record<string, unknown> }).properties;
-      if (properties !== undefined) for (const key of Object.keys(properties)) expect(keysOf('settings').some((row) => row?.startsWith(`${section}.${key}`))).toBe(true);
+      if (properties !== undefined)
+        for (const key of Object.keys(properties)) expect(keysOf('settings').some((row) => row?.startsWith(`${section}.${key}`))).toBe(true);
     }
-    for (const key of Object.keys(UpstreamConfigSchema.properties)) expect(keysOf('upstreams').some((row) => row === key || row?.startsWith(`${key}.`))).toBe(true);
+    for (const key of Object.keys(UpstreamConfigSchema.properties))
+      expect(keysOf('upstreams').some((row) => row === key || row?.startsWith(`${key}.`))).toBe(true);
     for (const { keys } of (await sources()).providers) for (const key of Object.keys(keys)) expect(keysOf('upstreams')).toContain(key);
     for (const key of Object.keys(ModelConfigSchema.properties)) expect(keysOf('models').some((row) => row === key || row === `${key}[]`)).toBe(true);
   });

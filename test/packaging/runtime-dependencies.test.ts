@@ -25,7 +25,12 @@ function loadedPackages(source: string): string[] {
   ].map((match) => match[1] ?? '');
   return specifiers
     .filter((specifier) => !specifier.startsWith('.') && !specifier.startsWith('node:') && !builtinModules.includes(specifier.split('/')[0] ?? ''))
-    .map((specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/'));
+    .map((specifier) =>
+      specifier
+        .split('/')
+        .slice(0, specifier.startsWith('@') ? 2 : 1)
+        .join('/'),
+    );
 }
 
 describe('a production install (--omit=dev) has every package the server loads', () => {

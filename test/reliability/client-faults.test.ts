@@ -1,7 +1,16 @@
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { request } from 'undici';
-import { BODY_TIMEOUT_MS, FAULT_POOL_SIZE, LAG_BOUND_MS, MESSAGES, PAUSED_STREAM_TIMEOUT_MS, startFaultHarness, whileProbing, type FaultHarness } from './fault-harness.js';
+import {
+  BODY_TIMEOUT_MS,
+  FAULT_POOL_SIZE,
+  LAG_BOUND_MS,
+  MESSAGES,
+  PAUSED_STREAM_TIMEOUT_MS,
+  startFaultHarness,
+  whileProbing,
+  type FaultHarness,
+} from './fault-harness.js';
 import { openSocket, postHead, rawExchange } from './raw-client.js';
 
 /**
@@ -16,7 +25,6 @@ afterAll(async () => {
   await harness?.close();
 });
 
-
 function nested(depth: number): string {
   return '['.repeat(depth) + ']'.repeat(depth);
 }
@@ -29,7 +37,12 @@ describe('bodies nested too deep', () => {
     ] as const) {
       const answer = await harness.post(path, body);
       expect(answer.status, path).toBe(400);
-      expect(answer.json.error).toEqual({ message: 'The request body nests objects and arrays more than 64 levels deep.', type: 'invalid_request_error', code: 'invalid_body', param: null });
+      expect(answer.json.error).toEqual({
+        message: 'The request body nests objects and arrays more than 64 levels deep.',
+        type: 'invalid_request_error',
+        code: 'invalid_body',
+        param: null,
+      });
       expect(await harness.logRow(answer.requestId)).toMatchObject({ status: 400, errorCode: 'invalid_body' });
     }
   });
@@ -51,7 +64,9 @@ describe('inputs built to make the tokenizer quadratic', () => {
     const probe = await whileProbing(harness, () => Promise.all(bodies.map((body) => harness.post('/v1/embeddings', body))));
     const [single, unknownModel, many] = probe.result;
     expect(single?.status).toBe(422);
-    expect(single?.json['detail']).toEqual([{ loc: ['body', 'input'], msg: 'Input has more than 2048 tokens; at most 2048 are allowed per input', type: 'too_long' }]);
+    expect(single?.json['detail']).toEqual([
+      { loc: ['body', 'input'], msg: 'Input has more than 2048 tokens; at most 2048 are allowed per input', type: 'too_long' },
+    ]);
     // The model is looked up before any input is counted.
     expect(unknownModel?.status).toBe(404);
     expect(unknownModel?.json.error?.code).toBe('model_not_found');
@@ -69,7 +84,9 @@ describe('inputs built to make the tokenizer quadratic', () => {
     // what must not happen is the tokenizer pass that never ended.
     const probe = await whileProbing(harness, () => harness.post('/v1/embeddings', JSON.stringify({ model: 'embed', input: 'a'.repeat(10 * 1024 * 1024) })));
     expect(probe.result.status).toBe(422);
-    expect(probe.result.json['detail']).toEqual([{ loc: ['body', 'input'], msg: 'Input has more than 2048 tokens; at most 2048 are allowed per input', type: 'too_long' }]);
+    expect(probe.result.json['detail']).toEqual([
+      { loc: ['body', 'input'], msg: 'Input has more than 2048 tokens; at most 2048 are allowed per input', type: 'too_long' },
+    ]);
     expect(probe.healthFailures).toBe(0);
     expect(await harness.logRow(probe.result.requestId)).toMatchObject({ status: 422, errorCode: 'validation_error' });
   });
@@ -82,7 +99,9 @@ describe('a request body that stops arriving', () => {
       const answer = await rawExchange(harness.gateway.url, [postHead(path, harness.token, body.length), body.slice(0, 10), BODY_TIMEOUT_MS * 3]);
       expect(answer.status).toBe(408);
       expect(answer.headers['connection']).toBe('close');
-      expect(JSON.parse(answer.body)).toEqual({ error: { message: 'The request body stopped arriving; send it again.', type: 'invalid_request_error', code: 'request_timeout', param: null } });
+      expect(JSON.parse(answer.body)).toEqual({
+        error: { message: 'The request body stopped arriving; send it again.', type: 'invalid_request_error', code: 'request_timeout', param: null },
+      });
       expect(answer.closed).toBe(true);
       expect(await harness.logRow(answer.headers['x-request-id'] as string)).toMatchObject({ status: 408, errorCode: 'request_timeout' });
     });
@@ -105,7 +124,9 @@ describe('clients that stop reading a stream', () => {
     const socket = await openSocket(harness.gateway.url);
     socket.pause();
     const body = JSON.stringify({ model: 'openai-endless-stream', messages: MESSAGES, stream: true });
-    socket.write(postHead('/v1/chat/completions', token, Buffer.byteLength(body), { 'x-request-id': `never-read-${Math.random().toString(36).slice(2)}` }) + body);
+    socket.write(
+      postHead('/v1/chat/completions', token, Buffer.byteLength(body), { 'x-request-id': `never-read-${Math.random().toString(36).slice(2)}` }) + body,
+    );
     return socket;
   }
 
@@ -124,7 +145,11 @@ describe('clients that stop reading a stream', () => {
       expect(other.status).toBe(200);
       expect(other.text).toContain('data: [DONE]');
       // Past the bound the waiting streams are ended, and their upstream connections closed.
-      await waitFor(() => harness.logLines.slice(before).filter((line) => line['code'] === 'paused_stream_timeout').length === 2, 'the paused streams to time out', PAUSED_STREAM_TIMEOUT_MS * 5);
+      await waitFor(
+        () => harness.logLines.slice(before).filter((line) => line['code'] === 'paused_stream_timeout').length === 2,
+        'the paused streams to time out',
+        PAUSED_STREAM_TIMEOUT_MS * 5,
+      );
       // The upstream stops generating: the connections that carried them are closed (undici then
       // opens a fresh idle one in their place, which is why connections are not counted here).
       await waitFor(() => harness.upstream.endlessStreams === 0, 'the upstream streams to end');
@@ -198,7 +223,9 @@ describe('what error messages echo', () => {
     const name = 'm'.repeat(5 * 1024 * 1024);
     const answer = await harness.post('/v1/chat/completions', { model: name, messages: MESSAGES });
     expect(answer.status).toBe(404);
-    expect(answer.json.error?.message).toMatch(new RegExp(`^The model '${'m'.repeat(64)}…' \\(${name.length} characters\\) does not exist\\. Chat models this API key may use: `));
+    expect(answer.json.error?.message).toMatch(
+      new RegExp(`^The model '${'m'.repeat(64)}…' \\(${name.length} characters\\) does not exist\\. Chat models this API key may use: `),
+    );
     expect(answer.text.length).toBeLessThan(1_200);
     const retrieve = await request(`${harness.gateway.url}/v1/models/${'x'.repeat(10_000)}`, { headers: { authorization: `Bearer ${harness.token}` } });
     expect(retrieve.statusCode).toBe(404);
@@ -209,7 +236,11 @@ describe('what error messages echo', () => {
 describe('Connection: close on a streamed answer', () => {
   it('is honoured: the answer says so and the connection ends with the stream', async () => {
     const body = JSON.stringify({ model: 'openai-ok', messages: MESSAGES, stream: true });
-    const answer = await rawExchange(harness.gateway.url, [postHead('/v1/chat/completions', harness.token, body.length, { connection: 'close' }) + body], 2_000);
+    const answer = await rawExchange(
+      harness.gateway.url,
+      [postHead('/v1/chat/completions', harness.token, body.length, { connection: 'close' }) + body],
+      2_000,
+    );
     expect(answer.status).toBe(200);
     expect(answer.headers['connection']).toBe('close');
     expect(answer.body).toContain('data: [DONE]');

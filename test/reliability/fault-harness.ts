@@ -135,7 +135,10 @@ export async function startFaultHarness(serverOverrides: Record<string, unknown>
  * process) and asking `/health` every 25 ms on fresh requests. Returns the worst lag in
  * milliseconds and how many health checks failed.
  */
-export async function whileProbing<T>(harness: FaultHarness, work: () => Promise<T>): Promise<{ result: T; maxLagMs: number; healthChecks: number; healthFailures: number }> {
+export async function whileProbing<T>(
+  harness: FaultHarness,
+  work: () => Promise<T>,
+): Promise<{ result: T; maxLagMs: number; healthChecks: number; healthFailures: number }> {
   const histogram = monitorEventLoopDelay({ resolution: 5 });
   histogram.enable();
   let running = true;

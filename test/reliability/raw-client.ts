@@ -67,6 +67,14 @@ export function parseAnswer(text: string): Omit<RawAnswer, 'closed'> {
 
 /** A POST request's head, with the token and the body's length. */
 export function postHead(path: string, token: string, bodyLength: number, extraHeaders: Record<string, string> = {}): string {
-  const headers = { host: 'gateway', authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(bodyLength), ...extraHeaders };
-  return `POST ${path} HTTP/1.1\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join('\r\n')}\r\n\r\n`;
+  const headers = {
+    host: 'gateway',
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    'content-length': String(bodyLength),
+    ...extraHeaders,
+  };
+  return `POST ${path} HTTP/1.1\r\n${Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}`)
+    .join('\r\n')}\r\n\r\n`;
 }

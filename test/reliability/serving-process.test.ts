@@ -40,11 +40,17 @@ describe('switchyard serve, as its own process, behind an upstream that answers 
         // only its own credential, so neither the healthy stream beside them nor the other answer
         // of the same fault (however late it arrives) is refused for it.
         upstreams: [...faultModels, 'ok'].map((model) => ({ id: `fault-${model}`, provider: 'openai', base_url: `${upstream.url}/v1`, api_key: 'sk-fault' })),
-        models: [...faultModels, 'ok'].map((model) => ({ id: model, type: 'chat', routes: [{ upstream: `fault-${model}`, model: model.replace(/-[12]$/, '') }] })),
+        models: [...faultModels, 'ok'].map((model) => ({
+          id: model,
+          type: 'chat',
+          routes: [{ upstream: `fault-${model}`, model: model.replace(/-[12]$/, '') }],
+        })),
       }),
     );
     const stdout: string[] = [];
-    expect(await runCli(['tokens', 'create', '--team', 'ops', '--config', configPath], { stdout: (line) => stdout.push(line), stderr: () => undefined })).toBe(0);
+    expect(await runCli(['tokens', 'create', '--team', 'ops', '--config', configPath], { stdout: (line) => stdout.push(line), stderr: () => undefined })).toBe(
+      0,
+    );
     const token = stdout.at(-1) as string;
 
     const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath], { stdio: ['ignore', 'pipe', 'ignore'] });

@@ -16,7 +16,6 @@ afterAll(async () => {
   await harness?.close();
 });
 
-
 describe('a 2xx answer that is not what the protocol promises', () => {
   const garbage = ['html', 'empty', 'bytes', 'null', 'bad-choices'] as const;
   for (const provider of ['openai', 'anthropic', 'gemini'] as const) {
@@ -175,12 +174,13 @@ describe("an upstream's rate-limit headers", () => {
 });
 
 describe('what callers are told of upstream failures', () => {
-  it('never names a credential, a URL or the HTTP client\'s own codes, and always the request id', async () => {
+  it("never names a credential, a URL or the HTTP client's own codes, and always the request id", async () => {
     const faults = ['html', 'empty', 'bytes', 'null', 'bad-choices', 'json-to-stream', 'huge-answer', 'huge-error', 'reset-after-read'] as const;
     const answers = [];
     for (const provider of ['openai', 'anthropic', 'gemini'] as const) {
       for (const fault of faults) {
-        for (const stream of [false, true]) answers.push(await harness.post('/v1/chat/completions', { model: `${provider}-${fault}`, messages: MESSAGES, stream }));
+        for (const stream of [false, true])
+          answers.push(await harness.post('/v1/chat/completions', { model: `${provider}-${fault}`, messages: MESSAGES, stream }));
       }
     }
     const failed = answers.filter((answer) => answer.status >= 400 || answer.text.includes('"error"'));

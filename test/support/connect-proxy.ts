@@ -32,10 +32,13 @@ export async function startConnectProxy({ credentials, refuse = false }: { crede
     }
     const target = new URL(request.url ?? '');
     const { 'proxy-authorization': _credentials, ...headers } = request.headers;
-    const forwarded = httpRequest({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: request.method, headers }, (answer) => {
-      response.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(response);
-    });
+    const forwarded = httpRequest(
+      { host: target.hostname, port: target.port, path: target.pathname + target.search, method: request.method, headers },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
     forwarded.on('error', () => response.destroy());
     request.pipe(forwarded);
   });

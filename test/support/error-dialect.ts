@@ -6,6 +6,8 @@ import { classifyAnswer, type ErrorDialect } from '../../src/providers/shared/cl
  * A provider's error mapping as its callers meet it: its dialect read through the one classifier,
  * which is what the upstream client's `postJson`, `openEvents`… do with an error answer.
  */
-export function errorMapping(dialect: ErrorDialect): (status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string) => GatewayError {
+export function errorMapping(
+  dialect: ErrorDialect,
+): (status: number, bodyText: string, headers: IncomingHttpHeaders | undefined, upstreamId: string) => GatewayError {
   return (status, bodyText, headers, upstreamId) => classifyAnswer(status, headers, bodyText, upstreamId, dialect);
 }

@@ -45,4 +45,3 @@ export function conformanceErrors(name: OpenAISchemaName, value: unknown): strin
   if (validate(value)) return [];
   return (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message ?? ''}`);
 }
-

@@ -48,7 +48,9 @@ ${httpBlock(port)}
 }
 `,
     );
-    const child = spawn(binary, ['-p', `${directory}/`, '-c', file('nginx.conf'), '-e', file('error.log'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(binary, ['-p', `${directory}/`, '-c', file('nginx.conf'), '-e', file('error.log'), '-g', 'daemon off;'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     try {

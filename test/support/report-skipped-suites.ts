@@ -17,4 +17,3 @@ export default function reportSkippedSuites(): void {
     if (!process.env[variable]) process.stdout.write(`skipped: ${suites} (${variable} is not set; e.g. ${variable}=${example})\n`);
   }
 }
-

@@ -14,7 +14,13 @@ export function slowStreamUpstream(chunks: number, intervalMs: number): Promise<
     response.writeHead(200, { 'content-type': 'text/event-stream' });
     let sent = 0;
     const timer = setInterval(() => {
-      const delta = { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'slow', choices: [{ index: 0, delta: { content: `${sent} ` }, finish_reason: null }] };
+      const delta = {
+        id: 'c',
+        object: 'chat.completion.chunk',
+        created: 0,
+        model: 'slow',
+        choices: [{ index: 0, delta: { content: `${sent} ` }, finish_reason: null }],
+      };
       response.write(`data: ${JSON.stringify(delta)}\n\n`);
       sent += 1;
       if (sent < chunks) return;

@@ -43,7 +43,10 @@ export interface TestGatewayOptions {
  * A real gateway from a real config file: the given upstreams and models (plus any other keys),
  * SQLite in a temporary directory, a free port, logs off, and a token for the SDK.
  */
-export async function startTestGateway(document: { upstreams: unknown[]; models: unknown[] } & Record<string, unknown>, options: TestGatewayOptions = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  document: { upstreams: unknown[]; models: unknown[] } & Record<string, unknown>,
+  options: TestGatewayOptions = {},
+): Promise<TestGateway> {
   const directory = mkdtempSync(join(tmpdir(), 'switchyard-test-'));
   const configPath = join(directory, 'switchyard.yaml');
   writeFileSync(

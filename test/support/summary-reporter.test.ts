@@ -41,7 +41,9 @@ describe('the summary line', () => {
     });
     expect(line).toBe('tests: 1 passed, 0 failed, 0 skipped, 2 expected fail, 1 todo');
     expect(status).toBe(0);
-    const unexpected = runVitest({ 'unexpected.test.mjs': `import { it, expect } from 'vitest';\nit.fails('passes, unexpectedly', () => expect(1).toBe(1));\n` });
+    const unexpected = runVitest({
+      'unexpected.test.mjs': `import { it, expect } from 'vitest';\nit.fails('passes, unexpectedly', () => expect(1).toBe(1));\n`,
+    });
     expect(unexpected.line).toBe('tests: 0 passed, 1 failed, 0 skipped');
     expect(unexpected.status).toBe(1);
   });

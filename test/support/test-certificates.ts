@@ -34,7 +34,23 @@ export function makeTestCertificates(): TestCertificates {
   const signed = (name: string, subject: string, extensions: string): void => {
     openssl('req', ...newKey, '-subj', subject, '-keyout', file(`${name}.key`), '-out', file(`${name}.csr`));
     writeFileSync(file(`${name}.ext`), extensions);
-    openssl('x509', '-req', '-in', file(`${name}.csr`), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', file(`${name}.ext`), '-out', file(`${name}.pem`));
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      file(`${name}.csr`),
+      '-CA',
+      file('ca.pem'),
+      '-CAkey',
+      file('ca.key'),
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-extfile',
+      file(`${name}.ext`),
+      '-out',
+      file(`${name}.pem`),
+    );
   };
   signed('server', '/CN=127.0.0.1', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   signed('client', '/CN=switchyard-client', 'extendedKeyUsage=clientAuth\n');

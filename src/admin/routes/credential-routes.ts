@@ -14,7 +14,9 @@ export const CredentialSchema = Type.Object(
     id: Type.String(),
     provider: Type.String(),
     state: Type.Union(['healthy', 'cooling', 'failed', 'disabled'].map((state) => Type.Literal(state))),
-    until: Nullable(Type.String({ description: 'when a cooldown ends (ISO 8601); null in the other states and while the probe that ends a cooldown is under way' })),
+    until: Nullable(
+      Type.String({ description: 'when a cooldown ends (ISO 8601); null in the other states and while the probe that ends a cooldown is under way' }),
+    ),
     reason: Nullable(Type.String()),
     since: Nullable(Type.String({ description: 'when it entered its state (ISO 8601); null: healthy since the start' })),
     cooldowns_in_a_row: Type.Integer({ minimum: 0 }),

@@ -14,16 +14,19 @@ const DAY_START = Date.UTC(2025, 5, 1);
 const NOW = DAY_START + 10 * HOUR + 30 * 60_000;
 
 /** The rows here carry no attempts, and a latency that shows rounding. */
-const entry = (startedAt: number, overrides: Partial<RequestLogEntry> = {}): RequestLogEntry => requestLogEntry(startedAt, { latencyMs: 120.04, attempts: null, ...overrides });
+const entry = (startedAt: number, overrides: Partial<RequestLogEntry> = {}): RequestLogEntry =>
+  requestLogEntry(startedAt, { latencyMs: 120.04, attempts: null, ...overrides });
 
 /** What the edge does before `handle`: query strings converted to the schema's types, then checked (422 naming the parameter). */
 function checked(schema: TObject | undefined, value: Record<string, string>, where: 'query' | 'path'): Record<string, unknown> {
   const converted = Value.Convert(schema ?? Type.Object({}), { ...value }) as Record<string, unknown>;
   if (schema !== undefined && !Value.Check(schema, converted)) {
-    throw validationError([...Value.Errors(schema, converted)].map((error) => {
-      const issue = toIssue(error);
-      return { ...issue, loc: [where, ...issue.loc.slice(1)] };
-    }));
+    throw validationError(
+      [...Value.Errors(schema, converted)].map((error) => {
+        const issue = toIssue(error);
+        return { ...issue, loc: [where, ...issue.loc.slice(1)] };
+      }),
+    );
   }
   return converted;
 }
@@ -56,7 +59,13 @@ describe('admin request routes', () => {
           status: minute % 10 === 9 ? 503 : 200,
           clientRequestId: minute === 7 ? 'trace-7' : null,
           affinity: minute % 4 === 0 ? (minute === 0 ? 'new' : 'kept') : null,
-          attempts: minute === 9 ? [{ credential: 'openai-a', outcome: 'upstream_timeout', status: null, ms: 3000.04 }, { credential: 'openai-b', outcome: 'no_upstream_available', status: 503, ms: 1 }] : null,
+          attempts:
+            minute === 9
+              ? [
+                  { credential: 'openai-a', outcome: 'upstream_timeout', status: null, ms: 3000.04 },
+                  { credential: 'openai-b', outcome: 'no_upstream_available', status: 503, ms: 1 },
+                ]
+              : null,
         }),
       );
     }
@@ -68,8 +77,13 @@ describe('admin request routes', () => {
   });
 
   const route = (operationId: string) => routes[operationId] as AdminRoute;
-  const list = async (query: Record<string, string>) => (await call(route('listRequests'), { query })) as { data: Array<Record<string, unknown>>; next_cursor: string | null };
-  const newestFirst = (matching: (row: RequestLogEntry) => boolean) => rows.filter(matching).map((row) => row.id).reverse();
+  const list = async (query: Record<string, string>) =>
+    (await call(route('listRequests'), { query })) as { data: Array<Record<string, unknown>>; next_cursor: string | null };
+  const newestFirst = (matching: (row: RequestLogEntry) => boolean) =>
+    rows
+      .filter(matching)
+      .map((row) => row.id)
+      .reverse();
 
   it('describes each route once, for the edge and the OpenAPI document', () => {
     expect(requestRoutes(new RequestQueries(stores.requestSearch)).map((item) => `${item.method} ${item.path} ${item.tag}`)).toEqual([
@@ -83,8 +97,12 @@ describe('admin request routes', () => {
   it('lists requests newest first, by each filter, in the wire format', async () => {
     const page = await list({ limit: '3' });
     expect(page.data.map((row) => row['id'])).toEqual(newestFirst(() => true).slice(0, 3));
-    expect((await list({ session_id: 'conversation-7', limit: '1000' })).data.map((row) => row['id'])).toEqual(newestFirst((row) => row.sessionId === 'conversation-7'));
-    expect((await list({ token_id: 'tok_b', team: 'ads', limit: '1000' })).data.map((row) => row['id'])).toEqual(newestFirst((row) => row.tokenId === 'tok_b' && row.team === 'ads'));
+    expect((await list({ session_id: 'conversation-7', limit: '1000' })).data.map((row) => row['id'])).toEqual(
+      newestFirst((row) => row.sessionId === 'conversation-7'),
+    );
+    expect((await list({ token_id: 'tok_b', team: 'ads', limit: '1000' })).data.map((row) => row['id'])).toEqual(
+      newestFirst((row) => row.tokenId === 'tok_b' && row.team === 'ads'),
+    );
     expect((await list({ model: 'claude', status: '5xx' })).data.map((row) => row['id'])).toEqual([]);
     expect((await list({ status: '503', project: 'ranker', limit: '1000' })).data.map((row) => row['id'])).toEqual(newestFirst((row) => row.status === 503));
     const from = '2025-06-01T10:00:00Z';
@@ -145,7 +163,12 @@ describe('admin request routes', () => {
   });
 
   it('refuses a malformed cursor and a page size over 1,000 with 422 naming the parameter', async () => {
-    for (const cursor of ['!!!', 'bm90IGpzb24', Buffer.from('{"id":1}').toString('base64url'), `${Buffer.from(JSON.stringify('req_1')).toString('base64url')}=`]) {
+    for (const cursor of [
+      '!!!',
+      'bm90IGpzb24',
+      Buffer.from('{"id":1}').toString('base64url'),
+      `${Buffer.from(JSON.stringify('req_1')).toString('base64url')}=`,
+    ]) {
       await expect(list({ cursor })).rejects.toMatchObject(invalid('cursor'));
       await expect(call(route('getSession'), { params: { id: 'conversation-7' }, query: { cursor } })).rejects.toMatchObject(invalid('cursor'));
     }
@@ -175,17 +198,28 @@ describe('admin request routes', () => {
 
   it("reads a session's turns oldest first, paged, and 404s a session without requests", async () => {
     const turnIds = rows.filter((row) => row.sessionId === 'conversation-7').map((row) => row.id);
-    const first = (await call(route('getSession'), { params: { id: 'conversation-7' }, query: { limit: '20' } })) as { turns: Array<Record<string, unknown>>; next_cursor: string };
+    const first = (await call(route('getSession'), { params: { id: 'conversation-7' }, query: { limit: '20' } })) as {
+      turns: Array<Record<string, unknown>>;
+      next_cursor: string;
+    };
     expect(first.turns.map((turn) => turn['id'])).toEqual(turnIds.slice(0, 20));
     expect(first.turns.slice(0, 2).map((turn) => turn['affinity'])).toEqual(['new', 'kept']);
-    const rest = (await call(route('getSession'), { params: { id: 'conversation-7' }, query: { cursor: first.next_cursor } })) as { id: string; turns: Array<{ id: string }>; next_cursor: null };
+    const rest = (await call(route('getSession'), { params: { id: 'conversation-7' }, query: { cursor: first.next_cursor } })) as {
+      id: string;
+      turns: Array<{ id: string }>;
+      next_cursor: null;
+    };
     expect(rest).toMatchObject({ object: 'session', id: 'conversation-7', next_cursor: null });
     expect(rest.turns.map((turn) => turn.id)).toEqual(turnIds.slice(20));
     await expect(call(route('getSession'), { params: { id: 'conversation-0' } })).rejects.toMatchObject({ status: 404, code: 'session_not_found' });
   });
 
   it('totals usage per UTC bucket and group over a range, the last 24 buckets unless given', async () => {
-    const hourly = (await call(route('getUsage'), { query: { bucket: 'hour', group_by: 'team' } })) as { from: string; to: string; data: Array<Record<string, unknown>> };
+    const hourly = (await call(route('getUsage'), { query: { bucket: 'hour', group_by: 'team' } })) as {
+      from: string;
+      to: string;
+      data: Array<Record<string, unknown>>;
+    };
     expect(hourly.from).toBe('2025-05-31T11:00:00.000Z');
     expect(hourly.to).toBe(new Date(NOW).toISOString());
     expect(hourly.data.map((row) => [row['start'], row['team'], row['requests']])).toEqual([
@@ -195,10 +229,30 @@ describe('admin request routes', () => {
       ['2025-06-01T10:00:00.000Z', 'ads', 10],
       ['2025-06-01T10:00:00.000Z', 'search', 20],
     ]);
-    const daily = (await call(route('getUsage'), { query: { from: '2025-06-01', to: '2025-06-02', group_by: 'model', team: 'search' } })) as { data: Array<Record<string, unknown>> };
+    const daily = (await call(route('getUsage'), { query: { from: '2025-06-01', to: '2025-06-02', group_by: 'model', team: 'search' } })) as {
+      data: Array<Record<string, unknown>>;
+    };
     expect(daily.data).toEqual([
-      { start: '2025-06-01T00:00:00.000Z', model: 'claude', requests: 16, errors: 0, prompt_tokens: 160, completion_tokens: 80, cached_tokens: 32, cost_usd: expect.closeTo(0.016, 9) },
-      { start: '2025-06-01T00:00:00.000Z', model: 'gpt-4o-mini', requests: 64, errors: 8, prompt_tokens: 640, completion_tokens: 320, cached_tokens: 128, cost_usd: expect.closeTo(0.064, 9) },
+      {
+        start: '2025-06-01T00:00:00.000Z',
+        model: 'claude',
+        requests: 16,
+        errors: 0,
+        prompt_tokens: 160,
+        completion_tokens: 80,
+        cached_tokens: 32,
+        cost_usd: expect.closeTo(0.016, 9),
+      },
+      {
+        start: '2025-06-01T00:00:00.000Z',
+        model: 'gpt-4o-mini',
+        requests: 64,
+        errors: 8,
+        prompt_tokens: 640,
+        completion_tokens: 320,
+        cached_tokens: 128,
+        cost_usd: expect.closeTo(0.064, 9),
+      },
     ]);
   });
 

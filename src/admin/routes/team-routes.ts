@@ -3,7 +3,16 @@ import type { TeamService } from '../../access/index.js';
 import { limitChangesFromWire } from '../../api/limit-changes-schema.js';
 import { limitsFromWire } from '../../api/limits-schema.js';
 import { ListSchema, listBody, PageQuerySchema, PathId } from '../../api/list-wire.js';
-import { NewTeamSchema, ProjectSchema, projectToWire, TeamSchema, TeamUpdateSchema, teamToWire, type NewTeamBody, type TeamUpdateBody } from '../../api/team-wire.js';
+import {
+  NewTeamSchema,
+  ProjectSchema,
+  projectToWire,
+  TeamSchema,
+  TeamUpdateSchema,
+  teamToWire,
+  type NewTeamBody,
+  type TeamUpdateBody,
+} from '../../api/team-wire.js';
 import type { AdminInput, AdminRoute } from '../admin-route.js';
 import { DeletedSchema, pageRequest } from './route-parts.js';
 
@@ -11,8 +20,15 @@ const TeamParams = Type.Object({ id: PathId('the team id') });
 const TeamOfProjectsParams = Type.Object({ team: PathId('the team id') });
 const ProjectParams = Type.Object({ team: PathId('the team id'), id: PathId('the project id') });
 
-const newTeam = (body: NewTeamBody) => ({ id: body.id, name: body.name ?? null, ...(body.limits === undefined ? {} : { limits: limitsFromWire(body.limits) }) });
-const teamUpdate = (body: TeamUpdateBody) => ({ ...(body.name === undefined ? {} : { name: body.name }), ...(body.limits === undefined ? {} : { limits: limitChangesFromWire(body.limits) }) });
+const newTeam = (body: NewTeamBody) => ({
+  id: body.id,
+  name: body.name ?? null,
+  ...(body.limits === undefined ? {} : { limits: limitsFromWire(body.limits) }),
+});
+const teamUpdate = (body: TeamUpdateBody) => ({
+  ...(body.name === undefined ? {} : { name: body.name }),
+  ...(body.limits === undefined ? {} : { limits: limitChangesFromWire(body.limits) }),
+});
 const param = (input: AdminInput, name: string): string => input.params[name] as string;
 
 /** Teams and their projects (`/admin/v1/teams…`), over the TeamService the CLI calls too. */

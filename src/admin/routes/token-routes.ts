@@ -3,7 +3,15 @@ import { invalidField, parseDuration, type TokenService, type TokenUpdate } from
 import { limitChangesFromWire } from '../../api/limit-changes-schema.js';
 import { limitsFromWire } from '../../api/limits-schema.js';
 import { ListSchema, listBody, PageQueryProperties, PathId } from '../../api/list-wire.js';
-import { CreatedTokenSchema, NewTokenSchema, TokenSchema, tokenToWire, TokenUpdateSchema, type NewTokenBody, type TokenUpdateBody } from '../../api/token-wire.js';
+import {
+  CreatedTokenSchema,
+  NewTokenSchema,
+  TokenSchema,
+  tokenToWire,
+  TokenUpdateSchema,
+  type NewTokenBody,
+  type TokenUpdateBody,
+} from '../../api/token-wire.js';
 import type { TokenRecord } from '../../store/index.js';
 import type { AdminRoute } from '../admin-route.js';
 
@@ -13,7 +21,11 @@ import { pageRequest } from './route-parts.js';
 
 const TokenParams = Type.Object({ id: PathId('the token id (tok_…)') });
 const TokenListQuery = Type.Object(
-  { ...PageQueryProperties, team: Type.Optional(PathId('only tokens of this team')), project: Type.Optional(PathId('only tokens of this project (with team)')) },
+  {
+    ...PageQueryProperties,
+    team: Type.Optional(PathId('only tokens of this team')),
+    project: Type.Optional(PathId('only tokens of this project (with team)')),
+  },
   { additionalProperties: false },
 );
 

@@ -16,10 +16,12 @@ function checker(schema: TSchema | undefined, location: Location): ((value: unkn
     // Path and query values arrive as text: `?limit=5` is checked as the integer 5.
     const candidate = location === 'body' ? value : Value.Convert(schema, value);
     if (check.Check(candidate)) return candidate;
-    throw validationError([...check.Errors(candidate)].slice(0, 20).map((error) => {
-      const issue = toIssue(error);
-      return { ...issue, loc: [location, ...issue.loc.slice(1)] };
-    }));
+    throw validationError(
+      [...check.Errors(candidate)].slice(0, 20).map((error) => {
+        const issue = toIssue(error);
+        return { ...issue, loc: [location, ...issue.loc.slice(1)] };
+      }),
+    );
   };
 }
 

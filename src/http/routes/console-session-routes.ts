@@ -64,7 +64,8 @@ export function registerConsoleSessionRoutes(app: FastifyInstance, sessions: Con
 }
 
 function consoleCaller(request: FastifyRequest): ConsoleCaller {
-  if (request.consoleCaller === null) throw new GatewayError('console_session_ended', 'No console session: this call was made with a bearer token, not the console\'s cookie.');
+  if (request.consoleCaller === null)
+    throw new GatewayError('console_session_ended', "No console session: this call was made with a bearer token, not the console's cookie.");
   return request.consoleCaller;
 }
 

@@ -18,22 +18,18 @@ export function registerModelsRoutes(app: FastifyInstance, catalog: ModelCatalog
     reply.send({ object: 'list', data });
   });
 
-  app.get<{ Params: { model: string } }>(
-    '/v1/models/*',
-    { config: { scope: 'models:read', endpoint: 'models.retrieve' } },
-    (request, reply) => {
-      const id = (request.params as Record<string, string>)['*'] ?? '';
-      // `/v1/models/` names no model: it is a path the API does not have.
-      if (id === '') throw new GatewayError('route_not_found', 'No route for GET /v1/models/.');
-      const model = catalog.get(id);
-      if (model === undefined || !canUseModel(request.principal as Principal, id)) {
-        throw new GatewayError('model_not_found', `The model ${echo(id)} does not exist.`, { param: 'model' });
-      }
-      if (request.record !== null) {
-        request.record.model = id;
-        reply.headers(sessionHeaders(request.record));
-      }
-      reply.send(toModelObject(model));
-    },
-  );
+  app.get<{ Params: { model: string } }>('/v1/models/*', { config: { scope: 'models:read', endpoint: 'models.retrieve' } }, (request, reply) => {
+    const id = (request.params as Record<string, string>)['*'] ?? '';
+    // `/v1/models/` names no model: it is a path the API does not have.
+    if (id === '') throw new GatewayError('route_not_found', 'No route for GET /v1/models/.');
+    const model = catalog.get(id);
+    if (model === undefined || !canUseModel(request.principal as Principal, id)) {
+      throw new GatewayError('model_not_found', `The model ${echo(id)} does not exist.`, { param: 'model' });
+    }
+    if (request.record !== null) {
+      request.record.model = id;
+      reply.headers(sessionHeaders(request.record));
+    }
+    reply.send(toModelObject(model));
+  });
 }

@@ -47,7 +47,10 @@ export function registerNativeResponsesRoute(app: FastifyInstance, native: Nativ
       const record = request.record as RequestRecord;
       const outcome = await openNative(native, request);
       reply.hijack();
-      const headers = appendSessionHeaders(['x-request-id', record.publicId, 'cache-control', 'no-cache', 'x-accel-buffering', 'no', ...outcome.headers], record);
+      const headers = appendSessionHeaders(
+        ['x-request-id', record.publicId, 'cache-control', 'no-cache', 'x-accel-buffering', 'no', ...outcome.headers],
+        record,
+      );
       // The upstream's bytes, except the quoted keys its error events may carry.
       await writeByteStream(reply.raw, outcome.statusCode, headers, maskedErrorEvents(outcome.body), record, pausedStreams, (error) =>
         request.log.warn({ err: error, requestId: record.id }, 'native stream failed after the first byte'),

@@ -1,6 +1,14 @@
 import { GatewayError } from '../../errors/index.js';
 import type { Usage } from '../../core/index.js';
-import type { ChatCompletionChunk, ChatCompletionPayload, ChatCompletionResult, ChatFinishReason, ChatStreamEvent, ChatToolCall, ChatUsage } from '../openai-chat/chat-types.js';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionPayload,
+  ChatCompletionResult,
+  ChatFinishReason,
+  ChatStreamEvent,
+  ChatToolCall,
+  ChatUsage,
+} from '../openai-chat/chat-types.js';
 
 /**
  * A whole `chat.completion` from the chunks of responses-chat-chunks.ts: the backend only streams,

@@ -85,7 +85,16 @@ describe('chatCompletionToResponse', () => {
   it('answers a recorded tool call with a function_call item keeping the upstream call id', () => {
     const response = chatCompletionToResponse(fixture('chat-completion-tool-call.json'), context());
     expect(responsesSchemaErrors('Response', response)).toEqual([]);
-    expect(response.output).toEqual([{ type: 'function_call', id: 'fc_1', call_id: 'call_KjzAbhiZC6nk81tQzL7pwlpc', name: 'read_file', arguments: '{"path":"README.md"}', status: 'completed' }]);
+    expect(response.output).toEqual([
+      {
+        type: 'function_call',
+        id: 'fc_1',
+        call_id: 'call_KjzAbhiZC6nk81tQzL7pwlpc',
+        name: 'read_file',
+        arguments: '{"path":"README.md"}',
+        status: 'completed',
+      },
+    ]);
     expect(response.service_tier).toBe('default');
   });
 
@@ -95,23 +104,43 @@ describe('chatCompletionToResponse', () => {
       { type: 'namespace', name: 'multi_agent_v1', description: 'Agents.', tools: [{ type: 'function', name: 'spawn_agent', parameters: { type: 'object' } }] },
     ];
     const names = ChatToolNames.of(tools);
-    const chatName = (responsesToChat({ model: 'm', input: 'x', tools }, [], names).body['tools'] as Array<{ function: { name: string } }>)[1]?.function.name ?? '';
+    const chatName =
+      (responsesToChat({ model: 'm', input: 'x', tools }, [], names).body['tools'] as Array<{ function: { name: string } }>)[1]?.function.name ?? '';
     const response = chatCompletionToResponse(
-      completion({
-        content: null,
-        tool_calls: [
-          { id: 'call_a', type: 'function', function: { name: chatName, arguments: '{"message":"hi"}' } },
-          { id: 'call_b', type: 'function', function: { name: 'exec_command', arguments: '{"cmd":"ls"}' } },
-        ],
-      }, 'tool_calls'),
+      completion(
+        {
+          content: null,
+          tool_calls: [
+            { id: 'call_a', type: 'function', function: { name: chatName, arguments: '{"message":"hi"}' } },
+            { id: 'call_b', type: 'function', function: { name: 'exec_command', arguments: '{"cmd":"ls"}' } },
+          ],
+        },
+        'tool_calls',
+      ),
       { ...context({ tools }), toolName: (name) => names.qualified(name) },
     );
     expect(responsesSchemaErrors('Response', response)).toEqual([]);
     expect(response.output).toEqual([
-      { type: 'function_call', id: 'fc_1', call_id: 'call_a', namespace: 'multi_agent_v1', name: 'spawn_agent', arguments: '{"message":"hi"}', status: 'completed' },
+      {
+        type: 'function_call',
+        id: 'fc_1',
+        call_id: 'call_a',
+        namespace: 'multi_agent_v1',
+        name: 'spawn_agent',
+        arguments: '{"message":"hi"}',
+        status: 'completed',
+      },
       { type: 'function_call', id: 'fc_2', call_id: 'call_b', name: 'exec_command', arguments: '{"cmd":"ls"}', status: 'completed' },
     ]);
-    expect(responseOutputItems(response)[0]).toEqual({ type: 'function_call', id: 'fc_1', call_id: 'call_a', namespace: 'multi_agent_v1', name: 'spawn_agent', arguments: '{"message":"hi"}', status: 'completed' });
+    expect(responseOutputItems(response)[0]).toEqual({
+      type: 'function_call',
+      id: 'fc_1',
+      call_id: 'call_a',
+      namespace: 'multi_agent_v1',
+      name: 'spawn_agent',
+      arguments: '{"message":"hi"}',
+      status: 'completed',
+    });
   });
 
   it('puts the text first, then one function_call per tool call, naming calls the upstream left unnamed', () => {
@@ -152,7 +181,9 @@ describe('chatCompletionToResponse', () => {
   it('keeps a refusal as a refusal part, and answers an empty completion with no output and no usage', () => {
     const refused = chatCompletionToResponse(completion({ content: null, refusal: "I can't help with that." }), context());
     expect(responsesSchemaErrors('Response', refused)).toEqual([]);
-    expect(refused.output).toEqual([{ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'refusal', refusal: "I can't help with that." }] }]);
+    expect(refused.output).toEqual([
+      { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'refusal', refusal: "I can't help with that." }] },
+    ]);
     const empty = chatCompletionToResponse(completion({ content: '' }), context());
     expect(responsesSchemaErrors('Response', empty)).toEqual([]);
     expect(empty.output).toEqual([]);
@@ -160,7 +191,13 @@ describe('chatCompletionToResponse', () => {
   });
 
   it('reports cached and reasoning tokens, for the response and for the request record', () => {
-    const usage = { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500, prompt_tokens_details: { cached_tokens: 1024 }, completion_tokens_details: { reasoning_tokens: 120 } };
+    const usage = {
+      prompt_tokens: 1200,
+      completion_tokens: 300,
+      total_tokens: 1500,
+      prompt_tokens_details: { cached_tokens: 1024 },
+      completion_tokens_details: { reasoning_tokens: 120 },
+    };
     const response = chatCompletionToResponse(completion({ content: 'Done.' }, 'stop', usage), context());
     expect(response.usage).toEqual({
       input_tokens: 1200,
@@ -218,15 +255,30 @@ describe('turnItems', () => {
     const history = turnItems(firstRequest, first);
     expect(history).toEqual([
       { type: 'message', role: 'user', content: 'Weather in Paris?' },
-      { type: 'function_call', id: 'fc_1', call_id: 'call_KjzAbhiZC6nk81tQzL7pwlpc', name: 'read_file', arguments: '{"path":"README.md"}', status: 'completed' },
+      {
+        type: 'function_call',
+        id: 'fc_1',
+        call_id: 'call_KjzAbhiZC6nk81tQzL7pwlpc',
+        name: 'read_file',
+        arguments: '{"path":"README.md"}',
+        status: 'completed',
+      },
     ]);
     const next = responsesToChat(
-      { model: 'chat', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: 'call_KjzAbhiZC6nk81tQzL7pwlpc', output: '# Switchyard' }] },
+      {
+        model: 'chat',
+        previous_response_id: first.id,
+        input: [{ type: 'function_call_output', call_id: 'call_KjzAbhiZC6nk81tQzL7pwlpc', output: '# Switchyard' }],
+      },
       history,
     );
     expect(next.body.messages).toEqual([
       { role: 'user', content: 'Weather in Paris?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_KjzAbhiZC6nk81tQzL7pwlpc', type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_KjzAbhiZC6nk81tQzL7pwlpc', type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_KjzAbhiZC6nk81tQzL7pwlpc', content: '# Switchyard' },
     ]);
   });
@@ -234,7 +286,13 @@ describe('turnItems', () => {
   it('gives an answer message back as an assistant message item', () => {
     const response = chatCompletionToResponse(fixture('chat-completion.json'), context());
     expect(responseOutputItems(response)).toEqual([
-      { type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello! How can I assist you today?', annotations: [], logprobs: [] }] },
+      {
+        type: 'message',
+        id: 'msg_1',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Hello! How can I assist you today?', annotations: [], logprobs: [] }],
+      },
     ]);
   });
 });

@@ -55,7 +55,10 @@ describe('responsesToChat', () => {
       user: 'user-1234',
       safety_identifier: 'hashed-user',
       prompt_cache_key: 'conversation-7',
-      text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object', properties: { a: { type: 'string' } } }, strict: true }, verbosity: 'low' },
+      text: {
+        format: { type: 'json_schema', name: 'answer', schema: { type: 'object', properties: { a: { type: 'string' } } }, strict: true },
+        verbosity: 'low',
+      },
       stream: true,
       store: false,
       metadata: { session_id: 'abc' },
@@ -73,7 +76,10 @@ describe('responsesToChat', () => {
       user: 'user-1234',
       safety_identifier: 'hashed-user',
       prompt_cache_key: 'conversation-7',
-      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object', properties: { a: { type: 'string' } } }, strict: true } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'answer', schema: { type: 'object', properties: { a: { type: 'string' } } }, strict: true },
+      },
       verbosity: 'low',
       stream: true,
       stream_options: { include_usage: true },
@@ -106,7 +112,10 @@ describe('responsesToChat', () => {
 
   it('offers only the allowed tools for an allowed_tools choice, with its mode', () => {
     const other = { ...WEATHER_TOOL, name: 'get_time' };
-    const body = convert({ tools: [WEATHER_TOOL, other], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'get_time' }] } });
+    const body = convert({
+      tools: [WEATHER_TOOL, other],
+      tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'get_time' }] },
+    });
     expect((body['tools'] as Array<{ function: { name: string } }>).map((tool) => tool.function.name)).toEqual(['get_time']);
     expect(body['tool_choice']).toBe('required');
   });
@@ -124,7 +133,13 @@ describe('responsesToChat', () => {
             { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' },
           ],
         },
-        { role: 'system', content: [{ type: 'input_text', text: 'Use one ' }, { type: 'input_text', text: 'sentence.' }] },
+        {
+          role: 'system',
+          content: [
+            { type: 'input_text', text: 'Use one ' },
+            { type: 'input_text', text: 'sentence.' },
+          ],
+        },
       ],
     });
     expect(body['messages']).toEqual([
@@ -155,7 +170,14 @@ describe('responsesToChat', () => {
         tools: [WEATHER_TOOL],
         input: [
           { type: 'function_call_output', call_id: 'call_paris', output: '18°C, sunny' },
-          { type: 'function_call_output', call_id: 'call_rome', output: [{ type: 'input_text', text: '24°C, ' }, { type: 'input_text', text: 'clear' }] },
+          {
+            type: 'function_call_output',
+            call_id: 'call_rome',
+            output: [
+              { type: 'input_text', text: '24°C, ' },
+              { type: 'input_text', text: 'clear' },
+            ],
+          },
         ],
       },
       history,
@@ -206,7 +228,13 @@ describe('responsesToChat', () => {
   });
 
   it('keeps an earlier refusal as the assistant text', () => {
-    const body = convert({ input: [{ role: 'user', content: 'x' }, { type: 'message', role: 'assistant', content: [{ type: 'refusal', refusal: "I can't help with that." }] }, { role: 'user', content: 'y' }] });
+    const body = convert({
+      input: [
+        { role: 'user', content: 'x' },
+        { type: 'message', role: 'assistant', content: [{ type: 'refusal', refusal: "I can't help with that." }] },
+        { role: 'user', content: 'y' },
+      ],
+    });
     expect((body['messages'] as unknown[])[1]).toEqual({ role: 'assistant', content: "I can't help with that." });
   });
 
@@ -221,10 +249,29 @@ describe('responsesToChat', () => {
     [{ tools: [WEATHER_TOOL], tool_choice: { type: 'web_search_preview' } }, 'tool_choice'],
     [{ tools: [WEATHER_TOOL, { type: 'image_generation' }], tool_choice: { type: 'image_generation' } }, 'tool_choice'],
     [{ tools: [{ type: 'web_search' }], tool_choice: 'required' }, 'tool_choice'],
-    [{ tools: [WEATHER_TOOL, { type: 'web_search' }], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'web_search' }] } }, 'tool_choice'],
-    [{ input: [{ role: 'user', content: [{ type: 'input_text', text: 'Summarise' }, { type: 'input_file', file_id: 'file-1' }] }] }, 'input[0].content[1]'],
+    [
+      { tools: [WEATHER_TOOL, { type: 'web_search' }], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'web_search' }] } },
+      'tool_choice',
+    ],
+    [
+      {
+        input: [
+          {
+            role: 'user',
+            content: [
+              { type: 'input_text', text: 'Summarise' },
+              { type: 'input_file', file_id: 'file-1' },
+            ],
+          },
+        ],
+      },
+      'input[0].content[1]',
+    ],
     [{ input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1', detail: 'auto' }] }] }, 'input[0].content[0]'],
-    [{ input: [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_image', image_url: 'https://example.com/a.png' }] }] }, 'input[0].output[0]'],
+    [
+      { input: [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_image', image_url: 'https://example.com/a.png' }] }] },
+      'input[0].output[0]',
+    ],
     [{ input: [{ type: 'web_search_call', id: 'ws_1', status: 'completed' }] }, 'input[0].type'],
     [{ include: ['message.output_text.logprobs'] }, 'include[0]'],
     [{ truncation: 'auto' }, 'truncation'],
@@ -245,7 +292,9 @@ describe('responsesToChat', () => {
   });
 
   it("converts the request Codex CLI 0.171 sends: its namespace's functions become chat functions, web_search is left out and said", () => {
-    const recorded = JSON.parse(readFileSync(new URL('../../../test/fixtures/codex-cli/responses-request-0.171.0.json', import.meta.url), 'utf8')) as ResponsesRequest;
+    const recorded = JSON.parse(
+      readFileSync(new URL('../../../test/fixtures/codex-cli/responses-request-0.171.0.json', import.meta.url), 'utf8'),
+    ) as ResponsesRequest;
     const { body, dropped } = responsesToChat(recorded, []);
     expect(responsesSchemaErrors('CreateChatCompletionRequest', body)).toEqual([]);
     const names = (body['tools'] as Array<{ function: { name: string; description?: string } }>).map((tool) => tool.function.name);
@@ -291,7 +340,10 @@ describe('responsesToChat', () => {
     expect(none.body).not.toHaveProperty('tools');
     expect(none.body).not.toHaveProperty('tool_choice');
     // An allowed_tools choice may name a left-out tool beside functions.
-    const allowed = convert({ tools: [WEATHER_TOOL, { type: 'web_search' }], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'web_search' }, { type: 'function', name: 'get_weather' }] } });
+    const allowed = convert({
+      tools: [WEATHER_TOOL, { type: 'web_search' }],
+      tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'web_search' }, { type: 'function', name: 'get_weather' }] },
+    });
     expect(allowed['tool_choice']).toBe('required');
   });
 
@@ -324,7 +376,14 @@ describe('responsesToChat', () => {
   });
 
   it('sends an earlier call of a namespace function under its chat name', () => {
-    const tools = [{ type: 'namespace', name: 'multi_agent_v1', description: 'Agents.', tools: [{ type: 'function', name: 'spawn_agent', parameters: { type: 'object', properties: {} } }] }];
+    const tools = [
+      {
+        type: 'namespace',
+        name: 'multi_agent_v1',
+        description: 'Agents.',
+        tools: [{ type: 'function', name: 'spawn_agent', parameters: { type: 'object', properties: {} } }],
+      },
+    ];
     const body = convert({
       tools: tools as ResponsesRequest['tools'],
       input: [
@@ -333,6 +392,10 @@ describe('responsesToChat', () => {
         { type: 'function_call_output', call_id: 'call_1', output: 'agent 7' },
       ],
     });
-    expect((body['messages'] as unknown[])[1]).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'multi_agent_v1__spawn_agent', arguments: '{}' } }] });
+    expect((body['messages'] as unknown[])[1]).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'multi_agent_v1__spawn_agent', arguments: '{}' } }],
+    });
   });
 });

@@ -34,7 +34,11 @@ const HARMLESS_INCLUDES = new Set([
  * `names` gives namespaced functions their chat names (the answer's calls are named back with it).
  * Throws a 400 naming the field for what a chat upstream cannot do.
  */
-export function responsesToChat(request: ResponsesRequest, history: readonly ResponseInputItem[], names: ChatToolNames = ChatToolNames.of(request.tools)): ChatConversion {
+export function responsesToChat(
+  request: ResponsesRequest,
+  history: readonly ResponseInputItem[],
+  names: ChatToolNames = ChatToolNames.of(request.tools),
+): ChatConversion {
   refuseUnsupportedFields(request);
   const messages: ChatMessage[] = [];
   if (typeof request.instructions === 'string' && request.instructions !== '') {
@@ -92,7 +96,10 @@ function refuseUnsupportedFields(request: ResponsesRequest): void {
     throw refuseField('moderation', 'Moderation of responses is not available with this model.');
   }
   if (request.truncation === 'auto') {
-    throw refuseField('truncation', "truncation 'auto' cannot be honoured: the upstream refuses an input longer than its context instead of dropping the oldest items.");
+    throw refuseField(
+      'truncation',
+      "truncation 'auto' cannot be honoured: the upstream refuses an input longer than its context instead of dropping the oldest items.",
+    );
   }
   (request.include ?? []).forEach((value, index) => {
     if (!HARMLESS_INCLUDES.has(value)) {

@@ -75,7 +75,10 @@ export function convertTools(request: Pick<ResponsesRequest, 'tools' | 'tool_cho
   }
   if (toolChoice === 'required' && tools.length === 0 && dropped.length > 0) {
     const types = [...new Set(dropped.map((tool) => tool.type))].join(', ');
-    throw refuseField('tool_choice', `tool_choice requires a tool call, but this model's upstream can run none of the tools offered (${types}); only function tools are supported.`);
+    throw refuseField(
+      'tool_choice',
+      `tool_choice requires a tool call, but this model's upstream can run none of the tools offered (${types}); only function tools are supported.`,
+    );
   }
   // OpenAI's chat endpoint refuses tool_choice and parallel_tool_calls without tools.
   if (tools.length === 0) return { fields: {}, dropped };
@@ -94,7 +97,10 @@ function convertTool(tool: unknown, param: string, names: ChatToolNames, dropped
     dropped.push({ type, param });
     return [];
   }
-  throw refuseField(`${param}.type`, `Tools of type '${type}' are not known to this gateway and cannot be used with this model; function and namespace tools are supported.`);
+  throw refuseField(
+    `${param}.type`,
+    `Tools of type '${type}' are not known to this gateway and cannot be used with this model; function and namespace tools are supported.`,
+  );
 }
 
 function convertNamespace(tool: Record<string, unknown>, param: string, names: ChatToolNames, dropped: DroppedTool[]): ChatFunctionTool[] {
@@ -111,7 +117,8 @@ function convertNamespace(tool: Record<string, unknown>, param: string, names: C
       const chat = convertFunction(member, memberParam, (name) => names.chatName(name, namespace));
       // The namespace's description is what tells the model what its functions are for; chat
       // has nowhere else to put it.
-      if (description !== null) chat.function.description = `${namespace}: ${description}${chat.function.description === undefined ? '' : `\n\n${chat.function.description}`}`;
+      if (description !== null)
+        chat.function.description = `${namespace}: ${description}${chat.function.description === undefined ? '' : `\n\n${chat.function.description}`}`;
       converted.push(chat);
     } else if (typeof type === 'string' && DROPPED_TYPES.has(type)) {
       dropped.push({ type, param: memberParam });

@@ -25,7 +25,13 @@ describe('toResponsesRequest', () => {
       model: 'codex-chat',
       messages: [
         { role: 'system', content: 'You are terse.' },
-        { role: 'developer', content: [{ type: 'text', text: 'Answer in English.' }, { type: 'text', text: 'Use tools.' }] },
+        {
+          role: 'developer',
+          content: [
+            { type: 'text', text: 'Answer in English.' },
+            { type: 'text', text: 'Use tools.' },
+          ],
+        },
         { role: 'user', content: 'Weather in Paris and Oslo?', name: 'ada' },
         {
           role: 'assistant',
@@ -36,7 +42,14 @@ describe('toResponsesRequest', () => {
           ],
         },
         { role: 'tool', tool_call_id: 'call_1', content: '18°C, sunny' },
-        { role: 'tool', tool_call_id: 'call_2', content: [{ type: 'text', text: '4°C, ' }, { type: 'text', text: 'snow' }] },
+        {
+          role: 'tool',
+          tool_call_id: 'call_2',
+          content: [
+            { type: 'text', text: '4°C, ' },
+            { type: 'text', text: 'snow' },
+          ],
+        },
         { role: 'assistant', content: 'Paris: 18°C and sunny. Oslo: 4°C and snow.', refusal: null },
         {
           role: 'user',
@@ -136,7 +149,11 @@ describe('toResponsesRequest', () => {
     }
     expect(toResponsesRequest(chat({ response_format: { type: 'json_object' } }), { upstreamModel: 'm' }).text).toEqual({ format: { type: 'json_object' } });
     expect(toResponsesRequest(chat({ response_format: { type: 'text' } }), { upstreamModel: 'm' }).text).toEqual({ format: { type: 'text' } });
-    expect(toResponsesRequest(chat({ response_format: { type: 'json_schema', json_schema: { name: 'x', description: 'An x', schema: { type: 'object' } } } }), { upstreamModel: 'm' }).text).toEqual({
+    expect(
+      toResponsesRequest(chat({ response_format: { type: 'json_schema', json_schema: { name: 'x', description: 'An x', schema: { type: 'object' } } } }), {
+        upstreamModel: 'm',
+      }).text,
+    ).toEqual({
       format: { type: 'json_schema', name: 'x', description: 'An x', schema: { type: 'object' }, strict: false },
     });
   });
@@ -161,7 +178,11 @@ describe('toResponsesRequest', () => {
   });
 
   it('accepts the neutral values of fields it cannot serve', () => {
-    expect(() => toResponsesRequest(chat({ n: 1, logprobs: false, top_logprobs: 0, stop: null, audio: null, modalities: ['text'], logit_bias: {}, functions: [] }), { upstreamModel: 'm' })).not.toThrow();
+    expect(() =>
+      toResponsesRequest(chat({ n: 1, logprobs: false, top_logprobs: 0, stop: null, audio: null, modalities: ['text'], logit_bias: {}, functions: [] }), {
+        upstreamModel: 'm',
+      }),
+    ).not.toThrow();
     expect(() => toResponsesRequest(chat({ stop: [] }), { upstreamModel: 'm' })).not.toThrow();
   });
 
@@ -188,12 +209,22 @@ describe('toResponsesRequest', () => {
       [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }] }, 'messages[0].content[0].image_url.url'],
       [{ messages: [{ role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] }] }, 'messages[0].content[0].type'],
       [{ messages: [{ role: 'assistant', content: null, audio: { id: 'audio_1' } }] }, 'messages[0].audio'],
-      [{ messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'g', input: 'x' } }] }] }, 'messages[0].tool_calls[0].type'],
-      [{ messages: [{ role: 'tool', tool_call_id: 'c', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] }] }, 'messages[0].content[0].type'],
+      [
+        { messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'g', input: 'x' } }] }] },
+        'messages[0].tool_calls[0].type',
+      ],
+      [
+        { messages: [{ role: 'tool', tool_call_id: 'c', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] }] },
+        'messages[0].content[0].type',
+      ],
     ];
     for (const [fields, param] of cases) {
       const error = refusal(chat(fields));
-      expect({ code: error.code, status: error.status, param: error.param }, JSON.stringify(fields)).toEqual({ code: 'upstream_bad_request', status: 400, param });
+      expect({ code: error.code, status: error.status, param: error.param }, JSON.stringify(fields)).toEqual({
+        code: 'upstream_bad_request',
+        status: 400,
+        param,
+      });
       expect(error.retryable).toBe(false);
     }
   });

@@ -88,8 +88,10 @@ function refuseWhatCannotBeExpressed(body: ChatRequestBody): void {
   if (isPresent(body['prediction'])) refuse('prediction', 'Predicted outputs cannot be served by a ChatGPT (Codex) upstream.');
   if (isPresent(body['web_search_options'])) refuse('web_search_options', 'web_search_options cannot be served by a ChatGPT (Codex) upstream.');
   const functions = body['functions'];
-  if (Array.isArray(functions) && functions.length > 0) refuse('functions', 'The legacy functions field is not supported by a ChatGPT (Codex) upstream; use tools.');
-  if (isPresent(body['function_call'])) refuse('function_call', 'The legacy function_call field is not supported by a ChatGPT (Codex) upstream; use tool_choice.');
+  if (Array.isArray(functions) && functions.length > 0)
+    refuse('functions', 'The legacy functions field is not supported by a ChatGPT (Codex) upstream; use tools.');
+  if (isPresent(body['function_call']))
+    refuse('function_call', 'The legacy function_call field is not supported by a ChatGPT (Codex) upstream; use tool_choice.');
 }
 
 function toInputItems(messages: readonly unknown[]): ResponseInputItem[] {
@@ -111,7 +113,11 @@ function toInputItems(messages: readonly unknown[]): ResponseInputItem[] {
         items.push(...assistantItems(message, where));
         break;
       case 'tool':
-        items.push({ type: 'function_call_output', call_id: stringAt(message, 'tool_call_id', where), output: toolOutput(message['content'], `${where}.content`) });
+        items.push({
+          type: 'function_call_output',
+          call_id: stringAt(message, 'tool_call_id', where),
+          output: toolOutput(message['content'], `${where}.content`),
+        });
         break;
       default:
         refuse(`${where}.role`, `Messages with role ${echo(String(role))} cannot be sent to a ChatGPT (Codex) upstream; use tool messages.`);
@@ -157,7 +163,8 @@ function inputImage(value: unknown, where: string): ResponseInputImagePart {
  */
 function assistantItems(message: JsonObject, where: string): ResponseInputItem[] {
   if (isPresent(message['audio'])) refuse(`${where}.audio`, 'Assistant audio cannot be sent to a ChatGPT (Codex) upstream.');
-  if (isPresent(message['function_call'])) refuse(`${where}.function_call`, 'The legacy function_call is not supported by a ChatGPT (Codex) upstream; use tool_calls.');
+  if (isPresent(message['function_call']))
+    refuse(`${where}.function_call`, 'The legacy function_call is not supported by a ChatGPT (Codex) upstream; use tool_calls.');
   const items: ResponseInputItem[] = [];
   const content = assistantText(message, where);
   if (content.length > 0) items.push({ type: 'message', role: 'assistant', content });

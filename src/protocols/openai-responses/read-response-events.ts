@@ -48,7 +48,8 @@ export const readResponseEvents: StreamReaderFactory = (items, state) => {
   const streamedMessages = new Set<string>();
 
   const find = (itemId: unknown, outputIndex: unknown): CallState | undefined =>
-    (typeof itemId === 'string' ? calls.get(`item:${itemId}`) : undefined) ?? (typeof outputIndex === 'number' ? calls.get(`output:${outputIndex}`) : undefined);
+    (typeof itemId === 'string' ? calls.get(`item:${itemId}`) : undefined) ??
+    (typeof outputIndex === 'number' ? calls.get(`output:${outputIndex}`) : undefined);
 
   const start = (item: ResponseFunctionCallItem, outputIndex: unknown): CallState => {
     const known = find(item.id, outputIndex);
@@ -72,7 +73,8 @@ export const readResponseEvents: StreamReaderFactory = (items, state) => {
     if (isFunctionCall(item)) {
       const call = start(item, outputIndex);
       const complete = item.arguments;
-      if (typeof complete === 'string' && complete.length > call.sent.length && complete.startsWith(call.sent)) addArguments(call, complete.slice(call.sent.length));
+      if (typeof complete === 'string' && complete.length > call.sent.length && complete.startsWith(call.sent))
+        addArguments(call, complete.slice(call.sent.length));
       return;
     }
     if (item?.type !== 'message' || !('content' in item) || !Array.isArray(item.content)) return;
@@ -119,7 +121,10 @@ export const readResponseEvents: StreamReaderFactory = (items, state) => {
       case 'response.failed':
       case 'error': {
         const error = event.type === 'error' ? (event.error ?? event) : event.response?.error;
-        throw new GatewayError('upstream_error', typeof error?.message === 'string' && error.message !== '' ? error.message : 'The upstream failed while streaming.');
+        throw new GatewayError(
+          'upstream_error',
+          typeof error?.message === 'string' && error.message !== '' ? error.message : 'The upstream failed while streaming.',
+        );
       }
       default:
         break;

@@ -153,7 +153,10 @@ export class ResponsesChatConverter {
   }
 
   private toolCall(itemId: string | undefined, outputIndex: number | undefined): ToolCallState | undefined {
-    return (typeof itemId === 'string' ? this.toolCalls.get(`item:${itemId}`) : undefined) ?? (typeof outputIndex === 'number' ? this.toolCalls.get(`output:${outputIndex}`) : undefined);
+    return (
+      (typeof itemId === 'string' ? this.toolCalls.get(`item:${itemId}`) : undefined) ??
+      (typeof outputIndex === 'number' ? this.toolCalls.get(`output:${outputIndex}`) : undefined)
+    );
   }
 
   /** A chunk of output, after the role chunk that opens every completion. */

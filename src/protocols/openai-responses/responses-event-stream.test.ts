@@ -54,10 +54,25 @@ function chunk(delta: Record<string, unknown>, finishReason: string | null = nul
 }
 
 function call(index: number, fields: { id?: string; name?: string; arguments?: string }): Record<string, unknown> {
-  return { tool_calls: [{ index, ...(fields.id === undefined ? {} : { id: fields.id, type: 'function' }), function: { ...(fields.name === undefined ? {} : { name: fields.name }), arguments: fields.arguments ?? '' } }] };
+  return {
+    tool_calls: [
+      {
+        index,
+        ...(fields.id === undefined ? {} : { id: fields.id, type: 'function' }),
+        function: { ...(fields.name === undefined ? {} : { name: fields.name }), arguments: fields.arguments ?? '' },
+      },
+    ],
+  };
 }
 
-const USAGE = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } };
+const USAGE = {
+  id: 'c',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'm',
+  choices: [],
+  usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+};
 
 const TEXT_EVENTS = [
   'response.output_item.added',
@@ -67,7 +82,12 @@ const TEXT_EVENTS = [
   'response.content_part.done',
   'response.output_item.done',
 ];
-const CALL_EVENTS = ['response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done'];
+const CALL_EVENTS = [
+  'response.output_item.added',
+  'response.function_call_arguments.delta',
+  'response.function_call_arguments.done',
+  'response.output_item.done',
+];
 
 /** Event types with runs of deltas collapsed, to compare orders. */
 function shape(events: StreamEvent[]): string[] {
@@ -82,7 +102,10 @@ describe('ResponsesEventStream', () => {
     expect(shape(events)).toEqual(['response.created', 'response.in_progress', ...TEXT_EVENTS, 'response.completed']);
     expect(events[0]).toMatchObject({ response: { id: 'resp_stream', status: 'in_progress', output: [] } });
     expect(events[2]).toMatchObject({ output_index: 0, item: { type: 'message', id: 'msg_1', status: 'in_progress', role: 'assistant', content: [] } });
-    const text = events.filter((event) => event.type === 'response.output_text.delta').map((event) => event['delta'] as string).join('');
+    const text = events
+      .filter((event) => event.type === 'response.output_text.delta')
+      .map((event) => event['delta'] as string)
+      .join('');
     expect(text).toBe('Hello! How can I assist you today?');
     expect(events.find((event) => event.type === 'response.output_text.done')).toMatchObject({ item_id: 'msg_1', output_index: 0, content_index: 0, text });
     const completed = events.at(-1);
@@ -93,28 +116,47 @@ describe('ResponsesEventStream', () => {
         usage: { input_tokens: 8, output_tokens: 9, total_tokens: 17 },
       },
     });
-    expect(stream.result()).toEqual({ response: completed?.['response'], usage: { promptTokens: 8, completionTokens: 9, totalTokens: 17, cachedTokens: 0, reasoningTokens: 0 } });
+    expect(stream.result()).toEqual({
+      response: completed?.['response'],
+      usage: { promptTokens: 8, completionTokens: 9, totalTokens: 17, cachedTokens: 0, reasoningTokens: 0 },
+    });
   });
 
   it('streams a recorded tool call as one function_call item with its arguments in pieces', async () => {
     const events = await collect(new ResponsesEventStream(streamContext()), source(recordedChunks('chat-completion-stream-tool-call.sse')));
     expectNumbered(events);
     expect(shape(events)).toEqual(['response.created', 'response.in_progress', ...CALL_EVENTS, 'response.completed']);
-    expect(events[2]).toMatchObject({ item: { type: 'function_call', id: 'fc_1', call_id: 'call_HjeqP7YeRkoNj0de9e3U4X4B', name: 'read_file', arguments: '', status: 'in_progress' } });
-    expect(events.find((event) => event.type === 'response.function_call_arguments.done')).toMatchObject({ item_id: 'fc_1', name: 'read_file', arguments: '{"path":"README.md"}' });
+    expect(events[2]).toMatchObject({
+      item: { type: 'function_call', id: 'fc_1', call_id: 'call_HjeqP7YeRkoNj0de9e3U4X4B', name: 'read_file', arguments: '', status: 'in_progress' },
+    });
+    expect(events.find((event) => event.type === 'response.function_call_arguments.done')).toMatchObject({
+      item_id: 'fc_1',
+      name: 'read_file',
+      arguments: '{"path":"README.md"}',
+    });
     expect(events.at(-1)).toMatchObject({ response: { status: 'completed', service_tier: 'default', usage: { input_tokens: 60, output_tokens: 15 } } });
   });
 
   it("streams a call of a namespace's function with its name and namespace in every item, as OpenAI does", async () => {
     const names = ChatToolNames.of([{ type: 'namespace', name: 'multi_agent_v1', description: 'Agents.', tools: [{ type: 'function', name: 'wait_agent' }] }]);
-    const chunks = [chunk(call(0, { id: 'call_w', name: names.chatName('wait_agent', 'multi_agent_v1'), arguments: '{"targets":' })), chunk(call(0, { arguments: '["a"]}' })), chunk({}, 'tool_calls'), USAGE];
+    const chunks = [
+      chunk(call(0, { id: 'call_w', name: names.chatName('wait_agent', 'multi_agent_v1'), arguments: '{"targets":' })),
+      chunk(call(0, { arguments: '["a"]}' })),
+      chunk({}, 'tool_calls'),
+      USAGE,
+    ];
     const events = await collect(new ResponsesEventStream({ ...streamContext(), toolName: (name) => names.qualified(name) }), source(chunks));
     expectNumbered(events);
     for (const event of events) expect(streamEventSchemaErrors(event)).toEqual([]);
     const item = { type: 'function_call', id: 'fc_1', call_id: 'call_w', namespace: 'multi_agent_v1', name: 'wait_agent' };
     expect(events.find((event) => event.type === 'response.output_item.added')).toMatchObject({ item: { ...item, arguments: '', status: 'in_progress' } });
-    expect(events.find((event) => event.type === 'response.function_call_arguments.done')).toMatchObject({ name: 'wait_agent', arguments: '{"targets":["a"]}' });
-    expect(events.find((event) => event.type === 'response.output_item.done')).toMatchObject({ item: { ...item, arguments: '{"targets":["a"]}', status: 'completed' } });
+    expect(events.find((event) => event.type === 'response.function_call_arguments.done')).toMatchObject({
+      name: 'wait_agent',
+      arguments: '{"targets":["a"]}',
+    });
+    expect(events.find((event) => event.type === 'response.output_item.done')).toMatchObject({
+      item: { ...item, arguments: '{"targets":["a"]}', status: 'completed' },
+    });
     expect(events.at(-1)).toMatchObject({ response: { output: [{ ...item, arguments: '{"targets":["a"]}' }] } });
   });
 
@@ -135,7 +177,13 @@ describe('ResponsesEventStream', () => {
     expect(shape(events)).toEqual(['response.created', 'response.in_progress', ...TEXT_EVENTS, ...CALL_EVENTS, ...CALL_EVENTS, 'response.completed']);
     const done = events.filter((event) => event.type === 'response.output_item.done').map((event) => event['item']);
     expect(done).toEqual([
-      { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Checking both.', annotations: [], logprobs: [] }] },
+      {
+        type: 'message',
+        id: 'msg_1',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'Checking both.', annotations: [], logprobs: [] }],
+      },
       { type: 'function_call', id: 'fc_2', call_id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
       { type: 'function_call', id: 'fc_3', call_id: 'call_b', name: 'get_weather', arguments: '{"city":"Rome"}', status: 'completed' },
     ]);
@@ -148,10 +196,22 @@ describe('ResponsesEventStream', () => {
   });
 
   it('opens a new message for text that comes after the tool calls', async () => {
-    const chunks = [chunk(call(0, { id: 'call_a', name: 'lookup', arguments: '{}' })), chunk({ content: 'Also, ' }), chunk({ content: 'done.' }), chunk({}, 'tool_calls')];
+    const chunks = [
+      chunk(call(0, { id: 'call_a', name: 'lookup', arguments: '{}' })),
+      chunk({ content: 'Also, ' }),
+      chunk({ content: 'done.' }),
+      chunk({}, 'tool_calls'),
+    ];
     const events = await collect(new ResponsesEventStream(streamContext()), source(chunks));
     expect(shape(events)).toEqual(['response.created', 'response.in_progress', ...CALL_EVENTS, ...TEXT_EVENTS, 'response.completed']);
-    expect(events.at(-1)).toMatchObject({ response: { output: [{ type: 'function_call', call_id: 'call_a' }, { type: 'message', id: 'msg_2', content: [{ text: 'Also, done.' }] }] } });
+    expect(events.at(-1)).toMatchObject({
+      response: {
+        output: [
+          { type: 'function_call', call_id: 'call_a' },
+          { type: 'message', id: 'msg_2', content: [{ text: 'Also, done.' }] },
+        ],
+      },
+    });
   });
 
   it('answers an empty completion with no output items', async () => {
@@ -171,7 +231,10 @@ describe('ResponsesEventStream', () => {
   });
 
   it('streams a refusal as a refusal part', async () => {
-    const events = await collect(new ResponsesEventStream(streamContext()), source([chunk({ refusal: "I can't " }), chunk({ refusal: 'help.' }), chunk({}, 'stop')]));
+    const events = await collect(
+      new ResponsesEventStream(streamContext()),
+      source([chunk({ refusal: "I can't " }), chunk({ refusal: 'help.' }), chunk({}, 'stop')]),
+    );
     expect(shape(events)).toEqual([
       'response.created',
       'response.in_progress',
@@ -191,24 +254,42 @@ describe('ResponsesEventStream', () => {
     const failure = new GatewayError('upstream_timeout', 'The upstream stopped sending.');
     const events = await collect(stream, source([chunk({ content: 'Half an ans' })], failure));
     expectNumbered(events);
-    expect(shape(events)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'error', 'response.failed']);
+    expect(shape(events)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'error',
+      'response.failed',
+    ]);
     const error = { code: 'upstream_timeout', message: 'The upstream stopped sending.', param: null };
     expect(events.at(-2)).toEqual({ type: 'error', ...error, error: { type: 'upstream_error', ...error }, sequence_number: 5 });
     expect(events.at(-1)).toMatchObject({
-      response: { status: 'failed', error: { code: 'server_error', message: 'The upstream stopped sending.' }, output: [{ type: 'message', status: 'incomplete', content: [{ text: 'Half an ans' }] }] },
+      response: {
+        status: 'failed',
+        error: { code: 'server_error', message: 'The upstream stopped sending.' },
+        output: [{ type: 'message', status: 'incomplete', content: [{ text: 'Half an ans' }] }],
+      },
     });
     expect(stream.result()).toMatchObject({ response: { status: 'failed' }, error: failure });
   });
 
   it('says rate_limit_exceeded in the failed response for a 429, and hides the message of an unexpected error', async () => {
-    const limited = await collect(new ResponsesEventStream(streamContext()), source([chunk({ content: 'a' })], new GatewayError('upstream_rate_limited', 'Slow down.')));
+    const limited = await collect(
+      new ResponsesEventStream(streamContext()),
+      source([chunk({ content: 'a' })], new GatewayError('upstream_rate_limited', 'Slow down.')),
+    );
     expect(limited.at(-1)).toMatchObject({ response: { error: { code: 'rate_limit_exceeded' } } });
     const crashed = await collect(new ResponsesEventStream(streamContext()), source([chunk({ content: 'a' })], new Error('secret detail')));
     expect(crashed.at(-2)).toMatchObject({ code: 'internal_error', message: 'The gateway failed while streaming the response.' });
   });
 
   it('treats an in-band chat error chunk as a failure', async () => {
-    const events = await collect(new ResponsesEventStream(streamContext()), source([chunk({ content: 'a' }), { error: { message: 'overloaded', type: 'server_error' } }]));
+    const events = await collect(
+      new ResponsesEventStream(streamContext()),
+      source([chunk({ content: 'a' }), { error: { message: 'overloaded', type: 'server_error' } }]),
+    );
     expect(events.at(-2)).toMatchObject({ type: 'error', code: 'upstream_error', message: 'overloaded' });
   });
 

@@ -2,7 +2,15 @@ import type { Usage } from '../../core/index.js';
 import { GatewayError, isGatewayError } from '../../errors/index.js';
 import type { ConvertedUsage } from './convert-chat-usage.js';
 import { readChatChunks } from './read-chat-chunks.js';
-import { createResponseObject, idMaker, toolNameFields, type IncompleteReason, type ResponseContext, type ResponseObject, type ResponseState } from './response-object.js';
+import {
+  createResponseObject,
+  idMaker,
+  toolNameFields,
+  type IncompleteReason,
+  type ResponseContext,
+  type ResponseObject,
+  type ResponseState,
+} from './response-object.js';
 import { responsesErrorEvent } from './responses-error-event.js';
 import { StreamOutputItems, type OutputEvent } from './stream-output-items.js';
 
@@ -67,7 +75,11 @@ export class ResponsesEventStream {
     private readonly toCaller?: (error: unknown) => GatewayError,
     reader: StreamReaderFactory = readChatChunks,
   ) {
-    this.items = new StreamOutputItems((event) => this.send(event), idMaker(context), (name) => toolNameFields(context, name));
+    this.items = new StreamOutputItems(
+      (event) => this.send(event),
+      idMaker(context),
+      (name) => toolNameFields(context, name),
+    );
     this.read = reader(this.items, this.upstream);
   }
 
@@ -103,7 +115,8 @@ export class ResponsesEventStream {
   fail(error: unknown): ResponsesServerSentEvent[] {
     this.error = error;
     const known =
-      this.toCaller?.(error) ?? (isGatewayError(error) ? error : new GatewayError('internal_error', 'The gateway failed while streaming the response.', { cause: error }));
+      this.toCaller?.(error) ??
+      (isGatewayError(error) ? error : new GatewayError('internal_error', 'The gateway failed while streaming the response.', { cause: error }));
     this.send(responsesErrorEvent(known));
     this.state = {
       ...this.progress(),

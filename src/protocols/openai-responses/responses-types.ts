@@ -63,12 +63,7 @@ export interface ResponseInputMessage {
   phase?: string | null;
 }
 
-export type ResponseContentPart =
-  | ResponseInputTextPart
-  | ResponseInputImagePart
-  | ResponseInputFilePart
-  | ResponseOutputTextPart
-  | ResponseRefusalPart;
+export type ResponseContentPart = ResponseInputTextPart | ResponseInputImagePart | ResponseInputFilePart | ResponseOutputTextPart | ResponseRefusalPart;
 
 export interface ResponseInputTextPart {
   type: 'input_text';

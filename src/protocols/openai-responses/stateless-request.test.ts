@@ -9,7 +9,14 @@ describe('toStatelessRequest: a caller request as a backend that keeps nothing t
     input: 'ignored: the conversation is given',
     tools: [
       { type: 'web_search' },
-      { type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 'a' }, { type: 'custom', name: 'patch' }] },
+      {
+        type: 'namespace',
+        name: 'ns',
+        tools: [
+          { type: 'function', name: 'a' },
+          { type: 'custom', name: 'patch' },
+        ],
+      },
       { type: 'function', name: 'b', parameters: { type: 'object' }, strict: true },
     ],
     tool_choice: 'auto',
@@ -59,7 +66,10 @@ describe('toStatelessRequest: a caller request as a backend that keeps nothing t
   });
 
   it('sends empty instructions when there are none, and no tool_choice without tools', () => {
-    const sent = toStatelessRequest({ model: 'm', tools: [{ type: 'web_search' }], tool_choice: 'auto' }, { upstreamModel: 'u', input: [], leftOut: new Set(['tools[0]']) });
+    const sent = toStatelessRequest(
+      { model: 'm', tools: [{ type: 'web_search' }], tool_choice: 'auto' },
+      { upstreamModel: 'u', input: [], leftOut: new Set(['tools[0]']) },
+    );
     expect(sent).toEqual({ model: 'u', instructions: '', input: [], stream: true, store: false });
   });
 });

@@ -83,7 +83,14 @@ export class StreamOutputItems {
     let call = this.calls.get(chatIndex);
     if (call === undefined) {
       if (this.message !== undefined) this.message.sealed = true;
-      call = { kind: 'function_call', callId: delta.id ?? '', name: delta.qualified?.name ?? delta.name ?? '', qualified: delta.qualified, arguments: '', ...this.base('fc') };
+      call = {
+        kind: 'function_call',
+        callId: delta.id ?? '',
+        name: delta.qualified?.name ?? delta.name ?? '',
+        qualified: delta.qualified,
+        arguments: '',
+        ...this.base('fc'),
+      };
       this.calls.set(chatIndex, call);
       this.items.push(call);
     }
@@ -147,7 +154,13 @@ export class StreamOutputItems {
   private close(item: StreamItem): void {
     const done = this.snapshot(item, item.status);
     if (item.kind === 'function_call') {
-      this.emit({ type: 'response.function_call_arguments.done', item_id: item.id, output_index: item.outputIndex, name: this.qualifiedName(item).name, arguments: item.arguments });
+      this.emit({
+        type: 'response.function_call_arguments.done',
+        item_id: item.id,
+        output_index: item.outputIndex,
+        name: this.qualifiedName(item).name,
+        arguments: item.arguments,
+      });
     } else {
       const part = messagePart(item);
       if (part.type === 'refusal') this.emit({ type: 'response.refusal.done', ...this.partPosition(item), refusal: part.refusal });

@@ -49,7 +49,11 @@ export class AnthropicAdapter implements ProviderAdapter, ChatProvider {
 
   streamChatCompletion(attempt: Attempt, call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {
     const request = convertToAnthropicRequest(call.body, { stream: true });
-    return this.client.openEvents(this.post(attempt, JSON.stringify(request), call.cancellation), anthropicErrorDialect, new AnthropicChatEvents(attempt.credential.id));
+    return this.client.openEvents(
+      this.post(attempt, JSON.stringify(request), call.cancellation),
+      anthropicErrorDialect,
+      new AnthropicChatEvents(attempt.credential.id),
+    );
   }
 
   close(): Promise<void> {

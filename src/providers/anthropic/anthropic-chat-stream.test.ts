@@ -61,11 +61,19 @@ describe('AnthropicChatEvents', () => {
       ]);
       expect(parsed.map((chunk) => chunk.choices[0]?.finish_reason ?? null)).toEqual([null, null, null, null, 'stop', null]);
       for (const chunk of parsed) {
-        expect(chunk).toMatchObject({ id: 'msg_4QpJur2dWWDjF6C758FbBw5vm12BaVipnK', object: 'chat.completion.chunk', created: NOW, model: 'claude-3-opus-20240229' });
+        expect(chunk).toMatchObject({
+          id: 'msg_4QpJur2dWWDjF6C758FbBw5vm12BaVipnK',
+          object: 'chat.completion.chunk',
+          created: NOW,
+          model: 'claude-3-opus-20240229',
+        });
       }
       const last = events[events.length - 1];
       expect(last).toMatchObject({ usageOnly: true, usage: { promptTokens: 11, completionTokens: 6, totalTokens: 17 } });
-      expect(parsed[parsed.length - 1]).toMatchObject({ choices: [], usage: { prompt_tokens: 11, completion_tokens: 6, total_tokens: 17, prompt_tokens_details: { cached_tokens: 0 } } });
+      expect(parsed[parsed.length - 1]).toMatchObject({
+        choices: [],
+        usage: { prompt_tokens: 11, completion_tokens: 6, total_tokens: 17, prompt_tokens_details: { cached_tokens: 0 } },
+      });
       expect(events.slice(0, -1).every((event) => !event.usageOnly && event.usage === null)).toBe(true);
       expect(events.map((event) => event.text).join('')).toBe('Hello there!');
     }
@@ -73,13 +81,22 @@ describe('AnthropicChatEvents', () => {
 
   it('reads the stream with CRLF line ends too', async () => {
     const crlf = Buffer.from(fixture('stream-text.sse').toString('utf8').replace(/\n/g, '\r\n'));
-    expect(deltas(await collect(crlf, [5, 1, 2])).map((delta) => delta['content'] ?? '').join('')).toBe('Hello there!');
+    expect(
+      deltas(await collect(crlf, [5, 1, 2]))
+        .map((delta) => delta['content'] ?? '')
+        .join(''),
+    ).toBe('Hello there!');
   });
 
   it('streams a tool_use block after text as tool call 0, with its arguments in order', async () => {
     const events = await collect(fixture('stream-tool-use.sse'));
     const all = deltas(events);
-    expect(all.filter((delta) => 'content' in delta).map((delta) => delta['content']).join('')).toBe("I'll check the current weather in Paris for you.");
+    expect(
+      all
+        .filter((delta) => 'content' in delta)
+        .map((delta) => delta['content'])
+        .join(''),
+    ).toBe("I'll check the current weather in Paris for you.");
     const toolDeltas = all.flatMap((delta) => (delta['tool_calls'] as Array<Record<string, unknown>> | undefined) ?? []);
     expect(toolDeltas[0]).toEqual({ index: 0, id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', type: 'function', function: { name: 'get_weather', arguments: '' } });
     // The empty first input_json_delta is not sent: it carries nothing.
@@ -90,7 +107,12 @@ describe('AnthropicChatEvents', () => {
 
   it('counts cache writes and reads in prompt tokens (recorded stream with trailing blanks after each JSON)', async () => {
     const events = await collect(fixture('stream-tool-use-cached.sse'));
-    expect(chunks(events).at(-1)?.usage).toEqual({ prompt_tokens: 14017, completion_tokens: 61, total_tokens: 14078, prompt_tokens_details: { cached_tokens: 13993 } });
+    expect(chunks(events).at(-1)?.usage).toEqual({
+      prompt_tokens: 14017,
+      completion_tokens: 61,
+      total_tokens: 14078,
+      prompt_tokens_details: { cached_tokens: 13993 },
+    });
     // The request log (and the console's Sessions page) gets the cache reads too.
     expect(events.at(-1)?.usage).toEqual({ promptTokens: 14017, completionTokens: 61, totalTokens: 14078, cachedTokens: 13993 });
     const toolDeltas = deltas(events).flatMap((delta) => (delta['tool_calls'] as Array<{ function: { arguments: string } }> | undefined) ?? []);
@@ -100,7 +122,19 @@ describe('AnthropicChatEvents', () => {
   it('numbers tool calls among themselves, not by content block (composed stream: thinking, text, two tool_use blocks)', async () => {
     // Composed for this test in the recorded event shapes: no public recording with two tool_use blocks was found.
     const events = [
-      { type: 'message_start', message: { id: 'msg_parallel', type: 'message', role: 'assistant', model: 'claude-sonnet-4-20250514', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 40, output_tokens: 1 } } },
+      {
+        type: 'message_start',
+        message: {
+          id: 'msg_parallel',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-sonnet-4-20250514',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 40, output_tokens: 1 },
+        },
+      },
       { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Two cities.' } },
       { type: 'content_block_stop', index: 0 },

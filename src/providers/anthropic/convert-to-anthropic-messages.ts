@@ -48,9 +48,13 @@ export function convertToAnthropicMessages(openAIMessages: readonly unknown[]): 
         break;
       default:
         // The deprecated `function` role has no call id, which Anthropic's tool_result needs.
-        throw new GatewayError('invalid_body', `Messages with role ${JSON.stringify(message['role'])} cannot be sent to an Anthropic model; use tool messages.`, {
-          param: `${where}.role`,
-        });
+        throw new GatewayError(
+          'invalid_body',
+          `Messages with role ${JSON.stringify(message['role'])} cannot be sent to an Anthropic model; use tool messages.`,
+          {
+            param: `${where}.role`,
+          },
+        );
     }
   });
 

@@ -33,7 +33,13 @@ describe('convertToAnthropicRequest', () => {
       body({
         messages: [
           { role: 'system', content: 'You are terse.' },
-          { role: 'developer', content: [{ type: 'text', text: 'Answer in ' }, { type: 'text', text: 'French.' }] },
+          {
+            role: 'developer',
+            content: [
+              { type: 'text', text: 'Answer in ' },
+              { type: 'text', text: 'French.' },
+            ],
+          },
           { role: 'user', content: 'Hello' },
         ],
       }),
@@ -56,8 +62,20 @@ describe('convertToAnthropicRequest', () => {
       { stream: false },
     );
     expect(request.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'First.' }, { type: 'text', text: 'Second.' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'One.' }, { type: 'text', text: 'Two.' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'First.' },
+          { type: 'text', text: 'Second.' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'One.' },
+          { type: 'text', text: 'Two.' },
+        ],
+      },
     ]);
   });
 
@@ -175,7 +193,14 @@ describe('convertToAnthropicRequest', () => {
       body({ max_tokens: 100, max_completion_tokens: 200, temperature: 1.7, top_p: 0.9, stop: '\n\nHuman:', user: 'user-42', stream: true }),
       { stream: true },
     );
-    expect(request).toMatchObject({ max_tokens: 200, temperature: 1, top_p: 0.9, stop_sequences: ['\n\nHuman:'], stream: true, metadata: { user_id: 'user-42' } });
+    expect(request).toMatchObject({
+      max_tokens: 200,
+      temperature: 1,
+      top_p: 0.9,
+      stop_sequences: ['\n\nHuman:'],
+      stream: true,
+      metadata: { user_id: 'user-42' },
+    });
     const other = convertToAnthropicRequest(body({ max_tokens: 100, temperature: 0.3, stop: ['END', 'STOP'], n: 1, seed: 7 }), { stream: false });
     expect(other).toEqual({
       model: 'claude-sonnet-4-20250514',
@@ -192,9 +217,13 @@ describe('convertToAnthropicRequest', () => {
       status: 400,
       param: 'messages[0].content[0].image_url.url',
     });
-    expect(convertError({ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: '', format: 'wav' } }] }] }).param).toBe('messages[0].content[0]');
+    expect(convertError({ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: '', format: 'wav' } }] }] }).param).toBe(
+      'messages[0].content[0]',
+    );
     expect(
-      convertError({ messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{not json' } }] }] }).param,
+      convertError({
+        messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{not json' } }] }],
+      }).param,
     ).toBe('messages[0].tool_calls[0].function.arguments');
     expect(convertError({ messages: [{ role: 'function', name: 'f', content: 'x' }] }).param).toBe('messages[0].role');
     expect(convertError({ tools: [{ type: 'custom', custom: { name: 'x' } }] }).param).toBe('tools[0]');

@@ -62,7 +62,9 @@ function convertToolChoice(value: unknown, parallelToolCalls: unknown, hasTools:
   const named = asObject(asObject(value)?.['function'])?.['name'];
   if (typeof named === 'string') return { type: 'tool', name: named, ...disableParallel };
   if (value !== undefined && value !== null) {
-    throw new GatewayError('invalid_body', 'tool_choice must be "auto", "none", "required" or a named function for an Anthropic model.', { param: 'tool_choice' });
+    throw new GatewayError('invalid_body', 'tool_choice must be "auto", "none", "required" or a named function for an Anthropic model.', {
+      param: 'tool_choice',
+    });
   }
   // Without a tool_choice, `parallel_tool_calls: false` still has to reach Anthropic, which carries it on tool_choice.
   return hasTools && parallelToolCalls === false ? { type: 'auto', disable_parallel_tool_use: true } : undefined;

@@ -28,7 +28,11 @@ describe('mapAnthropicError', () => {
   });
 
   it('treats 500 and 529 overloaded as retryable upstream errors', () => {
-    expect(mapAnthropicError(500, errorFixture('500-api-error.json'), undefined, 'claude')).toMatchObject({ code: 'upstream_error', status: 502, retryable: true });
+    expect(mapAnthropicError(500, errorFixture('500-api-error.json'), undefined, 'claude')).toMatchObject({
+      code: 'upstream_error',
+      status: 502,
+      retryable: true,
+    });
     const overloaded = mapAnthropicError(529, errorFixture('529-overloaded-error.json'), undefined, 'claude');
     expect(overloaded).toMatchObject({ code: 'upstream_error', status: 502, retryable: true });
     expect(overloaded.message).toContain('Overloaded');

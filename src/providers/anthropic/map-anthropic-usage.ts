@@ -30,7 +30,12 @@ export function mapAnthropicUsage(usage: AnthropicUsage | null | undefined): Ope
 }
 
 export function toUsage(payload: OpenAIUsagePayload): Usage {
-  return { promptTokens: payload.prompt_tokens, completionTokens: payload.completion_tokens, totalTokens: payload.total_tokens, cachedTokens: payload.prompt_tokens_details.cached_tokens };
+  return {
+    promptTokens: payload.prompt_tokens,
+    completionTokens: payload.completion_tokens,
+    totalTokens: payload.total_tokens,
+    cachedTokens: payload.prompt_tokens_details.cached_tokens,
+  };
 }
 
 function count(value: unknown): number | null {

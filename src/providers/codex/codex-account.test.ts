@@ -143,7 +143,9 @@ describe('CodexAccount', () => {
       exclusive: async () => Promise.reject(new Error('shared state unavailable', { cause: new Error('Connection is closed.') })),
       note: () => undefined,
     };
-    await expect(new CodexAccount('a', store.tokens, store, down, () => now).grant(async () => store.tokens)).rejects.toThrow(/^could not take the refresh lock: shared state unavailable$/);
+    await expect(new CodexAccount('a', store.tokens, store, down, () => now).grant(async () => store.tokens)).rejects.toThrow(
+      /^could not take the refresh lock: shared state unavailable$/,
+    );
   });
 
   it('keeps the x-codex quota headers of the last answer, and never shows a token', () => {
@@ -161,12 +163,28 @@ describe('CodexAuthStore over a file', () => {
   it('writes refreshed tokens back atomically at mode 0600, keeping the rest of the document', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'switchyard-codex-'));
     const path = join(directory, 'auth.json');
-    await writeFile(path, JSON.stringify({ auth_mode: 'chatgpt', OPENAI_API_KEY: null, tokens: { id_token: 'id', access_token: 'at', refresh_token: 'rt', account_id: 'acct-1' }, last_refresh: '2026-11-01T00:00:00Z', extra: 1 }), { mode: 0o644 });
+    await writeFile(
+      path,
+      JSON.stringify({
+        auth_mode: 'chatgpt',
+        OPENAI_API_KEY: null,
+        tokens: { id_token: 'id', access_token: 'at', refresh_token: 'rt', account_id: 'acct-1' },
+        last_refresh: '2026-11-01T00:00:00Z',
+        extra: 1,
+      }),
+      { mode: 0o644 },
+    );
     const file = new CodexAuthStore(new FileAccountDocument(path));
     const loaded = await file.load();
     await file.save({ ...loaded, accessToken: 'at-2', refreshToken: 'rt-2', lastRefresh: now });
     const written = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
-    expect(written).toEqual({ auth_mode: 'chatgpt', OPENAI_API_KEY: null, tokens: { id_token: 'id', access_token: 'at-2', refresh_token: 'rt-2', account_id: 'acct-1' }, last_refresh: new Date(now).toISOString(), extra: 1 });
+    expect(written).toEqual({
+      auth_mode: 'chatgpt',
+      OPENAI_API_KEY: null,
+      tokens: { id_token: 'id', access_token: 'at-2', refresh_token: 'rt-2', account_id: 'acct-1' },
+      last_refresh: new Date(now).toISOString(),
+      extra: 1,
+    });
     expect((await stat(path)).mode & 0o777).toBe(0o600);
     await expect(new CodexAuthStore(new FileAccountDocument(join(directory, 'missing.json'))).load()).rejects.toThrow(/missing.json cannot be read \(ENOENT\)/);
   });

@@ -170,7 +170,11 @@ export class CodexAccount implements CredentialAccount {
     } catch (error) {
       this.context.note('warn', { credential: this.id, store: this.store.description, err: error }, 'refreshed codex tokens could not be written back');
     }
-    this.context.note('info', { credential: this.id, store: this.store.description, rotated: fresh.refreshToken !== stored.refreshToken }, 'codex tokens refreshed');
+    this.context.note(
+      'info',
+      { credential: this.id, store: this.store.description, rotated: fresh.refreshToken !== stored.refreshToken },
+      'codex tokens refreshed',
+    );
     return fresh;
   }
 
@@ -184,7 +188,11 @@ export class CodexAccount implements CredentialAccount {
     const stored = await this.store.load().catch(() => null);
     if (stored === null || stored.refreshToken === spent.refreshToken) return null;
     this.tokens = stored;
-    this.context.note('warn', { credential: this.id, store: this.store.description }, 'codex refresh token was spent by another process; its tokens are taken from the store');
+    this.context.note(
+      'warn',
+      { credential: this.id, store: this.store.description },
+      'codex refresh token was spent by another process; its tokens are taken from the store',
+    );
     return stored;
   }
 }

@@ -81,7 +81,12 @@ export class CodexAdapter implements ProviderAdapter, NativeProvider, ChatProvid
   }
 
   /** The call on the attempt's account; a 401 renews its token once and tries again on the same account. */
-  private async open(attempt: Attempt, body: Buffer, headers: Readonly<Record<string, string>>, cancellation: AbortSignal): Promise<Extract<StreamingResponse, { ok: true }>> {
+  private async open(
+    attempt: Attempt,
+    body: Buffer,
+    headers: Readonly<Record<string, string>>,
+    cancellation: AbortSignal,
+  ): Promise<Extract<StreamingResponse, { ok: true }>> {
     const account = accountOf(attempt);
     const refresher = this.refresher(attempt);
     let grant = await this.withRefreshFailures(attempt, () => account.grant(refresher));

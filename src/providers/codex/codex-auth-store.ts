@@ -50,7 +50,13 @@ export function codexAuthText(tokens: CodexTokens, previous: string): string {
   const updated = {
     ...document,
     auth_mode: document['auth_mode'] ?? 'chatgpt',
-    tokens: { ...kept, id_token: tokens.idToken ?? kept['id_token'] ?? null, access_token: tokens.accessToken, refresh_token: tokens.refreshToken, account_id: tokens.accountId },
+    tokens: {
+      ...kept,
+      id_token: tokens.idToken ?? kept['id_token'] ?? null,
+      access_token: tokens.accessToken,
+      refresh_token: tokens.refreshToken,
+      account_id: tokens.accountId,
+    },
     last_refresh: new Date(tokens.lastRefresh ?? Date.now()).toISOString(),
   };
   return `${JSON.stringify(updated, null, 2)}\n`;

@@ -14,7 +14,13 @@ function response(status: string, extra: Record<string, unknown> = {}): Record<s
   return { id: 'resp_42', object: 'response', created_at: 1_787_659_560, status, model: 'gpt-5.1-codex', output: [], error: null, usage: null, ...extra };
 }
 
-const USAGE = { input_tokens: 45, input_tokens_details: { cached_tokens: 0 }, output_tokens: 25, output_tokens_details: { reasoning_tokens: 8 }, total_tokens: 70 };
+const USAGE = {
+  input_tokens: 45,
+  input_tokens_details: { cached_tokens: 0 },
+  output_tokens: 25,
+  output_tokens_details: { reasoning_tokens: 8 },
+  total_tokens: 70,
+};
 
 /** The backend's stream, one byte at a time, read by the stream converter: what the adapter collects. */
 async function* upstream(events: readonly Event[]): AsyncGenerator<Buffer> {
@@ -34,7 +40,11 @@ function functionCall(itemId: string, outputIndex: number, callId: string, name:
   return [
     { type: 'response.output_item.added', item: { id: itemId, type: 'function_call', arguments: '', call_id: callId, name }, output_index: outputIndex },
     ...argumentPieces.map((delta): Event => ({ type: 'response.function_call_arguments.delta', item_id: itemId, output_index: outputIndex, delta })),
-    { type: 'response.output_item.done', item: { id: itemId, type: 'function_call', arguments: argumentPieces.join(''), call_id: callId, name }, output_index: outputIndex },
+    {
+      type: 'response.output_item.done',
+      item: { id: itemId, type: 'function_call', arguments: argumentPieces.join(''), call_id: callId, name },
+      output_index: outputIndex,
+    },
   ];
 }
 
@@ -46,7 +56,13 @@ function parse(payload: Uint8Array): ChatCompletionPayload {
 
 describe('collectChatCompletion', () => {
   it('assembles a text answer into a chat.completion that matches OpenAI schema', async () => {
-    const result = await collectChatCompletion(chatStream([created, ...text('msg_1', 0, ['Hello', ', ', 'wörld 🌍']), { type: 'response.completed', response: response('completed', { usage: USAGE }) }]));
+    const result = await collectChatCompletion(
+      chatStream([
+        created,
+        ...text('msg_1', 0, ['Hello', ', ', 'wörld 🌍']),
+        { type: 'response.completed', response: response('completed', { usage: USAGE }) },
+      ]),
+    );
     const payload = parse(result.payload);
     expect(conformanceErrors('CreateChatCompletionResponse', payload)).toEqual([]);
     expect(payload).toEqual({
@@ -55,7 +71,13 @@ describe('collectChatCompletion', () => {
       created: CREATED,
       model: 'gpt-5.1-codex',
       choices: [{ index: 0, message: { role: 'assistant', content: 'Hello, wörld 🌍', refusal: null }, logprobs: null, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 45, completion_tokens: 25, total_tokens: 70, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 8 } },
+      usage: {
+        prompt_tokens: 45,
+        completion_tokens: 25,
+        total_tokens: 70,
+        prompt_tokens_details: { cached_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 8 },
+      },
     });
     expect(result.usage).toEqual({ promptTokens: 45, completionTokens: 25, totalTokens: 70, cachedTokens: 0, reasoningTokens: 8 });
     expect(result.completionText()).toBe('Hello, wörld 🌍');
@@ -93,7 +115,9 @@ describe('collectChatCompletion', () => {
   });
 
   it('answers null content for tool calls alone, and no usage when the upstream gave none', async () => {
-    const result = await collectChatCompletion(chatStream([created, ...functionCall('fc_1', 0, 'call_1', 'now', ['{}']), { type: 'response.completed', response: response('completed') }]));
+    const result = await collectChatCompletion(
+      chatStream([created, ...functionCall('fc_1', 0, 'call_1', 'now', ['{}']), { type: 'response.completed', response: response('completed') }]),
+    );
     const payload = parse(result.payload);
     expect(conformanceErrors('CreateChatCompletionResponse', payload)).toEqual([]);
     expect(payload.choices[0]?.message.content).toBeNull();
@@ -103,7 +127,11 @@ describe('collectChatCompletion', () => {
 
   it('keeps a refusal apart from the content', async () => {
     const result = await collectChatCompletion(
-      chatStream([created, { type: 'response.refusal.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'I cannot help with that.' }, { type: 'response.completed', response: response('completed') }]),
+      chatStream([
+        created,
+        { type: 'response.refusal.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'I cannot help with that.' },
+        { type: 'response.completed', response: response('completed') },
+      ]),
     );
     const payload = parse(result.payload);
     expect(conformanceErrors('CreateChatCompletionResponse', payload)).toEqual([]);
@@ -111,12 +139,21 @@ describe('collectChatCompletion', () => {
   });
 
   it('answers length for an answer cut at the output limit', async () => {
-    const result = await collectChatCompletion(chatStream([created, ...text('msg_1', 0, ['Once upon']), { type: 'response.incomplete', response: response('incomplete', { incomplete_details: { reason: 'max_output_tokens' }, usage: USAGE }) }]));
+    const result = await collectChatCompletion(
+      chatStream([
+        created,
+        ...text('msg_1', 0, ['Once upon']),
+        { type: 'response.incomplete', response: response('incomplete', { incomplete_details: { reason: 'max_output_tokens' }, usage: USAGE }) },
+      ]),
+    );
     expect(parse(result.payload).choices[0]?.finish_reason).toBe('length');
   });
 
   it('rejects with the classified failure when the stream fails', async () => {
-    const failed: Event = { type: 'response.failed', response: response('failed', { error: { code: 'rate_limit_exceeded', message: 'Please try again in 20s.' } }) };
+    const failed: Event = {
+      type: 'response.failed',
+      response: response('failed', { error: { code: 'rate_limit_exceeded', message: 'Please try again in 20s.' } }),
+    };
     const rejection = collectChatCompletion(chatStream([created, ...text('msg_1', 0, ['Hel']), failed]));
     await expect(rejection).rejects.toBeInstanceOf(GatewayError);
     await expect(rejection).rejects.toMatchObject({ code: 'upstream_rate_limited', retryAfterSeconds: 20 });
@@ -124,7 +161,18 @@ describe('collectChatCompletion', () => {
 
   it('refuses chunks that never finished the completion', async () => {
     async function* unfinished(): AsyncGenerator<ChatStreamEvent> {
-      yield { data: JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: CREATED, model: 'm', choices: [{ index: 0, delta: { content: 'x' }, logprobs: null, finish_reason: null }] }), usage: null, usageOnly: false, text: 'x' };
+      yield {
+        data: JSON.stringify({
+          id: 'chatcmpl-1',
+          object: 'chat.completion.chunk',
+          created: CREATED,
+          model: 'm',
+          choices: [{ index: 0, delta: { content: 'x' }, logprobs: null, finish_reason: null }],
+        }),
+        usage: null,
+        usageOnly: false,
+        text: 'x',
+      };
     }
     await expect(collectChatCompletion(unfinished())).rejects.toMatchObject({ code: 'upstream_invalid_response' });
   });

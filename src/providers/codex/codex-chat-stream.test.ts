@@ -17,10 +17,27 @@ function sse(events: readonly Event[]): Buffer {
 }
 
 function response(status: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { id: RESPONSE_ID, object: 'response', created_at: 1_787_659_560, status, model: 'gpt-5.1-codex', output: [], error: null, incomplete_details: null, usage: null, ...extra };
+  return {
+    id: RESPONSE_ID,
+    object: 'response',
+    created_at: 1_787_659_560,
+    status,
+    model: 'gpt-5.1-codex',
+    output: [],
+    error: null,
+    incomplete_details: null,
+    usage: null,
+    ...extra,
+  };
 }
 
-const USAGE = { input_tokens: 1_200, input_tokens_details: { cached_tokens: 1_024 }, output_tokens: 90, output_tokens_details: { reasoning_tokens: 64 }, total_tokens: 1_290 };
+const USAGE = {
+  input_tokens: 1_200,
+  input_tokens_details: { cached_tokens: 1_024 },
+  output_tokens: 90,
+  output_tokens_details: { reasoning_tokens: 64 },
+  total_tokens: 1_290,
+};
 
 const start: Event[] = [
   { type: 'response.created', response: response('in_progress'), sequence_number: 0 },
@@ -29,9 +46,21 @@ const start: Event[] = [
 
 function textDeltas(itemId: string, outputIndex: number, pieces: readonly string[]): Event[] {
   return [
-    { type: 'response.output_item.added', item: { id: itemId, type: 'message', status: 'in_progress', content: [], role: 'assistant' }, output_index: outputIndex },
-    { type: 'response.content_part.added', item_id: itemId, output_index: outputIndex, content_index: 0, part: { type: 'output_text', annotations: [], text: '' } },
-    ...pieces.map((delta): Event => ({ type: 'response.output_text.delta', item_id: itemId, output_index: outputIndex, content_index: 0, delta, logprobs: [] })),
+    {
+      type: 'response.output_item.added',
+      item: { id: itemId, type: 'message', status: 'in_progress', content: [], role: 'assistant' },
+      output_index: outputIndex,
+    },
+    {
+      type: 'response.content_part.added',
+      item_id: itemId,
+      output_index: outputIndex,
+      content_index: 0,
+      part: { type: 'output_text', annotations: [], text: '' },
+    },
+    ...pieces.map(
+      (delta): Event => ({ type: 'response.output_text.delta', item_id: itemId, output_index: outputIndex, content_index: 0, delta, logprobs: [] }),
+    ),
     { type: 'response.output_text.done', item_id: itemId, output_index: outputIndex, content_index: 0, text: pieces.join('') },
     {
       type: 'response.output_item.done',
@@ -111,7 +140,15 @@ describe('readResponsesAsChatStream', () => {
     for (const sizes of [[1], [3, 7, 13, 29], [2, 5], [65_536]]) {
       const body = new FakeBody(splitIntoPieces(TEXT_STREAM, sizes));
       const events = await collect(body);
-      expect(deltas(events)).toEqual([{ role: 'assistant', content: '' }, { content: 'Bonjour' }, { content: ' à vous' }, { content: ' 👋' }, { content: '!' }, {}, null]);
+      expect(deltas(events)).toEqual([
+        { role: 'assistant', content: '' },
+        { content: 'Bonjour' },
+        { content: ' à vous' },
+        { content: ' 👋' },
+        { content: '!' },
+        {},
+        null,
+      ]);
       expect(finishReasons(events)).toEqual([null, null, null, null, null, 'stop', null]);
       for (const chunk of chunks(events)) {
         expect(chunk).toMatchObject({ id: `chatcmpl-${RESPONSE_ID}`, object: 'chat.completion.chunk', created: CREATED, model: 'gpt-5.1-codex' });
@@ -120,10 +157,20 @@ describe('readResponsesAsChatStream', () => {
       expect(events.map((event) => event.text).join('')).toBe('Bonjour à vous 👋!');
       expect(events.slice(0, -1).every((event) => !event.usageOnly && event.usage === null)).toBe(true);
       const last = events[events.length - 1];
-      expect(last).toMatchObject({ usageOnly: true, text: '', usage: { promptTokens: 1_200, completionTokens: 90, totalTokens: 1_290, cachedTokens: 1_024, reasoningTokens: 64 } });
+      expect(last).toMatchObject({
+        usageOnly: true,
+        text: '',
+        usage: { promptTokens: 1_200, completionTokens: 90, totalTokens: 1_290, cachedTokens: 1_024, reasoningTokens: 64 },
+      });
       expect(chunks(events).at(-1)).toMatchObject({
         choices: [],
-        usage: { prompt_tokens: 1_200, completion_tokens: 90, total_tokens: 1_290, prompt_tokens_details: { cached_tokens: 1_024 }, completion_tokens_details: { reasoning_tokens: 64 } },
+        usage: {
+          prompt_tokens: 1_200,
+          completion_tokens: 90,
+          total_tokens: 1_290,
+          prompt_tokens_details: { cached_tokens: 1_024 },
+          completion_tokens_details: { reasoning_tokens: 64 },
+        },
       });
       expect(body.returned).toBe(true);
     }
@@ -132,7 +179,8 @@ describe('readResponsesAsChatStream', () => {
   it("reads CRLF line ends, and takes the response's created_at when none is given", async () => {
     const crlf = Buffer.from(TEXT_STREAM.toString('utf8').replace(/\n/g, '\r\n'));
     const events: ChatStreamEvent[] = [];
-    for await (const event of readResponsesAsChatStream(new FakeBody(splitIntoPieces(crlf, [5, 1, 2])), { upstreamId: 'chatgpt-1', model: 'gpt-5.1-codex' })) events.push(event);
+    for await (const event of readResponsesAsChatStream(new FakeBody(splitIntoPieces(crlf, [5, 1, 2])), { upstreamId: 'chatgpt-1', model: 'gpt-5.1-codex' }))
+      events.push(event);
     expect(events.map((event) => event.text).join('')).toBe('Bonjour à vous 👋!');
     expect(chunks(events).every((chunk) => chunk.created === 1_787_659_560)).toBe(true);
   });
@@ -141,13 +189,31 @@ describe('readResponsesAsChatStream', () => {
     const stream = sse([
       ...start,
       ...textDeltas('msg_1', 0, ['Checking.']),
-      { type: 'response.output_item.added', item: { id: 'fc_1', type: 'function_call', status: 'in_progress', arguments: '', call_id: 'call_paris', name: 'get_weather' }, output_index: 1 },
-      ...['{"', 'city', '":"', 'Paris', '"}'].map((delta): Event => ({ type: 'response.function_call_arguments.delta', item_id: 'fc_1', output_index: 1, delta })),
+      {
+        type: 'response.output_item.added',
+        item: { id: 'fc_1', type: 'function_call', status: 'in_progress', arguments: '', call_id: 'call_paris', name: 'get_weather' },
+        output_index: 1,
+      },
+      ...['{"', 'city', '":"', 'Paris', '"}'].map(
+        (delta): Event => ({ type: 'response.function_call_arguments.delta', item_id: 'fc_1', output_index: 1, delta }),
+      ),
       { type: 'response.function_call_arguments.done', item_id: 'fc_1', output_index: 1, arguments: '{"city":"Paris"}' },
-      { type: 'response.output_item.done', item: { id: 'fc_1', type: 'function_call', status: 'completed', arguments: '{"city":"Paris"}', call_id: 'call_paris', name: 'get_weather' }, output_index: 1 },
+      {
+        type: 'response.output_item.done',
+        item: { id: 'fc_1', type: 'function_call', status: 'completed', arguments: '{"city":"Paris"}', call_id: 'call_paris', name: 'get_weather' },
+        output_index: 1,
+      },
       // A call whose arguments come only with its final item.
-      { type: 'response.output_item.added', item: { id: 'fc_2', type: 'function_call', status: 'in_progress', arguments: '', call_id: 'call_oslo', name: 'get_weather' }, output_index: 2 },
-      { type: 'response.output_item.done', item: { id: 'fc_2', type: 'function_call', status: 'completed', arguments: '{"city":"Oslo"}', call_id: 'call_oslo', name: 'get_weather' }, output_index: 2 },
+      {
+        type: 'response.output_item.added',
+        item: { id: 'fc_2', type: 'function_call', status: 'in_progress', arguments: '', call_id: 'call_oslo', name: 'get_weather' },
+        output_index: 2,
+      },
+      {
+        type: 'response.output_item.done',
+        item: { id: 'fc_2', type: 'function_call', status: 'completed', arguments: '{"city":"Oslo"}', call_id: 'call_oslo', name: 'get_weather' },
+        output_index: 2,
+      },
       completed(),
     ]);
     const events = await collect(new FakeBody(splitIntoPieces(stream, [7, 11])));
@@ -173,7 +239,11 @@ describe('readResponsesAsChatStream', () => {
   it('sends a message that came whole, without deltas, from its final item', async () => {
     const stream = sse([
       ...start,
-      { type: 'response.output_item.done', item: { id: 'msg_9', type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'All at once.' }] }, output_index: 0 },
+      {
+        type: 'response.output_item.done',
+        item: { id: 'msg_9', type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'All at once.' }] },
+        output_index: 0,
+      },
       completed(),
     ]);
     expect(deltas(await collect(new FakeBody([stream])))).toEqual([{ role: 'assistant', content: '' }, { content: 'All at once.' }, {}, null]);
@@ -184,7 +254,11 @@ describe('readResponsesAsChatStream', () => {
       ['max_output_tokens', 'length'],
       ['content_filter', 'content_filter'],
     ] as const) {
-      const stream = sse([...start, ...textDeltas('msg_1', 0, ['Once upon']), { type: 'response.incomplete', response: response('incomplete', { incomplete_details: { reason }, usage: USAGE }) }]);
+      const stream = sse([
+        ...start,
+        ...textDeltas('msg_1', 0, ['Once upon']),
+        { type: 'response.incomplete', response: response('incomplete', { incomplete_details: { reason }, usage: USAGE }) },
+      ]);
       const events = await collect(new FakeBody([stream]));
       expect(finishReasons(events)).toEqual([null, null, finish, null]);
       expect(events.at(-1)?.usageOnly).toBe(true);
@@ -201,7 +275,10 @@ describe('readResponsesAsChatStream', () => {
   it('fails before any chunk when the response fails right after it was created, so another credential can be tried', async () => {
     const stream = sse([
       ...start,
-      { type: 'response.failed', response: response('failed', { error: { code: 'rate_limit_exceeded', message: 'Rate limit reached for gpt-5.1-codex. Please try again in 1.5s.' } }) },
+      {
+        type: 'response.failed',
+        response: response('failed', { error: { code: 'rate_limit_exceeded', message: 'Rate limit reached for gpt-5.1-codex. Please try again in 1.5s.' } }),
+      },
     ]);
     const body = new FakeBody([stream]);
     const { error, events } = await failure(body);
@@ -214,21 +291,74 @@ describe('readResponsesAsChatStream', () => {
 
   it('classifies the failures the backend reports in the stream by their code', async () => {
     const cases: Array<[Event, string, string, number | null]> = [
-      [{ type: 'response.failed', response: response('failed', { error: { code: 'usage_limit_reached', message: 'The usage limit has been reached', resets_in_seconds: 3_600 } }) }, 'quota', 'upstream_auth_failed', 3_600],
+      [
+        {
+          type: 'response.failed',
+          response: response('failed', { error: { code: 'usage_limit_reached', message: 'The usage limit has been reached', resets_in_seconds: 3_600 } }),
+        },
+        'quota',
+        'upstream_auth_failed',
+        3_600,
+      ],
       // The recorded shape: the error nested under `error`.
-      [{ type: 'error', sequence_number: 2, error: { type: 'insufficient_quota', code: 'insufficient_quota', message: 'You exceeded your current quota.', param: null } }, 'quota', 'upstream_auth_failed', null],
+      [
+        {
+          type: 'error',
+          sequence_number: 2,
+          error: { type: 'insufficient_quota', code: 'insufficient_quota', message: 'You exceeded your current quota.', param: null },
+        },
+        'quota',
+        'upstream_auth_failed',
+        null,
+      ],
       // The documented shape: the error's fields on the event.
-      [{ type: 'error', code: 'server_is_overloaded', message: 'Selected model is at capacity.', param: null, sequence_number: 2 }, 'overloaded', 'upstream_error', null],
-      [{ type: 'response.failed', response: response('failed', { error: { code: 'slow_down', message: 'Slow down.' } }) }, 'overloaded', 'upstream_error', null],
-      [{ type: 'response.failed', response: response('failed', { error: { code: 'usage_not_included', message: 'Upgrade to Plus.' } }) }, 'auth', 'upstream_auth_failed', null],
-      [{ type: 'response.failed', response: response('failed', { error: { code: 'context_length_exceeded', message: 'Your input exceeds the context window.' } }) }, 'caller', 'upstream_bad_request', null],
-      [{ type: 'error', error: { type: 'invalid_request_error', code: 'invalid_value', message: 'Invalid image.', param: 'input[0].content[1]' } }, 'caller', 'upstream_bad_request', null],
-      [{ type: 'response.failed', response: response('failed', { error: { code: 'server_error', message: 'An error occurred.' } }) }, 'server', 'upstream_error', null],
+      [
+        { type: 'error', code: 'server_is_overloaded', message: 'Selected model is at capacity.', param: null, sequence_number: 2 },
+        'overloaded',
+        'upstream_error',
+        null,
+      ],
+      [
+        { type: 'response.failed', response: response('failed', { error: { code: 'slow_down', message: 'Slow down.' } }) },
+        'overloaded',
+        'upstream_error',
+        null,
+      ],
+      [
+        { type: 'response.failed', response: response('failed', { error: { code: 'usage_not_included', message: 'Upgrade to Plus.' } }) },
+        'auth',
+        'upstream_auth_failed',
+        null,
+      ],
+      [
+        {
+          type: 'response.failed',
+          response: response('failed', { error: { code: 'context_length_exceeded', message: 'Your input exceeds the context window.' } }),
+        },
+        'caller',
+        'upstream_bad_request',
+        null,
+      ],
+      [
+        { type: 'error', error: { type: 'invalid_request_error', code: 'invalid_value', message: 'Invalid image.', param: 'input[0].content[1]' } },
+        'caller',
+        'upstream_bad_request',
+        null,
+      ],
+      [
+        { type: 'response.failed', response: response('failed', { error: { code: 'server_error', message: 'An error occurred.' } }) },
+        'server',
+        'upstream_error',
+        null,
+      ],
       [{ type: 'response.failed', response: response('failed') }, 'server', 'upstream_error', null],
     ];
     for (const [event, failureClass, code, retryAfter] of cases) {
       const { error, events } = await failure(new FakeBody([sse([...start, event])]));
-      expect({ class: error.upstream?.class, code: error.code, retryAfter: error.upstream?.retryAfterSeconds, events: events.length }, JSON.stringify(event)).toEqual({
+      expect(
+        { class: error.upstream?.class, code: error.code, retryAfter: error.upstream?.retryAfterSeconds, events: events.length },
+        JSON.stringify(event),
+      ).toEqual({
         class: failureClass,
         code,
         retryAfter,
@@ -238,12 +368,27 @@ describe('readResponsesAsChatStream', () => {
   });
 
   it("keeps the caller's mistake and its param for the client", async () => {
-    const { error } = await failure(new FakeBody([sse([...start, { type: 'error', error: { type: 'invalid_request_error', code: 'invalid_value', message: 'Invalid image.', param: 'input[0].content[1]' } }])]));
-    expect({ message: error.message, param: error.param, status: error.status }).toEqual({ message: 'Invalid image.', param: 'input[0].content[1]', status: 400 });
+    const { error } = await failure(
+      new FakeBody([
+        sse([
+          ...start,
+          { type: 'error', error: { type: 'invalid_request_error', code: 'invalid_value', message: 'Invalid image.', param: 'input[0].content[1]' } },
+        ]),
+      ]),
+    );
+    expect({ message: error.message, param: error.param, status: error.status }).toEqual({
+      message: 'Invalid image.',
+      param: 'input[0].content[1]',
+      status: 400,
+    });
   });
 
   it('fails mid-stream after the chunks already sent when the response fails after its first output', async () => {
-    const stream = sse([...start, ...textDeltas('msg_1', 0, ['Partial']), { type: 'response.failed', response: response('failed', { error: { code: 'server_error', message: 'boom' } }) }]);
+    const stream = sse([
+      ...start,
+      ...textDeltas('msg_1', 0, ['Partial']),
+      { type: 'response.failed', response: response('failed', { error: { code: 'server_error', message: 'boom' } }) },
+    ]);
     const { error, events } = await failure(new FakeBody([stream]));
     expect(deltas(events)).toEqual([{ role: 'assistant', content: '' }, { content: 'Partial' }]);
     expect(error.code).toBe('upstream_error');

@@ -89,6 +89,9 @@ export function readResponsesAsChatStream(body: AsyncIterableIterator<Buffer>, c
 }
 
 /** The backend's stream as parsed Responses events (CodexResponseEvents over the one read loop). */
-export function readResponseEvents(body: AsyncIterableIterator<Buffer>, context: Pick<ResponsesChatStreamContext, 'upstreamId' | 'maxEventBytes'>): AsyncGenerator<ResponseStreamEvent> {
+export function readResponseEvents(
+  body: AsyncIterableIterator<Buffer>,
+  context: Pick<ResponsesChatStreamContext, 'upstreamId' | 'maxEventBytes'>,
+): AsyncGenerator<ResponseStreamEvent> {
   return readEvents(body, new CodexResponseEvents(context.upstreamId), context.upstreamId, context.maxEventBytes);
 }

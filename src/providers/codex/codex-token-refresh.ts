@@ -31,7 +31,13 @@ export class RefreshRejectedError extends Error {
  * the tokens it gets must be kept even if that client leaves); only its own timeout stops it,
  * which keeps it shorter than the refresh lock's lease.
  */
-export async function refreshCodexTokens(client: UpstreamClient, credential: Credential, tokens: CodexTokens, now: number, timeoutMs: number): Promise<CodexTokens> {
+export async function refreshCodexTokens(
+  client: UpstreamClient,
+  credential: Credential,
+  tokens: CodexTokens,
+  now: number,
+  timeoutMs: number,
+): Promise<CodexTokens> {
   const attempt: Attempt = { credential, answered: () => undefined };
   const cancellation = AbortSignal.timeout(timeoutMs);
   const body = JSON.stringify({ client_id: CODEX_CLIENT_ID, grant_type: 'refresh_token', refresh_token: tokens.refreshToken, scope: 'openid profile email' });

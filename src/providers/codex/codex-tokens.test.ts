@@ -30,7 +30,13 @@ describe('Codex auth.json', () => {
   });
 
   it('needs a refresh within 5 minutes of expiry, or 8 days after the last one', () => {
-    const fresh = (exp: number, lastRefresh = now) => ({ idToken: null, accessToken: jwt({ exp: exp / 1_000 }), refreshToken: 'rt', accountId: 'a', lastRefresh });
+    const fresh = (exp: number, lastRefresh = now) => ({
+      idToken: null,
+      accessToken: jwt({ exp: exp / 1_000 }),
+      refreshToken: 'rt',
+      accountId: 'a',
+      lastRefresh,
+    });
     expect(needsRefresh(fresh(now + 3_600_000), now)).toBe(false);
     expect(needsRefresh(fresh(now + 4 * 60_000), now)).toBe(true);
     expect(needsRefresh(fresh(now - 1), now)).toBe(true);

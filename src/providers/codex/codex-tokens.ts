@@ -44,7 +44,13 @@ export function parseCodexAuth(text: string): CodexTokens {
   if (account === null || account === undefined) throw new Error('has no tokens.account_id, and its id_token names no chatgpt_account_id');
   const lastRefresh = (document as { last_refresh?: unknown }).last_refresh;
   const refreshedAt = typeof lastRefresh === 'string' ? Date.parse(lastRefresh) : NaN;
-  return { idToken: typeof idToken === 'string' ? idToken : null, accessToken, refreshToken, accountId: account, lastRefresh: Number.isNaN(refreshedAt) ? null : refreshedAt };
+  return {
+    idToken: typeof idToken === 'string' ? idToken : null,
+    accessToken,
+    refreshToken,
+    accountId: account,
+    lastRefresh: Number.isNaN(refreshedAt) ? null : refreshedAt,
+  };
 }
 
 /** The payload of a JWT, or null when the text is not one. */

@@ -35,7 +35,8 @@ export const CODEX_UPSTREAM_KEYS = {
     Type.Integer({
       minimum: 1,
       documentedDefault: `\`${DEFAULT_CODEX_REFRESH_TIMEOUT_MS}\``,
-      description: 'how long one call to the token endpoint may take (its own bound, not `timeouts.first_byte_ms`); keep it below `state.lock_lease_ms` (docs/native-passthrough.md)',
+      description:
+        'how long one call to the token endpoint may take (its own bound, not `timeouts.first_byte_ms`); keep it below `state.lock_lease_ms` (docs/native-passthrough.md)',
     }),
   ),
 };

@@ -35,4 +35,9 @@ function checkCodexDocument(text: string): { accountId: string } {
   return { accountId: parseCodexAuth(text).accountId };
 }
 
-export const codexProvider: ProviderModule = { upstreamKeys: CODEX_UPSTREAM_KEYS, create: createCodexAdapter, account: codexAccount, checkAccountDocument: checkCodexDocument };
+export const codexProvider: ProviderModule = {
+  upstreamKeys: CODEX_UPSTREAM_KEYS,
+  create: createCodexAdapter,
+  account: codexAccount,
+  checkAccountDocument: checkCodexDocument,
+};

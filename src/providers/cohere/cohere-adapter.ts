@@ -10,7 +10,11 @@ export const COHERE_API: EmbedRerankApi<CohereEmbedResponse, CohereRerankRespons
   defaultBaseUrl: DEFAULT_COHERE_BASE_URL,
   embeddingLimits: COHERE_EMBEDDING_LIMITS,
   dialect: cohereErrorDialect,
-  embed: { path: '/v2/embed', convert: convertCohereEmbedRequest, map: (answer, call, credentialId) => mapCohereEmbedResponse(answer, call.inputs.length, credentialId) },
+  embed: {
+    path: '/v2/embed',
+    convert: convertCohereEmbedRequest,
+    map: (answer, call, credentialId) => mapCohereEmbedResponse(answer, call.inputs.length, credentialId),
+  },
   rerank: { path: '/v2/rerank', convert: convertCohereRerankRequest, map: (answer, _call, credentialId) => mapCohereRerankResponse(answer, credentialId) },
 };
 

@@ -76,7 +76,12 @@ describe('Cohere error mapping, from recorded error bodies', () => {
 
   it('maps the caller mistakes to upstream_bad_request with the upstream message verbatim', () => {
     const body = fixture('errors/400-invalid-request.json');
-    expect(mapCohereError(400, body, undefined, 'co')).toMatchObject({ code: 'upstream_bad_request', status: 400, retryable: false, message: JSON.parse(body).message });
+    expect(mapCohereError(400, body, undefined, 'co')).toMatchObject({
+      code: 'upstream_bad_request',
+      status: 400,
+      retryable: false,
+      message: JSON.parse(body).message,
+    });
     expect(mapCohereError(422, body, undefined, 'co').code).toBe('upstream_bad_request');
     expect(mapCohereError(498, body, undefined, 'co').code).toBe('upstream_bad_request');
   });

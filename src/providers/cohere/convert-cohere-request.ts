@@ -6,7 +6,9 @@ export function convertCohereEmbedRequest(call: EmbeddingCall): CohereEmbedReque
   const texts = call.inputs.map((input) => {
     // Cohere embeds text only; token ids from another tokenizer would mean nothing to it.
     if (typeof input !== 'string') {
-      throw new GatewayError('upstream_bad_request', 'This model (served by Cohere) accepts only strings as embedding input, not token arrays.', { param: 'input' });
+      throw new GatewayError('upstream_bad_request', 'This model (served by Cohere) accepts only strings as embedding input, not token arrays.', {
+        param: 'input',
+      });
     }
     return input;
   });

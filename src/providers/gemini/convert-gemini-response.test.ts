@@ -37,14 +37,18 @@ describe('convertGeminiResponse', () => {
     const choice = completion.choices[0];
     expect(choice?.finish_reason).toBe('tool_calls');
     expect(choice?.message.content).toBeNull();
-    expect(choice?.message.tool_calls).toEqual([{ id: expect.stringMatching(/^call_[0-9a-f]{24}$/), type: 'function', function: { name: 'weather', arguments: '{"location":"San Francisco"}' } }]);
+    expect(choice?.message.tool_calls).toEqual([
+      { id: expect.stringMatching(/^call_[0-9a-f]{24}$/), type: 'function', function: { name: 'weather', arguments: '{"location":"San Francisco"}' } },
+    ]);
     expect(completion.usage).toMatchObject({ prompt_tokens: 29, completion_tokens: 15 + 893, total_tokens: 937 });
     expect(conformanceErrors('CreateChatCompletionResponse', completion)).toEqual([]);
   });
 
   it('reports a blocked prompt as one empty choice finished by content_filter', () => {
     const { completion } = convertGeminiResponse(fixture('prompt-blocked.json'), 'requested-model');
-    expect(completion.choices).toEqual([{ index: 0, message: { role: 'assistant', content: null, refusal: null }, logprobs: null, finish_reason: 'content_filter' }]);
+    expect(completion.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: null, refusal: null }, logprobs: null, finish_reason: 'content_filter' },
+    ]);
     expect(completion.usage).toEqual({ prompt_tokens: 9, completion_tokens: 0, total_tokens: 9 });
     expect(conformanceErrors('CreateChatCompletionResponse', completion)).toEqual([]);
   });
@@ -73,7 +77,8 @@ describe('mapGeminiFinishReason', () => {
     expect(mapGeminiFinishReason('STOP', false)).toBe('stop');
     expect(mapGeminiFinishReason('STOP', true)).toBe('tool_calls');
     expect(mapGeminiFinishReason('MAX_TOKENS', true)).toBe('length');
-    for (const reason of ['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII']) expect(mapGeminiFinishReason(reason, false)).toBe('content_filter');
+    for (const reason of ['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII'])
+      expect(mapGeminiFinishReason(reason, false)).toBe('content_filter');
     expect(mapGeminiFinishReason('MALFORMED_FUNCTION_CALL', false)).toBe('stop');
     expect(mapGeminiFinishReason(undefined, false)).toBe('stop');
   });

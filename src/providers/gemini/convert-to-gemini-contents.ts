@@ -76,7 +76,9 @@ export function convertToGeminiContents(messages: readonly unknown[]): GeminiCon
       case 'tool': {
         const name = message.tool_call_id === undefined ? undefined : toolNames.get(message.tool_call_id);
         if (name === undefined) {
-          throw new GatewayError('upstream_bad_request', `${param}.tool_call_id does not match a tool call of an earlier assistant message.`, { param: `${param}.tool_call_id` });
+          throw new GatewayError('upstream_bad_request', `${param}.tool_call_id does not match a tool call of an earlier assistant message.`, {
+            param: `${param}.tool_call_id`,
+          });
         }
         append('user', [{ functionResponse: { name, response: toolResponse(textsOf(message.content, `${param}.content`).join('')) } }]);
         return;
@@ -167,6 +169,8 @@ function textsOf(content: OpenAIMessage['content'], param: string): string[] {
   return content.map((part, index) => {
     if (part.type === 'text') return part.text ?? '';
     if (part.type === 'refusal') return part.refusal ?? '';
-    throw new GatewayError('upstream_bad_request', `${param}[${index}].type ${JSON.stringify(part.type)} is not supported here by Gemini.`, { param: `${param}[${index}].type` });
+    throw new GatewayError('upstream_bad_request', `${param}[${index}].type ${JSON.stringify(part.type)} is not supported here by Gemini.`, {
+      param: `${param}[${index}].type`,
+    });
   });
 }

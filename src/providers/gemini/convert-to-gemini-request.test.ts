@@ -23,7 +23,13 @@ describe('convertToGeminiRequest', () => {
         { role: 'system', content: 'You are terse.' },
         { role: 'developer', content: [{ type: 'text', text: 'Answer in English.' }] },
         { role: 'user', content: 'What is the weather in Paris and Tokyo?' },
-        { role: 'user', content: [{ type: 'text', text: 'And look at this:' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'And look at this:' },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+          ],
+        },
         {
           role: 'assistant',
           content: null,
@@ -120,9 +126,14 @@ describe('convertToGeminiRequest', () => {
         responseMimeType: 'application/json',
       },
     });
-    expect(convertToGeminiRequest({ model: 'm', messages: [], stop: ['a', 'b'], max_tokens: 5 }).generationConfig).toEqual({ stopSequences: ['a', 'b'], maxOutputTokens: 5 });
+    expect(convertToGeminiRequest({ model: 'm', messages: [], stop: ['a', 'b'], max_tokens: 5 }).generationConfig).toEqual({
+      stopSequences: ['a', 'b'],
+      maxOutputTokens: 5,
+    });
     const schema = { type: 'object', properties: { answer: { type: 'string' } } };
-    expect(convertToGeminiRequest({ model: 'm', messages: [], response_format: { type: 'json_schema', json_schema: { name: 'a', schema } } }).generationConfig).toEqual({
+    expect(
+      convertToGeminiRequest({ model: 'm', messages: [], response_format: { type: 'json_schema', json_schema: { name: 'a', schema } } }).generationConfig,
+    ).toEqual({
       responseMimeType: 'application/json',
       responseJsonSchema: schema,
     });
@@ -149,7 +160,10 @@ describe('convertToGeminiRequest', () => {
     expect(orphanTool).toMatchObject({ code: 'upstream_bad_request', param: 'messages[0].tool_call_id' });
 
     const badArguments = rejection(() =>
-      convertToGeminiRequest({ model: 'm', messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] }),
+      convertToGeminiRequest({
+        model: 'm',
+        messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }],
+      }),
     );
     expect(badArguments).toMatchObject({ code: 'upstream_bad_request', param: 'messages[0].tool_calls[0].function.arguments' });
   });
@@ -158,7 +172,13 @@ describe('convertToGeminiRequest', () => {
     const request = convertToGeminiRequest({
       model: 'm',
       messages: [
-        { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }, { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=', filename: 'a.pdf' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } },
+            { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=', filename: 'a.pdf' } },
+          ],
+        },
         { role: 'assistant', content: '' },
         { role: 'user', content: '' },
       ],

@@ -20,12 +20,7 @@ import { JSON_ANSWER } from '../shared/json-guard.js';
 import { UpstreamClient, type UpstreamRequest } from '../shared/upstream-client.js';
 import { convertGeminiResponse } from './convert-gemini-response.js';
 import { convertToGeminiRequest } from './convert-to-gemini-request.js';
-import {
-  DEFAULT_GEMINI_BASE_URL,
-  GEMINI_EMBEDDING_LIMITS,
-  type GeminiBatchEmbedContentsResponse,
-  type GeminiEmbedContentRequest,
-} from './gemini-api.js';
+import { DEFAULT_GEMINI_BASE_URL, GEMINI_EMBEDDING_LIMITS, type GeminiBatchEmbedContentsResponse, type GeminiEmbedContentRequest } from './gemini-api.js';
 import { GENERATE_CONTENT_ANSWER } from './check-gemini-response.js';
 import { GeminiChatEvents } from './gemini-chat-stream.js';
 import { geminiErrorDialect } from './map-gemini-error.js';
@@ -47,13 +42,20 @@ export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingPr
 
   constructor(endpoint: EndpointConfig) {
     this.endpoint = endpoint.name;
-    this.embeddingLimits = { ...GEMINI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(endpoint, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? GEMINI_EMBEDDING_LIMITS.maxInputs };
+    this.embeddingLimits = {
+      ...GEMINI_EMBEDDING_LIMITS,
+      maxInputs: readUpstreamKeys(endpoint, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? GEMINI_EMBEDDING_LIMITS.maxInputs,
+    };
     this.client = new UpstreamClient(endpoint.base_url ?? DEFAULT_GEMINI_BASE_URL, endpoint);
   }
 
   async chatCompletion(attempt: Attempt, call: ChatCall): Promise<ChatCompletionResult> {
     const body = JSON.stringify(convertToGeminiRequest(call.body));
-    const { value } = await this.client.postJson(this.post(attempt, `${modelPath(call.body.model)}:generateContent`, body, call.cancellation), geminiErrorDialect, GENERATE_CONTENT_ANSWER);
+    const { value } = await this.client.postJson(
+      this.post(attempt, `${modelPath(call.body.model)}:generateContent`, body, call.cancellation),
+      geminiErrorDialect,
+      GENERATE_CONTENT_ANSWER,
+    );
     const { completion, outputs } = convertGeminiResponse(value, call.body.model);
     return {
       payload: Buffer.from(JSON.stringify(completion)),
@@ -80,12 +82,19 @@ export class GeminiAdapter implements ProviderAdapter, ChatProvider, EmbeddingPr
         ...(call.dimensions === undefined ? {} : { outputDimensionality: call.dimensions }),
       };
     });
-    const answer = await this.client.postJson(this.post(attempt, `${path}:batchEmbedContents`, JSON.stringify({ requests }), call.cancellation), geminiErrorDialect, JSON_ANSWER);
+    const answer = await this.client.postJson(
+      this.post(attempt, `${path}:batchEmbedContents`, JSON.stringify({ requests }), call.cancellation),
+      geminiErrorDialect,
+      JSON_ANSWER,
+    );
     const parsed = answer.value as GeminiBatchEmbedContentsResponse;
     const embeddings = parsed.embeddings ?? [];
     // Gemini answers in request order and gives no index; a count mismatch means they cannot be matched up.
     if (embeddings.length !== call.inputs.length || embeddings.some((embedding) => !Array.isArray(embedding.values))) {
-      throw new GatewayError('upstream_invalid_response', `Upstream ${attempt.credential.id} returned ${embeddings.length} embeddings for ${call.inputs.length} inputs.`);
+      throw new GatewayError(
+        'upstream_invalid_response',
+        `Upstream ${attempt.credential.id} returned ${embeddings.length} embeddings for ${call.inputs.length} inputs.`,
+      );
     }
     const promptTokens = parsed.usageMetadata?.promptTokenCount;
     return { vectors: embeddings.map((embedding) => embedding.values as number[]), promptTokens: typeof promptTokens === 'number' ? promptTokens : null };

@@ -9,7 +9,11 @@ import { GeminiChatEvents } from './gemini-chat-stream.js';
 interface Chunk {
   id: string;
   model: string;
-  choices: Array<{ index: number; delta: { role?: string; content?: string; tool_calls?: Array<{ index: number; id: string; type: string; function: { name: string; arguments: string } }> }; finish_reason: string | null }>;
+  choices: Array<{
+    index: number;
+    delta: { role?: string; content?: string; tool_calls?: Array<{ index: number; id: string; type: string; function: { name: string; arguments: string } }> };
+    finish_reason: string | null;
+  }>;
   usage?: Record<string, unknown>;
 }
 
@@ -69,7 +73,14 @@ describe('GeminiChatEvents', () => {
     expect(parsed).toHaveLength(3);
     expect(parsed[0]?.choices[0]?.delta).toEqual({
       role: 'assistant',
-      tool_calls: [{ index: 0, id: expect.stringMatching(/^call_[0-9a-f]{24}$/), type: 'function', function: { name: 'weather', arguments: '{"location":"San Francisco"}' } }],
+      tool_calls: [
+        {
+          index: 0,
+          id: expect.stringMatching(/^call_[0-9a-f]{24}$/),
+          type: 'function',
+          function: { name: 'weather', arguments: '{"location":"San Francisco"}' },
+        },
+      ],
     });
     expect(parsed[1]?.choices).toEqual([{ index: 0, delta: {}, logprobs: null, finish_reason: 'tool_calls' }]);
     expect(parsed[2]?.usage).toMatchObject({ prompt_tokens: 29, completion_tokens: 60, total_tokens: 89 });
@@ -91,9 +102,18 @@ describe('GeminiChatEvents', () => {
       'data: {"candidates":[{"content":{"parts":[{"text":"a"}],"role":"model"},"finishReason":"STOP","index":0},{"content":{"parts":[{"text":"b"}],"role":"model"},"finishReason":"MAX_TOKENS","index":1}]}\r\n\r\n';
     const parsed = chunks(await collect(body));
     expect(parsed.map((chunk) => chunk.choices.map((choice) => [choice.index, choice.delta.content ?? null, choice.finish_reason]))).toEqual([
-      [[0, 'A', null], [1, 'B', null]],
-      [[0, 'a', null], [1, 'b', null]],
-      [[0, null, 'stop'], [1, null, 'length']],
+      [
+        [0, 'A', null],
+        [1, 'B', null],
+      ],
+      [
+        [0, 'a', null],
+        [1, 'b', null],
+      ],
+      [
+        [0, null, 'stop'],
+        [1, null, 'length'],
+      ],
     ]);
   });
 
@@ -121,7 +141,10 @@ describe('GeminiChatEvents', () => {
 
   it('reports a stream that ended before any finish reason as an upstream error', async () => {
     const first = fixture('stream-generate-content.sse').split('\r\n\r\n')[0] as string;
-    expect(await failure(`${first}\r\n\r\n`)).toMatchObject({ code: 'upstream_error', message: expect.stringContaining('ended the stream before it finished') });
+    expect(await failure(`${first}\r\n\r\n`)).toMatchObject({
+      code: 'upstream_error',
+      message: expect.stringContaining('ended the stream before it finished'),
+    });
     expect(await failure('data: {not json\r\n\r\n')).toMatchObject({ code: 'upstream_invalid_response' });
   });
 });

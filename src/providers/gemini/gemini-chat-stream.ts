@@ -66,7 +66,8 @@ export class GeminiChatEvents implements EventReader<ChatStreamEvent> {
     } catch {
       throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} sent a stream event that is not JSON.`);
     }
-    if (!isGenerateContentResponse(parsed)) throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} sent a stream event that is not a GenerateContentResponse.`);
+    if (!isGenerateContentResponse(parsed))
+      throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} sent a stream event that is not a GenerateContentResponse.`);
     const response = parsed;
     if (typeof response.error === 'object' && response.error !== null) throw mapGeminiStreamError(response.error, this.upstreamId);
     this.id ??= completionId(response.responseId);
@@ -116,7 +117,8 @@ export class GeminiChatEvents implements EventReader<ChatStreamEvent> {
         finish_reason: this.blocked && state.finishReason === null ? 'content_filter' : mapGeminiFinishReason(state.finishReason, state.toolCalls > 0),
       }));
     const finish: ChatStreamEvent = { data: JSON.stringify(this.chunk(choices)), usage: null, usageOnly: false, text: '' };
-    if (this.usage !== null) this.owed = { data: JSON.stringify({ ...this.chunk([]), usage: this.usage }), usage: toUsage(this.usage), usageOnly: true, text: '' };
+    if (this.usage !== null)
+      this.owed = { data: JSON.stringify({ ...this.chunk([]), usage: this.usage }), usage: toUsage(this.usage), usageOnly: true, text: '' };
     return finish;
   }
 

@@ -24,13 +24,21 @@ describe('mapGeminiError', () => {
   });
 
   it('treats an invalid key (a 400 with reason API_KEY_INVALID) and a 403 as credential failures', () => {
-    expect(mapGeminiError(400, errorBody('400-api-key-invalid.json'), undefined, 'g')).toMatchObject({ code: 'upstream_auth_failed', status: 502, retryable: true });
+    expect(mapGeminiError(400, errorBody('400-api-key-invalid.json'), undefined, 'g')).toMatchObject({
+      code: 'upstream_auth_failed',
+      status: 502,
+      retryable: true,
+    });
     expect(mapGeminiError(403, errorBody('403-permission-denied.json'), undefined, 'g')).toMatchObject({ code: 'upstream_auth_failed', status: 502 });
     expect(mapGeminiError(401, '', undefined, 'g')).toMatchObject({ code: 'upstream_auth_failed' });
   });
 
   it('reads the retry delay of a 429 from Retry-After, else from RetryInfo', () => {
-    expect(mapGeminiError(429, errorBody('429-resource-exhausted.json'), undefined, 'g')).toMatchObject({ code: 'upstream_rate_limited', status: 429, retryAfterSeconds: 35 });
+    expect(mapGeminiError(429, errorBody('429-resource-exhausted.json'), undefined, 'g')).toMatchObject({
+      code: 'upstream_rate_limited',
+      status: 429,
+      retryAfterSeconds: 35,
+    });
     expect(mapGeminiError(429, errorBody('429-resource-exhausted.json'), { 'retry-after': '7' }, 'g')).toMatchObject({ retryAfterSeconds: 7 });
     expect(mapGeminiError(429, '{"error":{"code":429,"status":"RESOURCE_EXHAUSTED"}}', undefined, 'g')).toMatchObject({ retryAfterSeconds: 1 });
   });
@@ -38,15 +46,21 @@ describe('mapGeminiError', () => {
   it('maps server failures and timeouts to retryable upstream errors', () => {
     expect(mapGeminiError(500, errorBody('500-internal.json'), undefined, 'g')).toMatchObject({ code: 'upstream_error', status: 502, retryable: true });
     expect(mapGeminiError(503, errorBody('503-unavailable.json'), undefined, 'g').message).toContain('The model is overloaded');
-    expect(mapGeminiError(504, '{"error":{"code":504,"status":"DEADLINE_EXCEEDED","message":"Deadline expired"}}', undefined, 'g')).toMatchObject({ code: 'upstream_timeout' });
-    expect(mapGeminiError(400, '{"error":{"code":400,"status":"FAILED_PRECONDITION","message":"User location is not supported for the API use."}}', undefined, 'g')).toMatchObject({
+    expect(mapGeminiError(504, '{"error":{"code":504,"status":"DEADLINE_EXCEEDED","message":"Deadline expired"}}', undefined, 'g')).toMatchObject({
+      code: 'upstream_timeout',
+    });
+    expect(
+      mapGeminiError(400, '{"error":{"code":400,"status":"FAILED_PRECONDITION","message":"User location is not supported for the API use."}}', undefined, 'g'),
+    ).toMatchObject({
       code: 'upstream_error',
       retryable: true,
     });
   });
 
   it('reads an error wrapped in an array, and falls back to the raw text', () => {
-    expect(mapGeminiError(400, `[${errorBody('400-invalid-argument.json')}]`, undefined, 'g').message).toBe('Penalty is not enabled for models/gemini-2.5-flash');
+    expect(mapGeminiError(400, `[${errorBody('400-invalid-argument.json')}]`, undefined, 'g').message).toBe(
+      'Penalty is not enabled for models/gemini-2.5-flash',
+    );
     expect(mapGeminiError(502, '<html>Bad Gateway</html>', undefined, 'g').message).toContain('<html>Bad Gateway</html>');
   });
 });

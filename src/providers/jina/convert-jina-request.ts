@@ -6,7 +6,9 @@ export function convertJinaEmbeddingsRequest(call: EmbeddingCall): JinaEmbedding
   const input = call.inputs.map((item) => {
     // Jina's `input` takes text (or image/document objects), never token ids.
     if (typeof item !== 'string') {
-      throw new GatewayError('upstream_bad_request', 'This model (served by Jina) accepts only strings as embedding input, not token arrays.', { param: 'input' });
+      throw new GatewayError('upstream_bad_request', 'This model (served by Jina) accepts only strings as embedding input, not token arrays.', {
+        param: 'input',
+      });
     }
     return item;
   });

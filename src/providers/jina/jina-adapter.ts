@@ -10,7 +10,11 @@ export const JINA_API: EmbedRerankApi<JinaEmbeddingsResponse, JinaRerankResponse
   defaultBaseUrl: DEFAULT_JINA_BASE_URL,
   embeddingLimits: JINA_EMBEDDING_LIMITS,
   dialect: jinaErrorDialect,
-  embed: { path: '/embeddings', convert: convertJinaEmbeddingsRequest, map: (answer, call, credentialId) => mapJinaEmbeddingsResponse(answer, call.inputs.length, credentialId) },
+  embed: {
+    path: '/embeddings',
+    convert: convertJinaEmbeddingsRequest,
+    map: (answer, call, credentialId) => mapJinaEmbeddingsResponse(answer, call.inputs.length, credentialId),
+  },
   rerank: { path: '/rerank', convert: convertJinaRerankRequest, map: (answer, _call, credentialId) => mapJinaRerankResponse(answer, credentialId) },
 };
 

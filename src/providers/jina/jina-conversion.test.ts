@@ -47,9 +47,16 @@ describe('Jina response mapping, from recorded responses', () => {
   });
 
   it('refuses a missing or repeated index rather than misplacing a vector', () => {
-    const twice = { data: [{ index: 0, embedding: [1] }, { index: 0, embedding: [2] }] };
+    const twice = {
+      data: [
+        { index: 0, embedding: [1] },
+        { index: 0, embedding: [2] },
+      ],
+    };
     expect(() => mapJinaEmbeddingsResponse(twice, 2, 'jina')).toThrow(expect.objectContaining({ code: 'upstream_invalid_response' }));
-    expect(() => mapJinaEmbeddingsResponse({ data: [{ index: 0, embedding: [1] }] }, 2, 'jina')).toThrow(expect.objectContaining({ code: 'upstream_invalid_response' }));
+    expect(() => mapJinaEmbeddingsResponse({ data: [{ index: 0, embedding: [1] }] }, 2, 'jina')).toThrow(
+      expect.objectContaining({ code: 'upstream_invalid_response' }),
+    );
     expect(mapJinaEmbeddingsResponse({ data: [{ index: 0, embedding: [1] }] }, 1, 'jina').promptTokens).toBeNull();
   });
 

@@ -1,6 +1,17 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { EngineReply, EngineRequest } from './engine-protocol.js';
-import type { EmbedParams, EmbedReply, EngineWorkerData, PrepareTextReply, RerankParams, RerankReply, SpeakParams, SpeakReply, TranscribeParams, TranscribeReply } from './engine-methods.js';
+import type {
+  EmbedParams,
+  EmbedReply,
+  EngineWorkerData,
+  PrepareTextReply,
+  RerankParams,
+  RerankReply,
+  SpeakParams,
+  SpeakReply,
+  TranscribeParams,
+  TranscribeReply,
+} from './engine-methods.js';
 import { LocalEngineError } from './local-engine-error.js';
 
 /**
@@ -43,7 +54,10 @@ const handlers: Record<string, Handler> = {
     return { result: { audio, contentType: speech.contentType } satisfies SpeakReply, transfer: [audio] };
   },
   async transcribe({ filePath, language, responseFormat, timestampGranularities }: TranscribeParams, signal) {
-    const [{ transcribeAudio }, { formatTranscription }] = await Promise.all([import('./transcription/transcribe-audio.js'), import('./transcription/format-transcription.js')]);
+    const [{ transcribeAudio }, { formatTranscription }] = await Promise.all([
+      import('./transcription/transcribe-audio.js'),
+      import('./transcription/format-transcription.js'),
+    ]);
     const outcome = await transcribeAudio({ filePath, workDirectory: cacheDirectory, ...(language === undefined ? {} : { language }) }, signal);
     return { result: formatTranscription(outcome, responseFormat, { timestampGranularities }) satisfies TranscribeReply };
   },
@@ -72,7 +86,11 @@ async function handle(id: number, method: string, params: unknown): Promise<void
     const failure =
       error instanceof LocalEngineError
         ? { kind: error.kind, message: error.message }
-        : { kind: 'engine_failed' as const, message: 'unexpected engine failure', detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+        : {
+            kind: 'engine_failed' as const,
+            message: 'unexpected engine failure',
+            detail: error instanceof Error ? (error.stack ?? error.message) : String(error),
+          };
     port.postMessage({ id, ok: false, error: failure } satisfies EngineReply);
   } finally {
     running.delete(id);

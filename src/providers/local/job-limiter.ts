@@ -52,9 +52,13 @@ export class JobLimiter {
       const rounds = Math.ceil((this.waiting.length + 1) / this.options.concurrency);
       const retryAfterSeconds = Math.max(1, Math.ceil((rounds * this.averageJobMs) / 1000));
       return Promise.reject(
-        new GatewayError('engine_busy', `The ${this.options.engineName} engine is busy (${this.running} running, ${this.waiting.length} waiting); retry shortly.`, {
-          retryAfterSeconds,
-        }),
+        new GatewayError(
+          'engine_busy',
+          `The ${this.options.engineName} engine is busy (${this.running} running, ${this.waiting.length} waiting); retry shortly.`,
+          {
+            retryAfterSeconds,
+          },
+        ),
       );
     }
     signal?.throwIfAborted();

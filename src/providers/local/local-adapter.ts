@@ -25,7 +25,17 @@ import type {
 } from '../provider-adapter.js';
 import { discoverGgufModels } from './chat/discover-gguf-models.js';
 import { engineWorkerScript } from './engine-worker-script.js';
-import type { EmbedParams, EmbedReply, PrepareTextReply, RerankParams, RerankReply, SpeakParams, SpeakReply, TranscribeParams, TranscribeReply } from './engine-methods.js';
+import type {
+  EmbedParams,
+  EmbedReply,
+  PrepareTextReply,
+  RerankParams,
+  RerankReply,
+  SpeakParams,
+  SpeakReply,
+  TranscribeParams,
+  TranscribeReply,
+} from './engine-methods.js';
 import { LocalChat } from './local-chat.js';
 import { wordVectorFiles } from './text/glove-table.js';
 import { LOCAL_MODEL_IDS } from './local-model-ids.js';
@@ -103,17 +113,23 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
     try {
       ({ binaryPath } = await wordVectorFiles({ cacheDirectory: this.cacheDirectory }));
     } catch (error) {
-      progress.warn(`local: the word vectors of ${LOCAL_MODEL_IDS.embedding} cannot be prepared (${error instanceof Error ? error.message : String(error)}); ${LOCAL_MODEL_IDS.embedding} and ${LOCAL_MODEL_IDS.rerank} will fail`);
+      progress.warn(
+        `local: the word vectors of ${LOCAL_MODEL_IDS.embedding} cannot be prepared (${error instanceof Error ? error.message : String(error)}); ${LOCAL_MODEL_IDS.embedding} and ${LOCAL_MODEL_IDS.rerank} will fail`,
+      );
       return;
     }
     if (existsSync(binaryPath)) return;
-    progress.info(`local: preparing the word vectors of ${LOCAL_MODEL_IDS.embedding} and ${LOCAL_MODEL_IDS.rerank}, once per install: converting into ${binaryPath} (~137 MB, a few seconds)`);
+    progress.info(
+      `local: preparing the word vectors of ${LOCAL_MODEL_IDS.embedding} and ${LOCAL_MODEL_IDS.rerank}, once per install: converting into ${binaryPath} (~137 MB, a few seconds)`,
+    );
     const started = performance.now();
     try {
       await this.text.call<PrepareTextReply>('prepareText', {});
       progress.info(`local: word vectors ready in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     } catch (error) {
-      progress.warn(`local: converting the word vectors failed (${error instanceof Error ? error.message : String(error)}); the first ${LOCAL_MODEL_IDS.embedding} or ${LOCAL_MODEL_IDS.rerank} request tries again`);
+      progress.warn(
+        `local: converting the word vectors failed (${error instanceof Error ? error.message : String(error)}); the first ${LOCAL_MODEL_IDS.embedding} or ${LOCAL_MODEL_IDS.rerank} request tries again`,
+      );
     }
   }
 
@@ -136,10 +152,15 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
   async embed(_attempt: Attempt, call: EmbeddingCall): Promise<EmbeddingResult> {
     this.expectModel(call.model, LOCAL_MODEL_IDS.embedding);
     if (call.dimensions !== undefined && call.dimensions !== EMBEDDING_DIMENSIONS) {
-      throw new GatewayError('upstream_bad_request', `${LOCAL_MODEL_IDS.embedding} produces ${EMBEDDING_DIMENSIONS} dimensions; 'dimensions' cannot change that.`, { param: 'dimensions' });
+      throw new GatewayError(
+        'upstream_bad_request',
+        `${LOCAL_MODEL_IDS.embedding} produces ${EMBEDDING_DIMENSIONS} dimensions; 'dimensions' cannot change that.`,
+        { param: 'dimensions' },
+      );
     }
     const texts = call.inputs.map((input) => {
-      if (typeof input !== 'string') throw new GatewayError('upstream_bad_request', `${LOCAL_MODEL_IDS.embedding} embeds text; token arrays are not supported.`, { param: 'input' });
+      if (typeof input !== 'string')
+        throw new GatewayError('upstream_bad_request', `${LOCAL_MODEL_IDS.embedding} embeds text; token arrays are not supported.`, { param: 'input' });
       return input;
     });
     const reply = await this.text.call<EmbedReply>('embed', { texts } satisfies EmbedParams, call.cancellation);
@@ -189,7 +210,6 @@ export class LocalAdapter implements ProviderAdapter, FullProvider {
     if (requested !== served) throw new GatewayError('upstream_bad_request', `The local provider serves this capability as '${served}', not '${requested}'.`);
   }
 }
-
 
 /** Audio made in one piece, handed to the client in pieces so a large answer is not one write. */
 async function* chunksOf(audio: Buffer, size = 64 * 1024): AsyncIterableIterator<Buffer> {

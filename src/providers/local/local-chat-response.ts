@@ -30,7 +30,14 @@ export function completionPayload(id: string, model: string, created: number, ou
 /** One `chat.completion.chunk` event; the first carries the role, the last the finish reason, a final one only usage. */
 export function chunkEvent(id: string, model: string, created: number, delta: Record<string, string>, finishReason: string | null): ChatStreamEvent {
   return {
-    data: JSON.stringify({ id, object: 'chat.completion.chunk', created, model, system_fingerprint: null, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] }),
+    data: JSON.stringify({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      system_fingerprint: null,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    }),
     usage: null,
     usageOnly: false,
     text: delta['content'] ?? '',

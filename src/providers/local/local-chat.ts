@@ -54,7 +54,11 @@ export class LocalChat {
       await engine.load();
       started();
       events.push(chunkEvent(id, model, created, { role: 'assistant', content: '' }, null));
-      const outcome = await engine.complete(request, { onText: (text) => events.push(chunkEvent(id, model, created, { content: text }, null)) }, controller.signal);
+      const outcome = await engine.complete(
+        request,
+        { onText: (text) => events.push(chunkEvent(id, model, created, { content: text }, null)) },
+        controller.signal,
+      );
       events.push(chunkEvent(id, model, created, {}, outcome.finishReason));
       events.push(usageEvent(id, model, created, outcome));
       events.end();
@@ -92,7 +96,6 @@ function convertOrThrow(call: ChatCall) {
     throw toGatewayErrorIfEngine(error);
   }
 }
-
 
 function toGatewayErrorIfEngine(error: unknown): unknown {
   return error instanceof LocalEngineError ? toGatewayError(error.kind, error.message, 'local chat') : error;

@@ -21,7 +21,8 @@ export const openAIErrorDialect: ErrorDialect = {
 
 /** An `error` object sent inside a stream after it started. */
 export function mapOpenAIStreamError(error: OpenAIErrorObject | string, upstreamId: string): GatewayError {
-  const message = typeof error === 'string' ? error : typeof error === 'object' && error !== null && typeof error.message === 'string' ? error.message : 'unknown error';
+  const message =
+    typeof error === 'string' ? error : typeof error === 'object' && error !== null && typeof error.message === 'string' ? error.message : 'unknown error';
   return new GatewayError('upstream_error', `Upstream ${upstreamId} failed mid-stream: ${message}`);
 }
 

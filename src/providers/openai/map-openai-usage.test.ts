@@ -16,7 +16,9 @@ describe('mapOpenAIUsage', () => {
 
   it('leaves them out when the upstream does not say (many OpenAI-compatible servers), or says nonsense', () => {
     expect(mapOpenAIUsage({ prompt_tokens: 10, completion_tokens: 5 })).toEqual({ promptTokens: 10, completionTokens: 5, totalTokens: 15 });
-    expect(mapOpenAIUsage({ prompt_tokens: 10, completion_tokens: 5, prompt_tokens_details: null, completion_tokens_details: { reasoning_tokens: -1 } })).toEqual({
+    expect(
+      mapOpenAIUsage({ prompt_tokens: 10, completion_tokens: 5, prompt_tokens_details: null, completion_tokens_details: { reasoning_tokens: -1 } }),
+    ).toEqual({
       promptTokens: 10,
       completionTokens: 5,
       totalTokens: 15,

@@ -12,7 +12,11 @@ const seen: Array<{ authorization: string | undefined; organization: string | un
 
 beforeAll(async () => {
   server = createServer((request, response) => {
-    seen.push({ authorization: request.headers.authorization, organization: request.headers['openai-organization'] as string | undefined, port: request.socket.remotePort });
+    seen.push({
+      authorization: request.headers.authorization,
+      organization: request.headers['openai-organization'] as string | undefined,
+      port: request.socket.remotePort,
+    });
     request.resume();
     request.on('end', () => {
       response.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '99', 'x-ratelimit-reset-requests': '1s' });
@@ -41,20 +45,41 @@ async function embedCode(data: unknown): Promise<string> {
 
 describe('OpenAIAdapter.embed', () => {
   it('places vectors by index, in any order', async () => {
-    answer = { data: [{ index: 1, embedding: [2] }, { index: 0, embedding: [1] }], usage: { prompt_tokens: 3 } };
+    answer = {
+      data: [
+        { index: 1, embedding: [2] },
+        { index: 0, embedding: [1] },
+      ],
+      usage: { prompt_tokens: 3 },
+    };
     const result = await adapter.embed(testAttempt(), { model: 'm', inputs: ['a', 'b'], encodingFormat: 'float', cancellation: new AbortController().signal });
     expect(result).toEqual({ vectors: [[1], [2]], promptTokens: 3 });
   });
 
   it('refuses an answer with a repeated, missing or out-of-range index', async () => {
-    expect(await embedCode([{ index: 0, embedding: [1] }, { index: 0, embedding: [2] }])).toBe('upstream_invalid_response');
+    expect(
+      await embedCode([
+        { index: 0, embedding: [1] },
+        { index: 0, embedding: [2] },
+      ]),
+    ).toBe('upstream_invalid_response');
     expect(await embedCode([{ index: 0, embedding: [1] }])).toBe('upstream_invalid_response');
-    expect(await embedCode([{ index: 0, embedding: [1] }, { index: 2, embedding: [2] }])).toBe('upstream_invalid_response');
+    expect(
+      await embedCode([
+        { index: 0, embedding: [1] },
+        { index: 2, embedding: [2] },
+      ]),
+    ).toBe('upstream_invalid_response');
   });
 });
 
 describe('OpenAIAdapter credentials', () => {
-  const twoVectors = { data: [{ index: 0, embedding: [1] }, { index: 1, embedding: [2] }] };
+  const twoVectors = {
+    data: [
+      { index: 0, embedding: [1] },
+      { index: 1, embedding: [2] },
+    ],
+  };
   const call = () => ({ model: 'm', inputs: ['a', 'b'], encodingFormat: 'float' as const, cancellation: new AbortController().signal });
 
   it('sends the credential of each call, over one connection pool: a key rotated at run time needs no new adapter', async () => {
@@ -110,10 +135,14 @@ describe('OpenAIAdapter and the Responses API', () => {
   afterAll(async () => new Promise<void>((resolve) => upstream.close(() => resolve())));
 
   const create = async (responses: OpenAIAdapter) =>
-    (responses.responses as NonNullable<OpenAIAdapter['responses']>).createResponse(testAttempt(), { body: { model: 'm', input: 'Hi' }, stream: false, cancellation: new AbortController().signal }).catch((caught: unknown) => caught as GatewayError);
+    (responses.responses as NonNullable<OpenAIAdapter['responses']>)
+      .createResponse(testAttempt(), { body: { model: 'm', input: 'Hi' }, stream: false, cancellation: new AbortController().signal })
+      .catch((caught: unknown) => caught as GatewayError);
 
   it('passes through to OpenAI itself, detects on any other server (auto), and converts when told', () => {
-    const kinds = [undefined, 'https://api.openai.com/v1', baseUrl].map((base_url) => new OpenAIAdapter(testEndpoint({ provider: 'openai', ...(base_url === undefined ? {} : { base_url }) })));
+    const kinds = [undefined, 'https://api.openai.com/v1', baseUrl].map(
+      (base_url) => new OpenAIAdapter(testEndpoint({ provider: 'openai', ...(base_url === undefined ? {} : { base_url }) })),
+    );
     expect(kinds.map((adapter) => adapter.responses !== undefined)).toEqual([true, true, true]);
     const converting = new OpenAIAdapter(testEndpoint({ provider: 'openai', base_url: baseUrl, responses: 'convert' } as Parameters<typeof testEndpoint>[0]));
     expect(converting.responses).toBeUndefined();
@@ -122,7 +151,9 @@ describe('OpenAIAdapter and the Responses API', () => {
 
   it('learns from a 404 or 405 at /responses that the server has none, but not from an unknown model, and never when told passthrough', async () => {
     const auto = new OpenAIAdapter(testEndpoint({ provider: 'openai', base_url: baseUrl }));
-    const passthrough = new OpenAIAdapter(testEndpoint({ provider: 'openai', base_url: baseUrl, responses: 'passthrough' } as Parameters<typeof testEndpoint>[0]));
+    const passthrough = new OpenAIAdapter(
+      testEndpoint({ provider: 'openai', base_url: baseUrl, responses: 'passthrough' } as Parameters<typeof testEndpoint>[0]),
+    );
     try {
       reply = { status: 404, body: { error: { message: 'The model `m` does not exist.', type: 'invalid_request_error', code: 'model_not_found' } } };
       expect(await create(auto)).toMatchObject({ code: 'upstream_bad_request', status: 400 });

@@ -64,7 +64,10 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
   ) {
     this.endpoint = endpoint.name;
     this.capabilities = capabilitiesOf(this, endpoints.capabilities);
-    this.embeddingLimits = { ...OPENAI_EMBEDDING_LIMITS, maxInputs: readUpstreamKeys(endpoint, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? OPENAI_EMBEDDING_LIMITS.maxInputs };
+    this.embeddingLimits = {
+      ...OPENAI_EMBEDDING_LIMITS,
+      maxInputs: readUpstreamKeys(endpoint, EMBEDDING_UPSTREAM_KEYS).max_embedding_inputs ?? OPENAI_EMBEDDING_LIMITS.maxInputs,
+    };
     this.client = new UpstreamClient(endpoints.baseUrl, endpoint);
     this.maxResponseBytes = endpoint.max_response_bytes;
     this.headers = new CredentialHeaders(endpoints.headers);
@@ -74,7 +77,11 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
   async chatCompletion(attempt: Attempt, call: ChatCall): Promise<ChatCompletionResult> {
     // The body passes through as bytes, but only once it is known to be a chat completion: a 2xx
     // with anything else (an HTML page, `null`, `{"choices":"x"}`) is the upstream failing.
-    const { body: payload, value: completion } = await this.client.postJson(this.post(attempt, 'chat/completions', call.body.model, JSON.stringify(call.body), call.cancellation), openAIErrorDialect, CHAT_COMPLETION);
+    const { body: payload, value: completion } = await this.client.postJson(
+      this.post(attempt, 'chat/completions', call.body.model, JSON.stringify(call.body), call.cancellation),
+      openAIErrorDialect,
+      CHAT_COMPLETION,
+    );
     return { payload, usage: mapOpenAIUsage(completion.usage), completionText: () => completionText(completion) };
   }
 
@@ -115,7 +122,8 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
       ...(call.dimensions === undefined ? {} : { dimensions: call.dimensions }),
       ...(call.user === undefined ? {} : { user: call.user }),
     });
-    const parsed = (await this.client.postJson(this.post(attempt, 'embeddings', call.model, body, call.cancellation), openAIErrorDialect, JSON_ANSWER)).value as OpenAIEmbeddingResponse;
+    const parsed = (await this.client.postJson(this.post(attempt, 'embeddings', call.model, body, call.cancellation), openAIErrorDialect, JSON_ANSWER))
+      .value as OpenAIEmbeddingResponse;
     const vectors: Array<number[] | string | undefined> = Array.from({ length: call.inputs.length }, () => undefined);
     let placed = 0;
     for (const [position, item] of (parsed.data ?? []).entries()) {
@@ -143,7 +151,8 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
       ...(call.topN === undefined ? {} : { top_n: call.topN }),
       return_documents: false,
     });
-    const parsed = (await this.client.postJson(this.post(attempt, 'rerank', call.model, body, call.cancellation), openAIErrorDialect, JSON_ANSWER)).value as OpenAICompatibleRerankResponse;
+    const parsed = (await this.client.postJson(this.post(attempt, 'rerank', call.model, body, call.cancellation), openAIErrorDialect, JSON_ANSWER))
+      .value as OpenAICompatibleRerankResponse;
     const scores = (parsed.results ?? []).flatMap((result) => {
       const score = result.relevance_score ?? result.score;
       return typeof result.index === 'number' && typeof score === 'number' ? [{ index: result.index, score }] : [];
@@ -216,7 +225,8 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
    */
   private noteResponsesMissing(error: unknown): void {
     const status = error instanceof GatewayError ? error.upstream?.status : undefined;
-    if (this.endpoints.responses === 'auto' && (status === 404 || status === 405) && !/model/i.test((error as GatewayError).message)) this.responsesMissing = true;
+    if (this.endpoints.responses === 'auto' && (status === 404 || status === 405) && !/model/i.test((error as GatewayError).message))
+      this.responsesMissing = true;
   }
 }
 

@@ -30,7 +30,8 @@ export class BodyChunks {
 export async function readWhole(body: AsyncIterableIterator<Buffer>, maxBytes: number, credentialId: string): Promise<Buffer> {
   const chunks = new BodyChunks();
   for await (const chunk of body) {
-    if (!chunks.add(chunk, maxBytes)) throw new GatewayError('upstream_invalid_response', `Upstream ${credentialId} answered with more than ${maxBytes} bytes (max_response_bytes).`);
+    if (!chunks.add(chunk, maxBytes))
+      throw new GatewayError('upstream_invalid_response', `Upstream ${credentialId} answered with more than ${maxBytes} bytes (max_response_bytes).`);
   }
   return chunks.concat();
 }

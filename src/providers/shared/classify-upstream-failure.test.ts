@@ -6,10 +6,28 @@ const plain: ErrorDialect = { read: () => null };
 describe('classifyAnswer', () => {
   it('classes a status the same way for every provider', () => {
     expect([400, 404, 405, 413, 422, 401, 403, 402, 429, 408, 504, 503, 529, 500, 502].map(classOfStatus)).toEqual([
-      'caller', 'caller', 'caller', 'caller', 'caller', 'auth', 'auth', 'quota', 'rate_limit', 'timeout', 'timeout', 'overloaded', 'overloaded', 'server', 'server',
+      'caller',
+      'caller',
+      'caller',
+      'caller',
+      'caller',
+      'auth',
+      'auth',
+      'quota',
+      'rate_limit',
+      'timeout',
+      'timeout',
+      'overloaded',
+      'overloaded',
+      'server',
+      'server',
     ]);
     // A 404 (an unknown model, a path the server lacks) is the request's: 400 to the caller, nothing to fail over to.
-    expect(classifyAnswer(404, undefined, '{"detail":"Not Found"}', 'key-a', plain)).toMatchObject({ code: 'upstream_bad_request', status: 400, retryable: false });
+    expect(classifyAnswer(404, undefined, '{"detail":"Not Found"}', 'key-a', plain)).toMatchObject({
+      code: 'upstream_bad_request',
+      status: 400,
+      retryable: false,
+    });
   });
 
   it('keeps the class, status, delay, rate-limit headers and credential, and maps to one code', () => {
@@ -41,7 +59,10 @@ describe('classifyAnswer', () => {
     const caller = classifyAnswer(400, undefined, '', 'key-a', { read: () => ({ message: 'messages is required', param: 'messages' }) });
     expect(caller).toMatchObject({ code: 'upstream_bad_request', status: 400, retryable: false, param: 'messages', message: 'messages is required' });
     expect(classifyAnswer(529, undefined, 'Overloaded', 'key-a', plain)).toMatchObject({ code: 'upstream_error', upstream: { class: 'overloaded' } });
-    expect(classifyAnswer(504, undefined, '', 'key-a', plain)).toMatchObject({ code: 'upstream_timeout', upstream: { class: 'timeout', message: 'status 504' } });
+    expect(classifyAnswer(504, undefined, '', 'key-a', plain)).toMatchObject({
+      code: 'upstream_timeout',
+      upstream: { class: 'timeout', message: 'status 504' },
+    });
   });
 
   it('reads only the rate-limit headers', () => {
@@ -60,7 +81,10 @@ describe('classifyTransport', () => {
       upstream: { class: 'connect', status: null, credentialId: 'key-a', message: 'ECONNREFUSED' },
     });
     // A connect that timed out sent nothing: a connection failure, whatever its code says.
-    expect(classifyTransport(Object.assign(new Error('t'), { code: 'ETIMEDOUT' }), 'key-a')).toMatchObject({ code: 'upstream_timeout', upstream: { class: 'connect' } });
+    expect(classifyTransport(Object.assign(new Error('t'), { code: 'ETIMEDOUT' }), 'key-a')).toMatchObject({
+      code: 'upstream_timeout',
+      upstream: { class: 'connect' },
+    });
     expect(classifyTransport(Object.assign(new Error('bad chunk'), { code: 'HTTP1_PROTOCOL' }), 'key-a')).toMatchObject({
       code: 'upstream_invalid_response',
       upstream: { class: 'protocol' },

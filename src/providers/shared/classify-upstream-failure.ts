@@ -46,7 +46,13 @@ export function rateLimitHeaders(headers: IncomingHttpHeaders | undefined): Reco
 }
 
 /** A non-2xx answer as a classified GatewayError. */
-export function classifyAnswer(status: number, headers: IncomingHttpHeaders | undefined, bodyText: string, credentialId: string, dialect: ErrorDialect): GatewayError {
+export function classifyAnswer(
+  status: number,
+  headers: IncomingHttpHeaders | undefined,
+  bodyText: string,
+  credentialId: string,
+  dialect: ErrorDialect,
+): GatewayError {
   const reading = dialect.read(status, bodyText);
   const limits = rateLimitHeaders(headers);
   const retryAfter = parseRetryAfter(limits['retry-after']) ?? reading?.retryAfterSeconds ?? null;
@@ -84,13 +90,19 @@ export function classifyTransport(error: unknown, credentialId: string): Gateway
   }
   if (code === 'HTTP1_PROTOCOL' || code?.startsWith('HPE_') === true) {
     const detail = (error as Error).message;
-    return new GatewayError('upstream_invalid_response', `Upstream ${credentialId} sent an invalid HTTP response (${detail}).`, { cause: error, upstream: failure('protocol', detail) });
+    return new GatewayError('upstream_invalid_response', `Upstream ${credentialId} sent an invalid HTTP response (${detail}).`, {
+      cause: error,
+      upstream: failure('protocol', detail),
+    });
   }
   if (error instanceof Error && error.name === 'AbortError') {
     return new GatewayError('upstream_error', `Request to upstream ${credentialId} was aborted.`, { cause: error, retryable: false });
   }
   const reason = code ?? 'connection failed';
-  return new GatewayError('upstream_error', `Upstream ${credentialId} could not be reached (${reason}).`, { cause: error, upstream: failure('connect', reason) });
+  return new GatewayError('upstream_error', `Upstream ${credentialId} could not be reached (${reason}).`, {
+    cause: error,
+    upstream: failure('connect', reason),
+  });
 }
 
 // First-byte and idle timeouts are the upstream client's own GatewayErrors; these are the connect's
@@ -110,10 +122,16 @@ export function failureError(failure: UpstreamFailure, param: string | null = nu
     case 'quota':
       // A spent quota answered 429 (OpenAI's insufficient_quota) stays a 429 to the caller, as before.
       return status === 429
-        ? new GatewayError('upstream_rate_limited', `Upstream ${id} is out of quota: ${message}`, { ...options, retryAfterSeconds: failure.retryAfterSeconds ?? 1 })
+        ? new GatewayError('upstream_rate_limited', `Upstream ${id} is out of quota: ${message}`, {
+            ...options,
+            retryAfterSeconds: failure.retryAfterSeconds ?? 1,
+          })
         : new GatewayError('upstream_auth_failed', `Upstream ${id}'s credential is out of quota or balance (status ${status ?? '-'}): ${message}`, options);
     case 'rate_limit':
-      return new GatewayError('upstream_rate_limited', `Upstream ${id} is rate limiting: ${message}`, { ...options, retryAfterSeconds: failure.retryAfterSeconds ?? 1 });
+      return new GatewayError('upstream_rate_limited', `Upstream ${id} is rate limiting: ${message}`, {
+        ...options,
+        retryAfterSeconds: failure.retryAfterSeconds ?? 1,
+      });
     case 'timeout':
       return new GatewayError('upstream_timeout', `Upstream ${id} timed out (status ${status ?? '-'}): ${message}`, options);
     case 'overloaded':

@@ -71,9 +71,18 @@ export class EmbedRerankAdapter<EmbedAnswer, RerankAnswer> implements ProviderAd
   }
 
   /** Posts the converted call with the attempt's credential; the answer must be a JSON object or array, read by the operation. */
-  private async call<Call, Answer, Result>(attempt: Attempt, operation: JsonOperation<Call, Answer, Result>, call: Call, cancellation: AbortSignal): Promise<Result> {
+  private async call<Call, Answer, Result>(
+    attempt: Attempt,
+    operation: JsonOperation<Call, Answer, Result>,
+    call: Call,
+    cancellation: AbortSignal,
+  ): Promise<Result> {
     const body = JSON.stringify(operation.convert(call));
-    const answer = await this.client.postJson({ path: operation.path, method: 'POST', headers: this.headers.of(attempt.credential), body, cancellation, attempt }, this.api.dialect, JSON_ANSWER);
+    const answer = await this.client.postJson(
+      { path: operation.path, method: 'POST', headers: this.headers.of(attempt.credential), body, cancellation, attempt },
+      this.api.dialect,
+      JSON_ANSWER,
+    );
     return operation.map(answer.value as Answer, call, attempt.credential.id);
   }
 }

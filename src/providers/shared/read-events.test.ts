@@ -89,7 +89,10 @@ describe('readEvents', () => {
       },
       end: () => undefined,
     };
-    await expect(collect(readEvents(new FakeBody([Buffer.from('data: x\n\n')]), refusing, 'up'))).rejects.toMatchObject({ code: 'upstream_invalid_response', message: 'not JSON' });
+    await expect(collect(readEvents(new FakeBody([Buffer.from('data: x\n\n')]), refusing, 'up'))).rejects.toMatchObject({
+      code: 'upstream_invalid_response',
+      message: 'not JSON',
+    });
     const body = new FakeBody([Buffer.from('data: a\n\ndata: b\n\n')]);
     for await (const item of readEvents(body, new EchoReader(), 'up')) if (item === 'a') break;
     expect(body.closed).toBe(true);

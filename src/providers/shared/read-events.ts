@@ -28,7 +28,12 @@ export interface EventReader<T> {
  * is classified (classify-upstream-failure.ts); and however the stream ends, the body is closed,
  * which stops the upstream generating (and billing) when the client went away early.
  */
-export async function* readEvents<T>(body: AsyncIterableIterator<Buffer>, reader: EventReader<T>, credentialId: string, maxEventBytes?: number): AsyncGenerator<T> {
+export async function* readEvents<T>(
+  body: AsyncIterableIterator<Buffer>,
+  reader: EventReader<T>,
+  credentialId: string,
+  maxEventBytes?: number,
+): AsyncGenerator<T> {
   const decoder = new ServerSentEventDecoder(maxEventBytes);
   try {
     for await (const chunk of body) {

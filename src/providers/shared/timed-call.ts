@@ -66,4 +66,3 @@ export abstract class TimedCall implements WatchedCall {
     this.timeouts.watch.unwatch(this);
   }
 }
-

@@ -11,14 +11,18 @@ import { UpstreamClient, type UpstreamRequest } from './upstream-client.js';
 
 /** The kit's calls against a real server: postJson, requestOk, openBody and openEvents. */
 type Behaviour = (request: IncomingMessage, response: ServerResponse) => void;
-const json = (status: number, body: string, headers: Record<string, string> = {}): Behaviour => (_request, response) => {
-  response.writeHead(status, { 'content-type': 'application/json', ...headers });
-  response.end(body);
-};
-const events = (body: string, contentType = 'text/event-stream'): Behaviour => (_request, response) => {
-  response.writeHead(200, { 'content-type': contentType });
-  response.end(body);
-};
+const json =
+  (status: number, body: string, headers: Record<string, string> = {}): Behaviour =>
+  (_request, response) => {
+    response.writeHead(status, { 'content-type': 'application/json', ...headers });
+    response.end(body);
+  };
+const events =
+  (body: string, contentType = 'text/event-stream'): Behaviour =>
+  (_request, response) => {
+    response.writeHead(200, { 'content-type': contentType });
+    response.end(body);
+  };
 const behaviours: Record<string, Behaviour> = {
   '/v1/greeting': json(200, '{"greeting":"hello"}'),
   '/v1/list': json(200, '[1,2]'),
@@ -88,7 +92,10 @@ function post(path: string): UpstreamRequest {
 }
 
 async function failure(promise: Promise<unknown>): Promise<GatewayError> {
-  const error = await promise.then(() => null, (caught: unknown) => caught);
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
   expect(error).toBeInstanceOf(GatewayError);
   return error as GatewayError;
 }
@@ -118,13 +125,20 @@ describe('UpstreamClient.postJson', () => {
   it('maps an error answer through the dialect and the one classifier', async () => {
     const error = await failure(client.postJson(post('/refused'), dialect, greetingGuard));
     expect(error).toMatchObject({ code: 'upstream_rate_limited', retryAfterSeconds: 9, message: 'Upstream kit is rate limiting: slow down' });
-    expect(error.upstream).toMatchObject({ class: 'rate_limit', status: 429, credentialId: 'kit', rateLimitHeaders: { 'retry-after': '9', 'x-ratelimit-remaining-requests': '0' } });
+    expect(error.upstream).toMatchObject({
+      class: 'rate_limit',
+      status: 429,
+      credentialId: 'kit',
+      rateLimitHeaders: { 'retry-after': '9', 'x-ratelimit-remaining-requests': '0' },
+    });
   });
 });
 
 describe('UpstreamClient.requestOk and openBody', () => {
   it('give a 2xx answer whole or as it arrives, an event stream only when asked for one', async () => {
-    expect((await failure(client.openBody(post('/bytes'), dialect, true))).message).toBe('Upstream kit answered a stream request with audio/mpeg instead of an event stream.');
+    expect((await failure(client.openBody(post('/bytes'), dialect, true))).message).toBe(
+      'Upstream kit answered a stream request with audio/mpeg instead of an event stream.',
+    );
     const events = await client.openBody(post('/events'), dialect, true);
     expect(Buffer.concat(await collect(events.body)).toString()).toContain('data: [DONE]');
     expect((await client.requestOk(post('/bytes'), dialect)).body.toString()).toBe('abcd');
@@ -133,7 +147,10 @@ describe('UpstreamClient.requestOk and openBody', () => {
   });
 
   it('map an error answer through the dialect', async () => {
-    expect(await failure(client.requestOk(post('/forbidden'), dialect))).toMatchObject({ code: 'upstream_auth_failed', message: "Upstream kit refused the gateway's credential (status 403): bad key" });
+    expect(await failure(client.requestOk(post('/forbidden'), dialect))).toMatchObject({
+      code: 'upstream_auth_failed',
+      message: "Upstream kit refused the gateway's credential (status 403): bad key",
+    });
     expect(await failure(client.openBody(post('/forbidden'), dialect))).toMatchObject({ code: 'upstream_auth_failed' });
   });
 });
@@ -146,15 +163,22 @@ describe('UpstreamClient.openEvents', () => {
   it('asks the reader what a stream that ended early means', async () => {
     const stream = await client.openEvents(post('/cut'), dialect, new NumberReader());
     const seen: number[] = [];
-    const error = await failure((async () => {
-      for await (const item of stream) seen.push(item);
-    })());
+    const error = await failure(
+      (async () => {
+        for await (const item of stream) seen.push(item);
+      })(),
+    );
     expect(seen).toEqual([1]);
     expect(error.message).toBe('the stream ended before [DONE]');
   });
 
   it('refuses a 2xx answer that is not an event stream, and maps an error answer', async () => {
-    expect((await failure(client.openEvents(post('/page'), dialect, new NumberReader()))).message).toBe('Upstream kit answered a stream request with text/html instead of an event stream.');
-    expect(await failure(client.openEvents(post('/refused'), dialect, new NumberReader()))).toMatchObject({ code: 'upstream_rate_limited', retryAfterSeconds: 9 });
+    expect((await failure(client.openEvents(post('/page'), dialect, new NumberReader()))).message).toBe(
+      'Upstream kit answered a stream request with text/html instead of an event stream.',
+    );
+    expect(await failure(client.openEvents(post('/refused'), dialect, new NumberReader()))).toMatchObject({
+      code: 'upstream_rate_limited',
+      retryAfterSeconds: 9,
+    });
   });
 });

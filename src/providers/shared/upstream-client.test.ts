@@ -56,7 +56,10 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
-  client = new UpstreamClient(`http://127.0.0.1:${port}/v1`, testEndpoint({ provider: 'openai', timeouts: { connect_ms: 1_000, first_byte_ms: FIRST_BYTE_MS, idle_ms: IDLE_MS } }));
+  client = new UpstreamClient(
+    `http://127.0.0.1:${port}/v1`,
+    testEndpoint({ provider: 'openai', timeouts: { connect_ms: 1_000, first_byte_ms: FIRST_BYTE_MS, idle_ms: IDLE_MS } }),
+  );
 });
 afterAll(async () => {
   await client.close();
@@ -69,7 +72,10 @@ function get(path: string): UpstreamRequest {
 }
 
 async function failure(promise: Promise<unknown>): Promise<GatewayError> {
-  const error = await promise.then(() => null, (caught: unknown) => caught);
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
   expect(error).toBeInstanceOf(GatewayError);
   return error as GatewayError;
 }
@@ -98,7 +104,12 @@ describe('UpstreamClient timeouts', () => {
       }
     }
     const response = await client.requestBuffered({
-      path: '/upload', method: 'POST', headers: { 'content-length': '4000' }, body: Readable.from(slowly()), cancellation: new AbortController().signal, attempt: testAttempt(),
+      path: '/upload',
+      method: 'POST',
+      headers: { 'content-length': '4000' },
+      body: Readable.from(slowly()),
+      cancellation: new AbortController().signal,
+      attempt: testAttempt(),
     });
     expect(response.body.toString()).toBe('4000');
   });

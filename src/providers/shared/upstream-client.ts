@@ -136,7 +136,8 @@ class BufferingHandler extends TimedCall implements TransportHandler {
     if (this.dialect === null) return this.resolve(response);
     const credentialId = this.attempt.credential.id;
     try {
-      if (!isSuccess(response.statusCode)) throw classifyAnswer(response.statusCode, response.headers, response.body.toString('utf8'), credentialId, this.dialect);
+      if (!isSuccess(response.statusCode))
+        throw classifyAnswer(response.statusCode, response.headers, response.body.toString('utf8'), credentialId, this.dialect);
       if (this.guard !== null) response.value = readJson(response.body, this.guard, credentialId);
     } catch (error) {
       return this.reject(error);
@@ -274,7 +275,9 @@ export class UpstreamClient {
    * the call: the check runs as the answer ends.
    */
   postJson<T>(request: UpstreamRequest, dialect: ErrorDialect, guard: JsonGuard<T>): Promise<JsonResponse<T>> {
-    return new Promise((resolve, reject) => this.dispatch(request, new BufferingHandler(this.timeouts, request.attempt, resolve as (response: BufferedResponse) => void, reject, dialect, guard)));
+    return new Promise((resolve, reject) =>
+      this.dispatch(request, new BufferingHandler(this.timeouts, request.attempt, resolve as (response: BufferedResponse) => void, reject, dialect, guard)),
+    );
   }
 
   /** A 2xx answer read whole (audio, a transcript); anything else fails as the provider's dialect reads it. */
@@ -331,7 +334,10 @@ export class UpstreamClient {
   }
 
   private dispatch(request: UpstreamRequest, handler: BufferingHandler | StreamingHandler): void {
-    const call = this.pool.dispatch({ path: this.pathPrefix + request.path, method: request.method, headers: request.headers, body: request.body ?? null }, handler);
+    const call = this.pool.dispatch(
+      { path: this.pathPrefix + request.path, method: request.method, headers: request.headers, body: request.body ?? null },
+      handler,
+    );
     handler.call = call;
     const signal = request.cancellation;
     if (signal.aborted) return call.abort(new CancelledError());
@@ -348,7 +354,10 @@ function noRelease(): void {}
 /** A 2xx answer to a stream request that is not an event stream: the body is dropped, and the call fails. */
 async function refuseMediaType(response: OpenedBody, credentialId: string): Promise<never> {
   await response.body.return?.();
-  throw new GatewayError('upstream_invalid_response', `Upstream ${credentialId} answered a stream request with ${describeMediaType(headerValue(response.headers, 'content-type'))} instead of an event stream.`);
+  throw new GatewayError(
+    'upstream_invalid_response',
+    `Upstream ${credentialId} answered a stream request with ${describeMediaType(headerValue(response.headers, 'content-type'))} instead of an event stream.`,
+  );
 }
 
 function isSuccess(statusCode: number): boolean {

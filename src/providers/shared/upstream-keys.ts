@@ -5,7 +5,11 @@ import { COMMON_UPSTREAM_KEYS, ConfigError, type EndpointConfig, type UpstreamCo
 /** The key of every provider that embeds: how many inputs one upstream call may take. */
 export const EMBEDDING_UPSTREAM_KEYS = {
   max_embedding_inputs: Type.Optional(
-    Type.Integer({ minimum: 1, documentedDefault: "provider's (OpenAI: 2048)", description: 'inputs per upstream embeddings call; larger requests are split into batches' }),
+    Type.Integer({
+      minimum: 1,
+      documentedDefault: "provider's (OpenAI: 2048)",
+      description: 'inputs per upstream embeddings call; larger requests are split into batches',
+    }),
   ),
 };
 
@@ -28,7 +32,10 @@ export function checkUpstreamKeys(upstream: UpstreamConfig, properties: TPropert
  * The keys of `properties` in an entry that `checkUpstreamKeys` accepted, typed by their schema.
  * Others are ignored: an adapter built on another (Azure's on OpenAI's) reads only what it needs.
  */
-export function readUpstreamKeys<Properties extends TProperties>(upstream: UpstreamConfig | EndpointConfig, properties: Properties): Static<ReturnType<typeof Type.Object<Properties>>> {
+export function readUpstreamKeys<Properties extends TProperties>(
+  upstream: UpstreamConfig | EndpointConfig,
+  properties: Properties,
+): Static<ReturnType<typeof Type.Object<Properties>>> {
   return Value.Convert(Type.Object(properties), pickOwnKeys(upstream, properties, false)) as Static<ReturnType<typeof Type.Object<Properties>>>;
 }
 
@@ -39,7 +46,10 @@ function pickOwnKeys(upstream: UpstreamConfig | EndpointConfig, properties: TPro
     if (!Object.hasOwn(properties, key)) {
       if (!strict) continue;
       const accepted = Object.keys(properties);
-      throw new ConfigError(key, `unknown key for provider ${upstream.provider} (${accepted.length === 0 ? 'it has no keys of its own' : `its own keys: ${accepted.join(', ')}`})`);
+      throw new ConfigError(
+        key,
+        `unknown key for provider ${upstream.provider} (${accepted.length === 0 ? 'it has no keys of its own' : `its own keys: ${accepted.join(', ')}`})`,
+      );
     }
     own[key] = value;
   }

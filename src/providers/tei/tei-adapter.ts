@@ -14,7 +14,11 @@ export const TEI_API: EmbedRerankApi<TeiEmbedResponse, TeiRerankResponse> = {
   defaultBaseUrl: null,
   embeddingLimits: TEI_EMBEDDING_LIMITS,
   dialect: teiErrorDialect,
-  embed: { path: '/embed', convert: convertTeiEmbedRequest, map: (answer, call, credentialId) => mapTeiEmbedResponse(answer, call.inputs.length, credentialId) },
+  embed: {
+    path: '/embed',
+    convert: convertTeiEmbedRequest,
+    map: (answer, call, credentialId) => mapTeiEmbedResponse(answer, call.inputs.length, credentialId),
+  },
   rerank: { path: '/rerank', convert: convertTeiRerankRequest, map: (answer, _call, credentialId) => mapTeiRerankResponse(answer, credentialId) },
 };
 

@@ -65,7 +65,11 @@ describe('TEI error mapping, from recorded error bodies', () => {
   });
 
   it('maps 424 and 503 to upstream_error, 429 (overloaded) to a retryable rate limit', () => {
-    expect(mapTeiError(424, fixture('errors/424-inference-failed.json'), undefined, 'tei')).toMatchObject({ code: 'upstream_error', status: 502, retryable: true });
+    expect(mapTeiError(424, fixture('errors/424-inference-failed.json'), undefined, 'tei')).toMatchObject({
+      code: 'upstream_error',
+      status: 502,
+      retryable: true,
+    });
     expect(mapTeiError(503, '{"error":"unhealthy","error_type":"unhealthy"}', undefined, 'tei').code).toBe('upstream_error');
     expect(mapTeiError(429, fixture('errors/429-overloaded.json'), undefined, 'tei')).toMatchObject({ code: 'upstream_rate_limited', retryAfterSeconds: 1 });
     expect(mapTeiError(401, '', undefined, 'tei').code).toBe('upstream_auth_failed');

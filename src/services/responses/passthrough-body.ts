@@ -11,7 +11,11 @@ import type { ResponseInputItem } from '../../protocols/openai-responses/respons
  * - item references the gateway resolved become their items.
  * Any other `previous_response_id` or reference is the upstream's own, and is passed on untouched.
  */
-export function passthroughBody(body: Readonly<Record<string, unknown>>, conversation: ResolvedConversation, upstreamModel: string): Record<string, unknown> & { model: string } {
+export function passthroughBody(
+  body: Readonly<Record<string, unknown>>,
+  conversation: ResolvedConversation,
+  upstreamModel: string,
+): Record<string, unknown> & { model: string } {
   const passed: Record<string, unknown> & { model: string } = { ...body, model: upstreamModel };
   const metadata = body['metadata'];
   if (isObject(metadata) && ('session_id' in metadata || 'sticky_key' in metadata)) {

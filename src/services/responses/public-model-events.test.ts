@@ -41,7 +41,15 @@ describe('withPublicModelEvents', () => {
     let handedOnBeforeTheLineEnded = 0;
     let seen = 0;
     const chunks: Buffer[] = [];
-    for await (const chunk of withPublicModelEvents((async function* () { for (const piece of pieces) { seen += piece.length; yield piece; } })(), 'public')) {
+    for await (const chunk of withPublicModelEvents(
+      (async function* () {
+        for (const piece of pieces) {
+          seen += piece.length;
+          yield piece;
+        }
+      })(),
+      'public',
+    )) {
       if (seen < Buffer.byteLength(line)) handedOnBeforeTheLineEnded += chunk.length;
       chunks.push(chunk);
     }

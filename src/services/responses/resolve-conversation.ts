@@ -25,7 +25,11 @@ export interface ResolvedConversation {
  * responses, all at once. Nothing is refused here: what stays unresolved is refused by the
  * conversion (naming it), and passed on untouched to an upstream that resolves its own.
  */
-export async function resolveConversation(store: ResponseStore, team: string, request: Pick<ResponsesRequest, 'input' | 'previous_response_id'>): Promise<ResolvedConversation> {
+export async function resolveConversation(
+  store: ResponseStore,
+  team: string,
+  request: Pick<ResponsesRequest, 'input' | 'previous_response_id'>,
+): Promise<ResolvedConversation> {
   const { input } = request;
   const previousId = request.previous_response_id;
   const references = Array.isArray(input) ? input.map((item) => referencedId(item)) : [];

@@ -20,7 +20,13 @@ function mapState(): ResponseStateStore & { values: Map<string, string>; ttls: M
       state.reads += 1;
       return values.get(key) ?? null;
     },
-    async setWithinBudget(_pool: string, _group: string, entries: ReadonlyArray<{ key: string; value: string }>, ttlMs: number, budget: { groupBytes: number; totalBytes: number }) {
+    async setWithinBudget(
+      _pool: string,
+      _group: string,
+      entries: ReadonlyArray<{ key: string; value: string }>,
+      ttlMs: number,
+      budget: { groupBytes: number; totalBytes: number },
+    ) {
       if (state.failing) throw new Error('connection lost');
       const bytes = entries.reduce((sum, entry) => sum + entry.key.length + entry.value.length, 0);
       if (bytes > budget.groupBytes) return { stored: false, evicted: 0 };

@@ -131,10 +131,17 @@ export class ResponseStore {
       if (typeof item.id === 'string' && item.id !== '') entries.push({ key: ResponseStore.itemKey(team, item.id), value: JSON.stringify(item) });
     }
     try {
-      const outcome = await this.state.setWithinBudget(POOL, team, entries, this.retentionMs, { groupBytes: this.budget.teamBytes, totalBytes: this.budget.totalBytes });
+      const outcome = await this.state.setWithinBudget(POOL, team, entries, this.retentionMs, {
+        groupBytes: this.budget.teamBytes,
+        totalBytes: this.budget.totalBytes,
+      });
       if (!outcome.stored) {
         const bytes = entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.key) + Buffer.byteLength(entry.value), 0);
-        this.onError(new Error(`response ${id} takes ${bytes} bytes, more than responses.max_bytes_per_team or responses.max_bytes allows; it was answered but not stored`));
+        this.onError(
+          new Error(
+            `response ${id} takes ${bytes} bytes, more than responses.max_bytes_per_team or responses.max_bytes allows; it was answered but not stored`,
+          ),
+        );
       }
     } catch (error) {
       this.onError(error);
@@ -146,7 +153,9 @@ export class ResponseStore {
     try {
       return await this.state.get(key);
     } catch (error) {
-      throw new GatewayError('state_unavailable', 'Stored responses cannot be read right now (the shared state is unreachable); retry shortly.', { cause: error });
+      throw new GatewayError('state_unavailable', 'Stored responses cannot be read right now (the shared state is unreachable); retry shortly.', {
+        cause: error,
+      });
     }
   }
 }

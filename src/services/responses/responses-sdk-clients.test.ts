@@ -67,7 +67,14 @@ function chunk(delta: Record<string, unknown>, finishReason: string | null = nul
   return { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'upstream', choices: [{ index: 0, delta, finish_reason: finishReason }] };
 }
 
-const USAGE_CHUNK = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'upstream', choices: [], usage: { prompt_tokens: 20, completion_tokens: 7, total_tokens: 27 } };
+const USAGE_CHUNK = {
+  id: 'c',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'upstream',
+  choices: [],
+  usage: { prompt_tokens: 20, completion_tokens: 7, total_tokens: 27 },
+};
 
 const TOOL_STREAM = [
   chunk({ role: 'assistant', content: 'Let me look.' }),
@@ -135,7 +142,14 @@ describe('the official OpenAI SDK (openai-node)', () => {
 
 describe('the Vercel AI SDK (openai(model), the Responses API by default)', () => {
   it('generates text and a tool call from a converted response, and sends a multi-turn tool conversation the converter accepts', async () => {
-    const gateway = fakeGateway([{ completion: completion({ content: 'Checking.', tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } }] }, 'tool_calls') }]);
+    const gateway = fakeGateway([
+      {
+        completion: completion(
+          { content: 'Checking.', tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } }] },
+          'tool_calls',
+        ),
+      },
+    ]);
     const openai = createOpenAI({ apiKey: 'sk-test', baseURL: 'http://gateway.test/v1', fetch: gateway.fetch });
     const messages: ModelMessage[] = [
       { role: 'user', content: 'Weather in Paris?' },
@@ -144,7 +158,13 @@ describe('the Vercel AI SDK (openai(model), the Responses API by default)', () =
       { role: 'assistant', content: 'It is 18°C in Paris.' },
       { role: 'user', content: 'And Rome?' },
     ];
-    const result = await generateText({ model: openai('chat'), instructions: 'You are a weather bot.', messages, tools: { get_weather: weatherTool }, maxRetries: 0 });
+    const result = await generateText({
+      model: openai('chat'),
+      instructions: 'You are a weather bot.',
+      messages,
+      tools: { get_weather: weatherTool },
+      maxRetries: 0,
+    });
     expect(result.text).toBe('Checking.');
     expect(result.toolCalls).toMatchObject([{ toolCallId: 'call_2', toolName: 'get_weather', input: { city: 'Rome' } }]);
     expect(result.finishReason).toBe('tool-calls');
@@ -158,7 +178,15 @@ describe('the Vercel AI SDK (openai(model), the Responses API by default)', () =
       { role: 'user', content: [{ type: 'text', text: 'And Rome?' }] },
     ]);
     expect(gateway.calls[0]?.chat['tools']).toEqual([
-      { type: 'function', function: { name: 'get_weather', description: 'Current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }, strict: false } },
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Current weather in a city',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+          strict: false,
+        },
+      },
     ]);
   });
 
@@ -166,7 +194,13 @@ describe('the Vercel AI SDK (openai(model), the Responses API by default)', () =
     const gateway = fakeGateway([{ chunks: TOOL_STREAM }]);
     const openai = createOpenAI({ apiKey: 'sk-test', baseURL: 'http://gateway.test/v1', fetch: gateway.fetch });
     const errors: unknown[] = [];
-    const result = streamText({ model: openai('chat'), prompt: 'Weather in Paris?', tools: { get_weather: weatherTool }, maxRetries: 0, onError: ({ error }) => void errors.push(error) });
+    const result = streamText({
+      model: openai('chat'),
+      prompt: 'Weather in Paris?',
+      tools: { get_weather: weatherTool },
+      maxRetries: 0,
+      onError: ({ error }) => void errors.push(error),
+    });
     let text = '';
     for await (const delta of result.textStream) text += delta;
     expect(errors).toEqual([]);

@@ -43,6 +43,7 @@ function conversationStart(body: ResponsesRequest): { messages: Array<{ role?: u
   if (typeof body.instructions === 'string' && body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
   const { input } = body;
   if (typeof input === 'string') messages.push({ role: 'user', content: input });
-  else if (Array.isArray(input)) for (const item of input) if (isObject(item) && item['role'] !== undefined) messages.push({ role: item['role'], content: item['content'] });
+  else if (Array.isArray(input))
+    for (const item of input) if (isObject(item) && item['role'] !== undefined) messages.push({ role: item['role'], content: item['content'] });
   return { messages };
 }

@@ -24,8 +24,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'bigint', (column) => column.notNull())
     .addPrimaryKeyConstraint('projects_primary_key', ['team', 'id'])
     .execute();
-  await sql`insert into teams (id, name, limits, created_at, updated_at) select team, team, null, min(created_at), min(created_at) from tokens group by team`.execute(db);
-  await sql`insert into projects (team, id, name, limits, created_at, updated_at) select team, project, project, null, min(created_at), min(created_at) from tokens where project is not null group by team, project`.execute(db);
+  await sql`insert into teams (id, name, limits, created_at, updated_at) select team, team, null, min(created_at), min(created_at) from tokens group by team`.execute(
+    db,
+  );
+  await sql`insert into projects (team, id, name, limits, created_at, updated_at) select team, project, project, null, min(created_at), min(created_at) from tokens where project is not null group by team, project`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

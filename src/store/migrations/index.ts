@@ -30,4 +30,3 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0011-request-log-upstream-model': requestLogUpstreamModel,
   '0012-schema-history': schemaHistory,
 };
-

@@ -379,7 +379,11 @@ describe('Http1Pool requests and responses', () => {
   it('fails a Readable body longer or shorter than its content-length with HTTP1_BODY, and sends no extra byte', async () => {
     const upstream = await startHttpServer((_request, response) => ok(response));
     const pool = newPool(upstream.origin);
-    const tooLong = await send(pool, { method: 'POST', headers: { 'content-length': '5' }, body: Readable.from([Buffer.from('hello'), Buffer.from(' world')]) });
+    const tooLong = await send(pool, {
+      method: 'POST',
+      headers: { 'content-length': '5' },
+      body: Readable.from([Buffer.from('hello'), Buffer.from(' world')]),
+    });
     expect(tooLong.errorCode).toBe('HTTP1_BODY');
     expect(tooLong.error?.message).toMatch(/not the 5 bytes/);
     const tooShort = await send(pool, { method: 'POST', headers: { 'content-length': '50' }, body: Readable.from([Buffer.from('hello')]) });
@@ -589,7 +593,6 @@ describe('Http1Pool connection failures', () => {
     expect(handlers.map(({ errorCode }) => errorCode)).toEqual(['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED']);
     expect(pool.size).toBe(0);
   });
-
 });
 
 describe('Http1Pool abort of a waiting call', () => {
@@ -629,7 +632,6 @@ describe('Http1Pool abort of a waiting call', () => {
     expect(upstream.requests).toHaveLength(1);
     expect(upstream.connectionCount).toBe(1);
   });
-
 });
 
 describe('Http1Pool close', () => {

@@ -99,8 +99,7 @@ function expectSameOutcomeWhateverTheSplit(response: string, expected: Outcome):
   expect(oneByteAtATime, 'fed one byte at a time').toEqual(expected);
 }
 
-const CONTENT_LENGTH_RESPONSE =
-  'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 17\r\nX-Request-Id: abc\r\n\r\n{"answer": "yes"}';
+const CONTENT_LENGTH_RESPONSE = 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 17\r\nX-Request-Id: abc\r\n\r\n{"answer": "yes"}';
 
 describe('ResponseParser with a Content-Length body', () => {
   it('hands on the status, the head, the body and one end, in order', () => {
@@ -370,9 +369,7 @@ describe('ResponseParser refuses malformed responses', () => {
   });
 
   it('throws on chunk data longer than its declared size', () => {
-    expect(parseFailure('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n').message).toMatch(
-      /longer than its declared size/,
-    );
+    expect(parseFailure('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n').message).toMatch(/longer than its declared size/);
   });
 
   it('throws on chunk data longer than its declared size fed one byte at a time', () => {

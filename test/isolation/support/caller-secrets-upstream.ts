@@ -32,7 +32,13 @@ export async function startCallerSecretsUpstream(): Promise<CallerSecretsUpstrea
     }
     response.writeHead(200, { 'content-type': 'text/event-stream' });
     if (path.endsWith('/chat/completions')) {
-      const chunk = { id: 'c1', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }] };
+      const chunk = {
+        id: 'c1',
+        object: 'chat.completion.chunk',
+        created: 0,
+        model: body.model,
+        choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }],
+      };
       response.write(`data: ${JSON.stringify(chunk)}\n\n`);
       response.end(`data: ${JSON.stringify({ error: { message: SECRET_MESSAGE, type: 'server_error' } })}\n\n`);
       return;
@@ -40,7 +46,9 @@ export async function startCallerSecretsUpstream(): Promise<CallerSecretsUpstrea
     // A Responses stream (OpenAI's /v1/responses, or the Codex backend's /responses).
     const created = { id: 'resp_1', object: 'response', status: 'in_progress', model: body.model, output: [], error: null };
     response.write(`event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: created })}\n\n`);
-    response.write(`event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: 1, code: 'invalid_api_key', message: SECRET_MESSAGE, param: null })}\n\n`);
+    response.write(
+      `event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: 1, code: 'invalid_api_key', message: SECRET_MESSAGE, param: null })}\n\n`,
+    );
     // The failed event arrives in two pieces, cut inside the quoted key.
     const failed = `event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: 2, response: { ...created, status: 'failed', error: { code: 'server_error', message: SECRET_MESSAGE } } })}\n\n`;
     const cut = failed.indexOf(QUOTED_SECRETS[0]) + 6;

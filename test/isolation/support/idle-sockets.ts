@@ -52,7 +52,9 @@ export async function startGatewayProcess(server: Record<string, unknown>): Prom
     }),
   );
   const created: string[] = [];
-  if ((await runCli(['tokens', 'create', '--team', 'bystander', '--config', configPath], { stdout: (line) => created.push(line), stderr: () => undefined })) !== 0) {
+  if (
+    (await runCli(['tokens', 'create', '--team', 'bystander', '--config', configPath], { stdout: (line) => created.push(line), stderr: () => undefined })) !== 0
+  ) {
     throw new Error('could not create the bystander token');
   }
   const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--config', configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -215,7 +217,12 @@ export function closedWithin(sockets: readonly IdleSocket[], timeoutMs: number):
  * gateway closes is replaced after `reconnectDelayMs`, until `stop`. Every socket it opened is in
  * `sockets`.
  */
-export function keepIdleSockets(port: number, perAddress: number, addresses: readonly string[], reconnectDelayMs: number): { sockets: IdleSocket[]; opened: Promise<void>; stop(): void } {
+export function keepIdleSockets(
+  port: number,
+  perAddress: number,
+  addresses: readonly string[],
+  reconnectDelayMs: number,
+): { sockets: IdleSocket[]; opened: Promise<void>; stop(): void } {
   const sockets: IdleSocket[] = [];
   let running = true;
   const keep = async (address: string, partialHead: boolean): Promise<void> => {

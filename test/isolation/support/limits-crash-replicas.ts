@@ -76,7 +76,12 @@ export async function chat(url: string, token: string, model = 'fast'): Promise<
     }
   }
   const requestId = response.headers['x-request-id'];
-  return { status: response.statusCode, code, requestId: typeof requestId === 'string' ? requestId : null, counted: response.headers['x-ratelimit-limit-requests'] !== undefined };
+  return {
+    status: response.statusCode,
+    code,
+    requestId: typeof requestId === 'string' ? requestId : null,
+    counted: response.headers['x-ratelimit-limit-requests'] !== undefined,
+  };
 }
 
 /**

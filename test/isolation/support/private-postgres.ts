@@ -49,12 +49,18 @@ export class PrivatePostgres {
   /** Starts the server (again) on the same port with the same data. */
   async launch(): Promise<void> {
     const parameters = [
-      '-D', join(this.directory, 'data'),
-      '-p', String(this.port),
-      '-k', this.directory,
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'fsync=off',
-      '-c', 'full_page_writes=off',
+      '-D',
+      join(this.directory, 'data'),
+      '-p',
+      String(this.port),
+      '-k',
+      this.directory,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=off',
+      '-c',
+      'full_page_writes=off',
     ];
     // Spawned as the service user itself (not through runuser), so the child is the postmaster
     // and signals reach it.
@@ -109,7 +115,9 @@ export class PrivatePostgres {
     const lock = await readFile(join(this.directory, 'data', 'postmaster.pid'), 'utf8').catch(() => '');
     const postmaster = lock.split('\n')[0]?.trim();
     if (!postmaster) return;
-    const backends = await run('pgrep', ['-P', postmaster]).then((result) => result.stdout.split('\n').filter(Boolean)).catch(() => []);
+    const backends = await run('pgrep', ['-P', postmaster])
+      .then((result) => result.stdout.split('\n').filter(Boolean))
+      .catch(() => []);
     await run('kill', [`-${signal}`, postmaster, ...backends]).catch(() => undefined);
   }
 }

@@ -49,11 +49,9 @@ export class PrivateRedis {
 
   /** Starts the server again on the same port after {@link stop}. */
   async launch(): Promise<void> {
-    const child = spawn(
-      this.binary,
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.directory],
-      { stdio: 'ignore' },
-    );
+    const child = spawn(this.binary, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.directory], {
+      stdio: 'ignore',
+    });
     this.process = child;
     for (let tries = 0; tries < 100; tries++) {
       if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);

@@ -51,7 +51,10 @@ export async function startStoreGateway(databaseUrl: string, upstreamUrl: string
     }),
   );
   const out: string[] = [];
-  const status = await runCli(['tokens', 'create', '--team', 'ops', '--scopes', 'chat,admin', '--config', configPath], { stdout: (line) => out.push(line), stderr: () => undefined });
+  const status = await runCli(['tokens', 'create', '--team', 'ops', '--scopes', 'chat,admin', '--config', configPath], {
+    stdout: (line) => out.push(line),
+    stderr: () => undefined,
+  });
   if (status !== 0) throw new Error(`tokens create exited ${status}`);
   const token = out.at(-1) as string;
   const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
@@ -126,7 +129,9 @@ export async function holdSqliteLock(file: string, holdMs: number): Promise<{ re
     setTimeout(() => { db.exec('COMMIT'); db.close(); process.stdout.write('released\\n'); }, Number(process.argv[2]));
   `;
   const child = spawn(process.execPath, ['-e', script, file, String(holdMs)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const released = new Promise<void>((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the lock holder exited ${code}`)))));
+  const released = new Promise<void>((resolve, reject) =>
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the lock holder exited ${code}`)))),
+  );
   await new Promise<void>((resolve, reject) => {
     child.stdout.once('data', () => resolve());
     child.once('exit', (code) => reject(new Error(`the lock holder exited ${code} before locking`)));

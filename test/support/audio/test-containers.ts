@@ -127,23 +127,31 @@ export function encodeM4aWithMp3(mp3: Mp3Frames): Uint8Array {
   const ftyp = box('ftyp', Buffer.from('M4A '), u32(0), Buffer.from('M4A mp42isom'));
   const decoderConfig = Buffer.concat([Uint8Array.from([0x6b, 0x15, 0, 0, 0]), u32(128_000, 128_000)]);
   const esDescriptor = Buffer.concat([
-    Uint8Array.from([0x03, 3 + 2 + decoderConfig.length + 3]), u16(1), Uint8Array.from([0]),
-    Uint8Array.from([0x04, decoderConfig.length]), decoderConfig,
+    Uint8Array.from([0x03, 3 + 2 + decoderConfig.length + 3]),
+    u16(1),
+    Uint8Array.from([0]),
+    Uint8Array.from([0x04, decoderConfig.length]),
+    decoderConfig,
     Uint8Array.from([0x06, 1, 0x02]),
   ]);
   const sampleEntry = box('mp4a', Buffer.alloc(6), u16(1), Buffer.alloc(8), u16(1, 16, 0, 0), u32(sampleRate * 0x1_0000), fullBox('esds', 0, 0, esDescriptor));
   const buildMoov = (dataOffset: number): Buffer =>
-    box('moov',
+    box(
+      'moov',
       fullBox('mvhd', 0, 0, u32(0, 0, sampleRate, duration, 0x0001_0000), u16(0x0100, 0), Buffer.alloc(8), IDENTITY_MATRIX, Buffer.alloc(24), u32(2)),
-      box('trak',
+      box(
+        'trak',
         fullBox('tkhd', 0, 7, u32(0, 0, 1, 0, duration, 0, 0), u16(0, 0, 0x0100, 0), IDENTITY_MATRIX, u32(0, 0)),
-        box('mdia',
+        box(
+          'mdia',
           fullBox('mdhd', 0, 0, u32(0, 0, sampleRate, duration), u16(0x55c4, 0)),
           fullBox('hdlr', 0, 0, u32(0), Buffer.from('soun'), Buffer.alloc(12), Buffer.from('SoundHandler\0')),
-          box('minf',
+          box(
+            'minf',
             fullBox('smhd', 0, 0, u16(0, 0)),
             box('dinf', fullBox('dref', 0, 0, u32(1), fullBox('url ', 0, 1))),
-            box('stbl',
+            box(
+              'stbl',
               fullBox('stsd', 0, 0, u32(1), sampleEntry),
               fullBox('stts', 0, 0, u32(1, frames.length, samplesPerFrame)),
               fullBox('stsc', 0, 0, u32(1, 1, frames.length, 1)),
@@ -195,14 +203,27 @@ interface WebmTrack {
 
 /** A WebM file with one audio track, one cluster (the frames must span < 32 s), SimpleBlocks. */
 function webm(track: WebmTrack): Uint8Array {
-  const header = ebml(0x1a45dfa3,
-    ebmlUnsigned(0x4286, 1), ebmlUnsigned(0x42f7, 1), ebmlUnsigned(0x42f2, 4), ebmlUnsigned(0x42f3, 8),
-    ebml(0x4282, Buffer.from('webm')), ebmlUnsigned(0x4287, 4), ebmlUnsigned(0x4285, 2));
+  const header = ebml(
+    0x1a45dfa3,
+    ebmlUnsigned(0x4286, 1),
+    ebmlUnsigned(0x42f7, 1),
+    ebmlUnsigned(0x42f2, 4),
+    ebmlUnsigned(0x42f3, 8),
+    ebml(0x4282, Buffer.from('webm')),
+    ebmlUnsigned(0x4287, 4),
+    ebmlUnsigned(0x4285, 2),
+  );
   const info = ebml(0x1549a966, ebmlUnsigned(0x2ad7b1, 1_000_000), ebml(0x4d80, Buffer.from('switchyard-test')), ebml(0x5741, Buffer.from('switchyard-test')));
   const audio = ebml(0xe1, ebmlFloat(0xb5, track.sampleRate), ebmlUnsigned(0x9f, 1), ...(track.bitDepth ? [ebmlUnsigned(0x6264, track.bitDepth)] : []));
-  const entry = ebml(0xae,
-    ebmlUnsigned(0xd7, 1), ebmlUnsigned(0x73c5, 1), ebmlUnsigned(0x83, 2), ebml(0x86, Buffer.from(track.codecId)),
-    ...(track.codecPrivate ? [ebml(0x63a2, track.codecPrivate)] : []), audio);
+  const entry = ebml(
+    0xae,
+    ebmlUnsigned(0xd7, 1),
+    ebmlUnsigned(0x73c5, 1),
+    ebmlUnsigned(0x83, 2),
+    ebml(0x86, Buffer.from(track.codecId)),
+    ...(track.codecPrivate ? [ebml(0x63a2, track.codecPrivate)] : []),
+    audio,
+  );
   const blocks = track.frames.map(({ data, milliseconds }) => {
     const blockHeader = Buffer.alloc(4);
     blockHeader[0] = 0x81; // track number 1

@@ -41,7 +41,12 @@ export const CredentialRow = memo(function CredentialRow({ credential, busy, onA
         <button type="button" disabled={busy} onClick={() => onAction(credential.id, 'reset')}>
           Reset
         </button>
-        <button type="button" disabled={busy} className={disabled ? '' : 'danger-quiet'} onClick={() => onAction(credential.id, disabled ? 'enable' : 'disable')}>
+        <button
+          type="button"
+          disabled={busy}
+          className={disabled ? '' : 'danger-quiet'}
+          onClick={() => onAction(credential.id, disabled ? 'enable' : 'disable')}
+        >
           {disabled ? 'Enable' : 'Disable'}
         </button>
       </td>

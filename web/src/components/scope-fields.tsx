@@ -19,7 +19,12 @@ export function ScopeFields({ idPrefix, selected, onChange, error }: ScopeFields
       <div className="checks">
         {[...SCOPES, ...unknown].map((scope) => (
           <label key={scope} className="check">
-            <input type="checkbox" id={`${idPrefix}-scope-${scope}`} checked={selected.includes(scope)} onChange={(event) => toggle(scope, event.target.checked)} />
+            <input
+              type="checkbox"
+              id={`${idPrefix}-scope-${scope}`}
+              checked={selected.includes(scope)}
+              onChange={(event) => toggle(scope, event.target.checked)}
+            />
             <span>{scope}</span>
           </label>
         ))}

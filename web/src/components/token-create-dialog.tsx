@@ -89,9 +89,39 @@ function CreateForm({ onCreated, onCancel }: { onCreated: (token: CreatedToken) 
     <form onSubmit={(event) => void submit(event)} noValidate>
       <ErrorAlert message={error?.message ?? null} />
       <div className="form-grid">
-        <TextField id="create-name" label="Name" param="name" error={error} value={name} onChange={setName} autoComplete="off" hint="To recognise the token by." />
-        <TextField id="create-team" label="Team" param="team" error={error} value={team} onChange={setTeam} list="create-team-list" autoComplete="off" required hint="Created when it does not exist." />
-        <TextField id="create-project" label="Project" param="project" error={error} value={project} onChange={setProject} list="create-project-list" autoComplete="off" hint="Optional; must be a project of the team." />
+        <TextField
+          id="create-name"
+          label="Name"
+          param="name"
+          error={error}
+          value={name}
+          onChange={setName}
+          autoComplete="off"
+          hint="To recognise the token by."
+        />
+        <TextField
+          id="create-team"
+          label="Team"
+          param="team"
+          error={error}
+          value={team}
+          onChange={setTeam}
+          list="create-team-list"
+          autoComplete="off"
+          required
+          hint="Created when it does not exist."
+        />
+        <TextField
+          id="create-project"
+          label="Project"
+          param="project"
+          error={error}
+          value={project}
+          onChange={setProject}
+          list="create-project-list"
+          autoComplete="off"
+          hint="Optional; must be a project of the team."
+        />
       </div>
       <datalist id="create-team-list">
         {suggestions.teams.map((item) => (
@@ -104,7 +134,13 @@ function CreateForm({ onCreated, onCancel }: { onCreated: (token: CreatedToken) 
         ))}
       </datalist>
       {suggestions.error !== null && <p className="hint">{suggestions.error}</p>}
-      <TokenFields idPrefix="create" values={fields} onChange={(change) => setFields((current) => ({ ...current, ...change }))} error={error} expiresHint="90m, 12h, 30d, 2w; empty = never." />
+      <TokenFields
+        idPrefix="create"
+        values={fields}
+        onChange={(change) => setFields((current) => ({ ...current, ...change }))}
+        error={error}
+        expiresHint="90m, 12h, 30d, 2w; empty = never."
+      />
       <FormActions submitLabel="Create" busy={busy} onCancel={onCancel} />
     </form>
   );

@@ -22,7 +22,12 @@ const sameSet = (left: readonly string[], right: readonly string[]) => left.leng
 export function TokenEditDialog({ token, onSaved, onClose }: TokenEditDialogProps) {
   const initialLimits = limitTexts(token.limits);
   const [name, setName] = useState(token.name ?? '');
-  const [fields, setFields] = useState<TokenFieldValues>({ scopes: token.scopes, models: (token.models ?? []).join(', '), limits: initialLimits, expiresIn: '' });
+  const [fields, setFields] = useState<TokenFieldValues>({
+    scopes: token.scopes,
+    models: (token.models ?? []).join(', '),
+    limits: initialLimits,
+    expiresIn: '',
+  });
   const { scopes, models, limits, expiresIn } = fields;
   const [neverExpires, setNeverExpires] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -36,7 +41,8 @@ export function TokenEditDialog({ token, onSaved, onClose }: TokenEditDialogProp
     const modelList = splitList(models);
     const wantModels = modelList.length === 0 ? null : modelList;
     const hadModels = token.models;
-    if ((wantModels === null) !== (hadModels === null) || (wantModels !== null && hadModels !== null && !sameSet(wantModels, hadModels))) changes.models = wantModels;
+    if ((wantModels === null) !== (hadModels === null) || (wantModels !== null && hadModels !== null && !sameSet(wantModels, hadModels)))
+      changes.models = wantModels;
     const limitChanges: LimitChanges = {};
     for (const limit of LIMIT_NAMES) {
       if (limits[limit].trim() === initialLimits[limit]) continue;

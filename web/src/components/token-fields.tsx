@@ -29,9 +29,23 @@ export function TokenFields({ idPrefix, values, onChange, error, expiresHint, ex
     <>
       <ScopeFields idPrefix={idPrefix} selected={values.scopes} onChange={(scopes) => onChange({ scopes })} error={error} />
       <div className="form-grid">
-        <TextField id={`${idPrefix}-models`} label="Models" param="models" error={error} value={values.models} onChange={(models) => onChange({ models })} autoComplete="off" hint="Comma-separated; empty = all models." />
+        <TextField
+          id={`${idPrefix}-models`}
+          label="Models"
+          param="models"
+          error={error}
+          value={values.models}
+          onChange={(models) => onChange({ models })}
+          autoComplete="off"
+          hint="Comma-separated; empty = all models."
+        />
       </div>
-      <LimitFields idPrefix={idPrefix} values={values.limits} onChange={(limit, value) => onChange({ limits: { ...values.limits, [limit]: value } })} error={error} />
+      <LimitFields
+        idPrefix={idPrefix}
+        values={values.limits}
+        onChange={(limit, value) => onChange({ limits: { ...values.limits, [limit]: value } })}
+        error={error}
+      />
       <div className="form-grid">
         <TextField
           id={`${idPrefix}-expires`}

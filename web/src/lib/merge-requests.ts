@@ -7,7 +7,11 @@ import type { RequestView } from '../api/types';
  * requests than a page since the last poll) the rows shown would leave a gap: the fresh page
  * replaces them, and its cursor is the one to follow.
  */
-export function mergeFirstPage(current: readonly RequestView[], fresh: readonly RequestView[], freshHasMore: boolean): { rows: RequestView[]; replaced: boolean; changed: boolean } {
+export function mergeFirstPage(
+  current: readonly RequestView[],
+  fresh: readonly RequestView[],
+  freshHasMore: boolean,
+): { rows: RequestView[]; replaced: boolean; changed: boolean } {
   const byId = new Map(current.map((row) => [row.id, row]));
   const overlaps = fresh.some((row) => byId.has(row.id));
   if (!overlaps && freshHasMore && current.length > 0) return { rows: [...fresh], replaced: true, changed: true };

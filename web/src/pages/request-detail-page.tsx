@@ -144,7 +144,10 @@ function RequestDetails({ request }: { request: RequestView }) {
         id="caller"
         title="Caller"
         items={[
-          ['Token', request.token_id === null ? DASH : <Link to={`/console/requests?token_id=${encodeURIComponent(request.token_id)}`}>{request.token_id}</Link>],
+          [
+            'Token',
+            request.token_id === null ? DASH : <Link to={`/console/requests?token_id=${encodeURIComponent(request.token_id)}`}>{request.token_id}</Link>,
+          ],
           ['Team', request.team ?? DASH],
           ['Project', request.project ?? DASH],
           ['Client request id', request.client_request_id ?? DASH],

@@ -64,7 +64,10 @@ export function TokensPage() {
   };
 
   // Merged, not swapped: an answer without a field the list had (last_used_at) keeps the list's.
-  const replace = useCallback((changed: Token) => setTokens((current) => current?.map((token) => (token.id === changed.id ? { ...token, ...changed } : token)) ?? null), []);
+  const replace = useCallback(
+    (changed: Token) => setTokens((current) => current?.map((token) => (token.id === changed.id ? { ...token, ...changed } : token)) ?? null),
+    [],
+  );
   // The list is in creation order: a new token belongs at its end, which is shown once every page is.
   const add = useCallback((created: Token) => {
     if (cursorRef.current !== null) return;

@@ -43,9 +43,7 @@ describe('discoverGgufModels', () => {
     // A split model with a part missing cannot load, so it is not offered.
     writeFileSync(join(directory, 'broken-00001-of-00002.gguf'), ggufBytes(50));
 
-    expect(discoverGgufModels(directory)).toEqual([
-      { id: 'big-model', path: join(directory, 'Big-Model-00001-of-00003.gguf'), sizeBytes: 60 },
-    ]);
+    expect(discoverGgufModels(directory)).toEqual([{ id: 'big-model', path: join(directory, 'Big-Model-00001-of-00003.gguf'), sizeBytes: 60 }]);
   });
 
   it('looks one folder down, not deeper, and keeps the first of two files with the same id', () => {
@@ -69,9 +67,7 @@ describe('discoverGgufModels', () => {
       symlinkSync(join(elsewhere, 'target.gguf'), join(directory, 'linked.gguf'));
       symlinkSync(join(elsewhere, 'gone.gguf'), join(directory, 'dangling.gguf'));
 
-      expect(discoverGgufModels(directory)).toEqual([
-        { id: 'linked', path: join(directory, 'linked.gguf'), sizeBytes: 12 },
-      ]);
+      expect(discoverGgufModels(directory)).toEqual([{ id: 'linked', path: join(directory, 'linked.gguf'), sizeBytes: 12 }]);
     } finally {
       rmSync(elsewhere, { recursive: true, force: true });
     }

@@ -17,10 +17,7 @@ function neverAborted(): AbortSignal {
   return new AbortController().signal;
 }
 
-async function completeCollecting(
-  engine: LlamaChatEngine,
-  request: LocalChatRequest,
-): Promise<{ outcome: LocalChatOutcome; chunks: string[] }> {
+async function completeCollecting(engine: LlamaChatEngine, request: LocalChatRequest): Promise<{ outcome: LocalChatOutcome; chunks: string[] }> {
   const chunks: string[] = [];
   const outcome = await engine.complete(request, { onText: (text) => chunks.push(text) }, neverAborted());
   return { outcome, chunks };
@@ -84,7 +81,13 @@ describe('LlamaChatEngine on a tiny random GGUF', () => {
     const { outcome } = await completeCollecting(engine, {
       messages: [
         { role: 'system', content: 'be brief' },
-        { role: 'user', content: [{ type: 'text', text: 'hello ' }, { type: 'text', text: 'world' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'hello ' },
+            { type: 'text', text: 'world' },
+          ],
+        },
         { role: 'assistant', content: 'hi' },
         { role: 'user', content: 'again' },
       ],
@@ -173,17 +176,9 @@ describe('LlamaChatEngine on a tiny random GGUF', () => {
       'invalid_request',
       /content\[0\] has type 'image_url'/,
     );
-    await expectEngineError(
-      engine.complete({ messages: [{ role: 'tool', content: 'x' }] }, null, neverAborted()),
-      'invalid_request',
-      /role 'tool'/,
-    );
+    await expectEngineError(engine.complete({ messages: [{ role: 'tool', content: 'x' }] }, null, neverAborted()), 'invalid_request', /role 'tool'/);
     await expectEngineError(engine.complete({ messages: [] }, null, neverAborted()), 'invalid_request', /empty/);
-    await expectEngineError(
-      engine.complete({ ...hello, maxTokens: 0 }, null, neverAborted()),
-      'invalid_request',
-      /max_tokens/,
-    );
+    await expectEngineError(engine.complete({ ...hello, maxTokens: 0 }, null, neverAborted()), 'invalid_request', /max_tokens/);
     await expectEngineError(
       engine.complete({ messages: [{ role: 'user', content: 'word '.repeat(300) }] }, null, neverAborted()),
       'invalid_request',
@@ -222,10 +217,7 @@ describe('LlamaChatEngine lifecycle', () => {
     await makeTinyGguf(modelPath);
     const engine = new LlamaChatEngine({ modelPath, threads });
     const loads = vi.spyOn(engine as unknown as { loadModel(): Promise<unknown> }, 'loadModel');
-    const [first, second] = await Promise.all([
-      completeCollecting(engine, { ...hello, maxTokens: 2 }),
-      completeCollecting(engine, { ...hello, maxTokens: 2 }),
-    ]);
+    const [first, second] = await Promise.all([completeCollecting(engine, { ...hello, maxTokens: 2 }), completeCollecting(engine, { ...hello, maxTokens: 2 })]);
     expect(first?.outcome.completionTokens).toBe(2);
     expect(second?.outcome.completionTokens).toBe(2);
     expect(loads).toHaveBeenCalledTimes(1);

@@ -74,11 +74,7 @@ export class LlamaChatEngine {
     return loaded.context.contextSize;
   }
 
-  async complete(
-    request: LocalChatRequest,
-    handlers: LocalChatStreamHandlers | null,
-    signal: AbortSignal,
-  ): Promise<LocalChatOutcome> {
+  async complete(request: LocalChatRequest, handlers: LocalChatStreamHandlers | null, signal: AbortSignal): Promise<LocalChatOutcome> {
     signal.throwIfAborted();
     const history = toChatHistory(request.messages);
     const sampling = samplingOptions(request);
@@ -202,16 +198,11 @@ async function generate(
   handlers: LocalChatStreamHandlers | null,
   signal: AbortSignal,
 ): Promise<LocalChatOutcome> {
-  const promptTokens = chat.chatWrapper
-    .generateContextState({ chatHistory: history })
-    .contextText.tokenize(chat.model.tokenizer).length;
+  const promptTokens = chat.chatWrapper.generateContextState({ chatHistory: history }).contextText.tokenize(chat.model.tokenizer).length;
   const contextSize = chat.sequence.contextSize;
   const room = contextSize - promptTokens;
   if (room < 1) {
-    throw new LocalEngineError(
-      'invalid_request',
-      `the conversation is ${promptTokens} tokens, which does not fit this model's ${contextSize}-token context`,
-    );
+    throw new LocalEngineError('invalid_request', `the conversation is ${promptTokens} tokens, which does not fit this model's ${contextSize}-token context`);
   }
   // Capping at the room left means llama.cpp never has to shift the context mid-answer.
   const maxTokens = Math.min(request.maxTokens ?? room, room);

@@ -44,21 +44,11 @@ function messageText(content: unknown, index: number): string {
     .map((part: unknown, partIndex) => {
       if (isTextPart(part)) return part.text;
       const type = typeof part === 'object' && part !== null && 'type' in part ? String(part.type) : typeof part;
-      throw new LocalEngineError(
-        'invalid_request',
-        `messages[${index}].content[${partIndex}] has type '${type}'; local chat models accept only text parts`,
-      );
+      throw new LocalEngineError('invalid_request', `messages[${index}].content[${partIndex}] has type '${type}'; local chat models accept only text parts`);
     })
     .join('');
 }
 
 function isTextPart(part: unknown): part is { type: 'text'; text: string } {
-  return (
-    typeof part === 'object' &&
-    part !== null &&
-    'type' in part &&
-    part.type === 'text' &&
-    'text' in part &&
-    typeof part.text === 'string'
-  );
+  return typeof part === 'object' && part !== null && 'type' in part && part.type === 'text' && 'text' in part && typeof part.text === 'string';
 }

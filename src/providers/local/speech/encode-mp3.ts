@@ -20,8 +20,7 @@ export interface Mp3Audio {
  */
 export function encodeMp3(samples: Int16Array, sampleRate: number, kilobitsPerSecond = MP3_BITRATE_KBPS): Mp3Audio {
   const mp3Rate = nearestMp3SampleRate(sampleRate);
-  const input =
-    mp3Rate === sampleRate ? samples : float32ToInt16(resampleAudio(int16ToFloat32(samples), sampleRate, mp3Rate));
+  const input = mp3Rate === sampleRate ? samples : float32ToInt16(resampleAudio(int16ToFloat32(samples), sampleRate, mp3Rate));
   const encoder = new Mp3Encoder(1, mp3Rate, kilobitsPerSecond);
   const parts: Uint8Array[] = [];
   for (let offset = 0; offset < input.length; offset += ENCODE_BLOCK_SAMPLES) {

@@ -92,10 +92,7 @@ export interface WasiCommandResult {
 }
 
 /** Instantiates `module` afresh (a WASI command's `_start` runs once per instance) and runs it. */
-export async function runWasiCommand(
-  module: WebAssemblyModule,
-  options: WasiCommandOptions,
-): Promise<WasiCommandResult> {
+export async function runWasiCommand(module: WebAssemblyModule, options: WasiCommandOptions): Promise<WasiCommandResult> {
   const encoder = new TextEncoder();
   const encodedArgs = options.args.map((argument) => encoder.encode(`${argument}\0`));
   const encodedDirectoryName = encoder.encode(options.directoryName);
@@ -108,8 +105,7 @@ export async function runWasiCommand(
 
   // The memory buffer is replaced whenever the module grows its memory, so views are made per call.
   const view = (): DataView => new DataView(requireMemory().buffer);
-  const bytes = (pointer: number, length: number): Uint8Array =>
-    new Uint8Array(requireMemory().buffer, pointer, length);
+  const bytes = (pointer: number, length: number): Uint8Array => new Uint8Array(requireMemory().buffer, pointer, length);
   function requireMemory(): WebAssemblyMemory {
     if (memory === undefined) throw new Error('WASI memory used before start');
     return memory;
@@ -122,11 +118,7 @@ export async function runWasiCommand(
     capturedOutputBytes += kept.length;
   }
 
-  function forEachIovec(
-    iovecsPointer: number,
-    iovecsLength: number,
-    visit: (pointer: number, length: number) => number,
-  ): number {
+  function forEachIovec(iovecsPointer: number, iovecsLength: number, visit: (pointer: number, length: number) => number): number {
     let total = 0;
     for (let index = 0; index < iovecsLength; index += 1) {
       const pointer = view().getUint32(iovecsPointer + index * 8, true);

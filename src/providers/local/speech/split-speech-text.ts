@@ -29,9 +29,17 @@ export function splitSpeechText(text: string, targetLength: number = TARGET_CHUN
 function splitLongPiece(sentence: string, targetLength: number): string[] {
   if (sentence.length <= targetLength) return [sentence];
   const clauses = sentence.split(CLAUSE_END).filter((clause) => clause.length > 0);
-  if (clauses.length > 1) return packPieces(clauses.flatMap((clause) => splitLongPiece(clause, targetLength)), targetLength);
+  if (clauses.length > 1)
+    return packPieces(
+      clauses.flatMap((clause) => splitLongPiece(clause, targetLength)),
+      targetLength,
+    );
   const words = sentence.split(/\s+/).filter((word) => word.length > 0);
-  if (words.length > 1) return packPieces(words.flatMap((word) => splitLongPiece(word, targetLength)), targetLength);
+  if (words.length > 1)
+    return packPieces(
+      words.flatMap((word) => splitLongPiece(word, targetLength)),
+      targetLength,
+    );
   const slices: string[] = [];
   for (let offset = 0; offset < sentence.length; offset += targetLength) {
     slices.push(sentence.slice(offset, offset + targetLength));

@@ -123,9 +123,7 @@ describe('synthesizeSpeech', () => {
     const voices = [...audio.keys()];
     for (const [index, first] of voices.entries()) {
       for (const second of voices.slice(index + 1)) {
-        expect(Buffer.from((audio.get(first) ?? new Int16Array()).buffer)).not.toEqual(
-          Buffer.from((audio.get(second) ?? new Int16Array()).buffer),
-        );
+        expect(Buffer.from((audio.get(first) ?? new Int16Array()).buffer)).not.toEqual(Buffer.from((audio.get(second) ?? new Int16Array()).buffer));
       }
     }
     // slt is the female voice: clearly higher pitched than the deep male rms.

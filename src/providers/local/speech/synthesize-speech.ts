@@ -67,10 +67,7 @@ export async function synthesizeSpeech(request: SpeechSynthesisRequest): Promise
 function parseFormat(format: string): LocalSpeechFormat {
   const found = LOCAL_SPEECH_FORMATS.find((candidate) => candidate === format);
   if (found === undefined) {
-    throw new LocalEngineError(
-      'invalid_request',
-      `response_format '${format}' is not supported by local speech; use mp3, wav or pcm`,
-    );
+    throw new LocalEngineError('invalid_request', `response_format '${format}' is not supported by local speech; use mp3, wav or pcm`);
   }
   return found;
 }

@@ -38,8 +38,5 @@ export function resolveFliteVoice(voice: string): FliteVoice {
   if (mapped !== undefined) return mapped;
   const flite = FLITE_VOICES.find((candidate) => candidate === name);
   if (flite !== undefined) return flite;
-  throw new LocalEngineError(
-    'invalid_request',
-    `voice '${voice}' is not available; choose one of ${LOCAL_VOICE_NAMES.join(', ')}`,
-  );
+  throw new LocalEngineError('invalid_request', `voice '${voice}' is not available; choose one of ${LOCAL_VOICE_NAMES.join(', ')}`);
 }

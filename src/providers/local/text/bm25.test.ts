@@ -9,12 +9,7 @@ describe('bm25Terms', () => {
 });
 
 describe('scoreBm25', () => {
-  const documents = [
-    'the river flooded the town after the storm',
-    'interest rates at the bank went up',
-    'a quiet river bank at sunset',
-    'nothing to see here',
-  ];
+  const documents = ['the river flooded the town after the storm', 'interest rates at the bank went up', 'a quiet river bank at sunset', 'nothing to see here'];
 
   it('scores only documents containing query terms, in input order', () => {
     const { scores } = scoreBm25('river bank', documents);

@@ -42,11 +42,7 @@ export function bm25Terms(text: string): string[] {
   return terms;
 }
 
-export function scoreBm25(
-  query: string,
-  documents: readonly string[],
-  options: Bm25Options = {},
-): Bm25Result {
+export function scoreBm25(query: string, documents: readonly string[], options: Bm25Options = {}): Bm25Result {
   const k1 = options.k1 ?? 1.2;
   const b = options.b ?? 0.75;
   const queryTerms = [...new Set(bm25Terms(query))];

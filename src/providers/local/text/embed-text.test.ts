@@ -50,7 +50,9 @@ describe('embedText', () => {
       const unrelated = cosineOfUnitVectors(anchor, embedText(vectors, triple.unrelated));
       return { anchor: triple.anchor, related, unrelated, margin: related - unrelated };
     });
-    console.table(results.map((result) => ({ ...result, related: result.related.toFixed(3), unrelated: result.unrelated.toFixed(3), margin: result.margin.toFixed(3) })));
+    console.table(
+      results.map((result) => ({ ...result, related: result.related.toFixed(3), unrelated: result.unrelated.toFixed(3), margin: result.margin.toFixed(3) })),
+    );
     expect(results.filter((result) => result.margin <= 0)).toEqual([]);
     expect(triples.length).toBeGreaterThanOrEqual(10);
   });

@@ -145,11 +145,7 @@ export async function readGloveBinary(path: string): Promise<IndexedGloveContent
   }
 }
 
-async function readFully(
-  handle: Awaited<ReturnType<typeof open>>,
-  target: Buffer,
-  filePosition: number,
-): Promise<void> {
+async function readFully(handle: Awaited<ReturnType<typeof open>>, target: Buffer, filePosition: number): Promise<void> {
   let done = 0;
   while (done < target.length) {
     const { bytesRead } = await handle.read(target, done, target.length - done, filePosition + done);

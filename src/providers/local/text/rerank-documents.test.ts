@@ -16,9 +16,7 @@ interface RerankCase {
   documents: string[];
 }
 
-const fixtures = JSON.parse(
-  readFileSync(new URL('./sanity-fixtures.json', import.meta.url), 'utf8'),
-) as { rerank: RerankCase[] };
+const fixtures = JSON.parse(readFileSync(new URL('./sanity-fixtures.json', import.meta.url), 'utf8')) as { rerank: RerankCase[] };
 
 /**
  * The one fixed query the blend gets wrong (see rerank-documents.ts): GloVe puts "The new

@@ -24,11 +24,7 @@ import type { WordVectors } from './glove-table.js';
  */
 export const LEXICAL_WEIGHT = 0.2;
 
-export function rerankDocuments(
-  vectors: WordVectors | null,
-  query: string,
-  documents: readonly string[],
-): number[] {
+export function rerankDocuments(vectors: WordVectors | null, query: string, documents: readonly string[]): number[] {
   if (documents.length === 0) return [];
   const { scores, referenceScore } = scoreBm25(query, documents);
   const lexical = scores.map((score) => (referenceScore > 0 ? Math.min(1, score / referenceScore) : 0));

@@ -10,9 +10,7 @@ describe('tokeniseText', () => {
   it('expands contractions, including curly apostrophes and irregular negations', () => {
     expect(tokeniseText("Don't panic, it's fine")).toEqual(['do', 'not', 'panic', 'it', 'fine']);
     expect(tokeniseText('I can’t and won’t')).toEqual(['i', 'can', 'not', 'and', 'will', 'not']);
-    expect(tokeniseText("we're, they've, you'll, she'd, I'm")).toEqual([
-      'we', 'are', 'they', 'have', 'you', 'will', 'she', 'would', 'i', 'am',
-    ]);
+    expect(tokeniseText("we're, they've, you'll, she'd, I'm")).toEqual(['we', 'are', 'they', 'have', 'you', 'will', 'she', 'would', 'i', 'am']);
   });
 
   it('keeps hyphenated compounds and names with apostrophes whole', () => {
@@ -21,7 +19,17 @@ describe('tokeniseText', () => {
 
   it('joins dotted initialisms and keeps numbers with separators', () => {
     expect(tokeniseText('The U.S. grew 3.5% in the 1990s, e.g. 1,000 items.')).toEqual([
-      'the', 'us', 'grew', '3.5', '%', 'in', 'the', '1990s', 'eg', '1,000', 'items',
+      'the',
+      'us',
+      'grew',
+      '3.5',
+      '%',
+      'in',
+      'the',
+      '1990s',
+      'eg',
+      '1,000',
+      'items',
     ]);
     // A single letter followed by ".word" is not an initialism.
     expect(tokeniseText('x.long')).toEqual(['x', 'long']);

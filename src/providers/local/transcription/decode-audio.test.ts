@@ -1,6 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeFlac, encodeWave, splitMp3Frames } from '../../../../test/support/audio/test-audio-files.js';
-import { encodeM4aWithMp3, encodeOggFlac, encodeSilentOggOpus, encodeSilentWebmOpus, encodeWebmWithMp3 } from '../../../../test/support/audio/test-containers.js';
+import {
+  encodeM4aWithMp3,
+  encodeOggFlac,
+  encodeSilentOggOpus,
+  encodeSilentWebmOpus,
+  encodeWebmWithMp3,
+} from '../../../../test/support/audio/test-containers.js';
 import { synthesizeTestSpeech, type PcmAudio } from '../../../../test/support/audio/test-speech.js';
 import { LocalEngineError } from '../local-engine-error.js';
 import { encodeMp3 } from '../speech/encode-mp3.js';

@@ -37,8 +37,7 @@ export function locatePocketsphinx(searchPath: string, modelDirectories: readonl
       languageModelPath: join(modelDirectory, 'en-us.lm.bin'),
       dictionaryPath: join(modelDirectory, 'cmudict-en-us.dict'),
     };
-    const complete =
-      isFile(join(model.acousticModelDirectory, 'mdef')) && isFile(model.languageModelPath) && isFile(model.dictionaryPath);
+    const complete = isFile(join(model.acousticModelDirectory, 'mdef')) && isFile(model.languageModelPath) && isFile(model.dictionaryPath);
     if (complete) return { binaryPath, ...model };
   }
   return null;

@@ -37,20 +37,16 @@ describe('formatTranscription', () => {
   it('srt numbers cues from 1 and uses a comma before the milliseconds', () => {
     const formatted = formatTranscription(outcome, 'srt');
     expect(formatted.contentType).toBe('text/plain; charset=utf-8');
-    expect(formatted.body).toBe(
-      '1\n00:00:01,500 --> 00:00:02,250\nhello world\n\n' + '2\n01:02:03,010 --> 01:02:05,000\nhow are you\n',
-    );
+    expect(formatted.body).toBe('1\n00:00:01,500 --> 00:00:02,250\nhello world\n\n' + '2\n01:02:03,010 --> 01:02:05,000\nhow are you\n');
   });
 
   it('vtt starts with the WEBVTT header and uses a dot before the milliseconds', () => {
     const formatted = formatTranscription(outcome, 'vtt');
     expect(formatted.contentType).toBe('text/plain; charset=utf-8');
-    expect(formatted.body).toBe(
-      'WEBVTT\n\n' + '00:00:01.500 --> 00:00:02.250\nhello world\n\n' + '01:02:03.010 --> 01:02:05.000\nhow are you\n',
-    );
+    expect(formatted.body).toBe('WEBVTT\n\n' + '00:00:01.500 --> 00:00:02.250\nhello world\n\n' + '01:02:03.010 --> 01:02:05.000\nhow are you\n');
   });
 
-  it('verbose_json has OpenAI\'s fields, with segments by default and no words', () => {
+  it("verbose_json has OpenAI's fields, with segments by default and no words", () => {
     const formatted = formatTranscription(outcome, 'verbose_json');
     expect(formatted.contentType).toBe('application/json');
     const body = JSON.parse(formatted.body) as Record<string, unknown>;

@@ -18,11 +18,7 @@ const TEXT_TYPE = 'text/plain; charset=utf-8';
 const RESPONSE_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const;
 
 /** Render a transcription in one of OpenAI's five `response_format`s. */
-export function formatTranscription(
-  outcome: TranscriptionOutcome,
-  responseFormat: string,
-  options: TranscriptionFormatOptions = {},
-): FormattedTranscription {
+export function formatTranscription(outcome: TranscriptionOutcome, responseFormat: string, options: TranscriptionFormatOptions = {}): FormattedTranscription {
   switch (responseFormat) {
     case 'json':
       return { contentType: JSON_TYPE, body: JSON.stringify({ text: outcome.text }) };
@@ -36,10 +32,7 @@ export function formatTranscription(
       return { contentType: TEXT_TYPE, body: webVtt(outcome) };
     default: {
       const shown = /^[\w.-]{1,40}$/.test(responseFormat) ? `'${responseFormat}' ` : '';
-      throw new LocalEngineError(
-        'invalid_request',
-        `response_format ${shown}is not supported; use one of ${RESPONSE_FORMATS.join(', ')}`,
-      );
+      throw new LocalEngineError('invalid_request', `response_format ${shown}is not supported; use one of ${RESPONSE_FORMATS.join(', ')}`);
     }
   }
 }

@@ -18,9 +18,7 @@ describe('requireEnglish', () => {
     }
     expect(caught).toBeInstanceOf(LocalEngineError);
     expect((caught as LocalEngineError).kind).toBe('invalid_request');
-    expect((caught as LocalEngineError).message).toBe(
-      "local transcription supports English only (language 'fr' is not supported; omit it or send 'en')",
-    );
+    expect((caught as LocalEngineError).message).toBe("local transcription supports English only (language 'fr' is not supported; omit it or send 'en')");
   });
 
   it('does not echo a value that is not a language tag', () => {

@@ -9,8 +9,5 @@ export function requireEnglish(language: string | undefined): void {
   if (trimmed === '' || ENGLISH.test(trimmed)) return;
   // Echo the caller's value back only when it looks like a language tag, so the message stays safe.
   const shown = /^[a-z]{2,3}(?:[-_][a-z0-9]{2,8})*$/i.test(trimmed) ? `'${trimmed}'` : 'requested';
-  throw new LocalEngineError(
-    'invalid_request',
-    `local transcription supports English only (language ${shown} is not supported; omit it or send 'en')`,
-  );
+  throw new LocalEngineError('invalid_request', `local transcription supports English only (language ${shown} is not supported; omit it or send 'en')`);
 }

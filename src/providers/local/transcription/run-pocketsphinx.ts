@@ -9,21 +9,24 @@ export const RECOGNIZER_SAMPLE_RATE = 16_000;
  * recogniser's stdout (hypotheses and timed tokens). Aborting the signal kills the child (SIGKILL) and
  * rejects with the signal's reason once it has exited.
  */
-export function runPocketsphinx(
-  installation: PocketsphinxInstallation,
-  wavePath: string,
-  signal?: AbortSignal,
-): Promise<string> {
+export function runPocketsphinx(installation: PocketsphinxInstallation, wavePath: string, signal?: AbortSignal): Promise<string> {
   if (signal?.aborted) return Promise.reject(signal.reason);
   const argumentsList = [
-    '-infile', wavePath,
-    '-samprate', String(RECOGNIZER_SAMPLE_RATE),
-    '-hmm', installation.acousticModelDirectory,
-    '-lm', installation.languageModelPath,
-    '-dict', installation.dictionaryPath,
-    '-time', 'yes',
+    '-infile',
+    wavePath,
+    '-samprate',
+    String(RECOGNIZER_SAMPLE_RATE),
+    '-hmm',
+    installation.acousticModelDirectory,
+    '-lm',
+    installation.languageModelPath,
+    '-dict',
+    installation.dictionaryPath,
+    '-time',
+    'yes',
     // The INFO log is megabytes per minute of audio; only stdout is parsed.
-    '-logfn', '/dev/null',
+    '-logfn',
+    '/dev/null',
   ];
   return new Promise((resolve, reject) => {
     // stderr is dropped: with -logfn it only carries fatal errors, whose text names local paths.

@@ -61,10 +61,13 @@ describe.skipIf(installation === null)('transcribeAudio with pocketsphinx', () =
   });
 
   const formats: Array<[string, (audio: PcmAudio) => Uint8Array]> = [
-    ['WAV 48 kHz stereo', (audio) => {
-      const left = resampled(audio, 48_000);
-      return encodeWave([left, Int16Array.from(left, (sample) => sample >> 1)], 48_000);
-    }],
+    [
+      'WAV 48 kHz stereo',
+      (audio) => {
+        const left = resampled(audio, 48_000);
+        return encodeWave([left, Int16Array.from(left, (sample) => sample >> 1)], 48_000);
+      },
+    ],
     ['MP3 44.1 kHz', (audio) => encodeMp3(resampled(audio, 44_100), 44_100, 96).bytes],
     ['FLAC 16 kHz', (audio) => encodeFlac(audio.samples, audio.sampleRate)],
     ['Ogg FLAC 48 kHz', (audio) => encodeOggFlac(resampled(audio, 48_000), 48_000)],
@@ -113,10 +116,7 @@ describe.skipIf(installation === null)('transcribeAudio with pocketsphinx', () =
   });
 
   it('kills the recogniser and removes the temporary file when the signal aborts', async () => {
-    const speech = await synthesizeTestSpeech(
-      'the quick brown fox jumps over the lazy dog and then we need to buy milk bread and eggs on the way home',
-      'rms',
-    );
+    const speech = await synthesizeTestSpeech('the quick brown fox jumps over the lazy dog and then we need to buy milk bread and eggs on the way home', 'rms');
     const long = concatenateInt16([speech.samples, speech.samples, speech.samples]);
     const controller = new AbortController();
     const pending = transcribeBytes(encodeWave([long], speech.sampleRate), 'long.wav', controller.signal);
