@@ -33,7 +33,8 @@ import { multipartBody } from '../shared/multipart-body.js';
 import { headerValue, UpstreamClient, type BufferedResponse, type UpstreamRequest } from '../shared/upstream-client.js';
 import { OPENAI_EMBEDDING_LIMITS, type OpenAIChatCompletion, type OpenAICompatibleRerankResponse, type OpenAIEmbeddingResponse } from './openai-api.js';
 import { openAIErrorDialect } from './map-openai-error.js';
-import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
+import { readChatUsage } from '../../protocols/openai-chat/chat-usage.js';
+import { generatedText } from './generated-text.js';
 import { OpenAIChatEvents } from './openai-chat-stream.js';
 import { CHAT_COMPLETION } from './check-chat-completion.js';
 import { openAIEndpoints, type OpenAIEndpoints, type OpenAIOperation } from './openai-endpoints.js';
@@ -82,7 +83,7 @@ export class OpenAIAdapter implements ProviderAdapter, FullProvider, ResponsesPr
       openAIErrorDialect,
       CHAT_COMPLETION,
     );
-    return { payload, usage: mapOpenAIUsage(completion.usage), completionText: () => completionText(completion) };
+    return { payload, usage: readChatUsage(completion.usage), completionText: () => completionText(completion) };
   }
 
   streamChatCompletion(attempt: Attempt, call: ChatCall): Promise<AsyncIterable<ChatStreamEvent>> {

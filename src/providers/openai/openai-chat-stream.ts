@@ -5,7 +5,8 @@ import type { EventReader } from '../shared/read-events.js';
 import type { ServerSentEvent } from '../shared/server-sent-events.js';
 import type { OpenAIChatCompletionChunk } from './openai-api.js';
 import { mapOpenAIStreamError } from './map-openai-error.js';
-import { generatedText, mapOpenAIUsage } from './map-openai-usage.js';
+import { readChatUsage } from '../../protocols/openai-chat/chat-usage.js';
+import { generatedText } from './generated-text.js';
 
 /**
  * Reads an OpenAI-compatible chat stream into chunk events as they arrive, until `[DONE]`. Each
@@ -32,7 +33,7 @@ export class OpenAIChatEvents implements EventReader<ChatStreamEvent> {
     if (!isObject(parsed)) throw new GatewayError('upstream_invalid_response', `Upstream ${this.upstreamId} sent a stream event that is not a JSON object.`);
     const chunk = parsed as OpenAIChatCompletionChunk;
     if (chunk.error !== undefined && chunk.error !== null) throw mapOpenAIStreamError(chunk.error, this.upstreamId);
-    const usage = mapOpenAIUsage(chunk.usage);
+    const usage = readChatUsage(chunk.usage);
     const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
     let text = '';
     for (const choice of choices) if (typeof choice === 'object' && choice !== null) text += generatedText(choice.delta);
