@@ -123,6 +123,30 @@ describe('CallerLimits', () => {
     expect((await admit([token])).refusal).not.toBeNull();
   });
 
+  it('requests of one holder that end together are settled in one charge that names each counter once, and every slot', async () => {
+    const token = holder('token', 'tok_1', { tpm: 1_000, maxConcurrent: 5, tokensPerDay: 10_000 });
+    const first = await admitted([token], 10);
+    const second = await admitted([token], 10);
+    const charges: Meter[][] = [];
+    const charge = state.charge.bind(state);
+    state.charge = (meters) => {
+      charges.push([...meters]);
+      return charge(meters);
+    };
+    limits.settle(first, 30);
+    limits.settle(second, 50);
+    await limits.drain();
+    expect(charges).toHaveLength(1);
+    const sent = charges[0] as Meter[];
+    const counters = sent.filter((meter) => meter.slot === undefined);
+    expect(counters.map((meter) => meter.key).sort()).toEqual([`token:tok_1:tokens:day:${Date.UTC(2026, 10, 24)}`, `token:tok_1:tpm:${START}`]);
+    // Reserved 10 + 10, used 30 + 50: one adjustment of 60 each.
+    expect(counters.map((meter) => meter.amount)).toEqual([60, 60]);
+    expect(sent.filter((meter) => meter.slot !== undefined)).toHaveLength(2);
+    const next = await admit([token], 0);
+    expect(next.headers).toMatchObject({ 'x-ratelimit-remaining-tokens': '920' });
+  });
+
   it('tokens per minute: the estimate is reserved, then replaced by the usage', async () => {
     const token = holder('token', 'tok_1', { tpm: 100 });
     const first = await admit([token], 10);

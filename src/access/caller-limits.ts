@@ -196,7 +196,7 @@ export class CallerLimits {
     this.pending = [];
     const now = this.now();
     const retried = this.takeUnsettled(now);
-    const meters = retried.length === 0 ? fresh : [...fresh, ...retried.map((entry) => entry.meter)];
+    const meters = mergedAdjustments(retried.length === 0 ? fresh : [...fresh, ...retried.map((entry) => entry.meter)]);
     try {
       if (meters.length > 0) await this.background.charge(meters);
       this.retryDelayMs = RETRY_FIRST_MS;
@@ -323,4 +323,32 @@ export class CallerLimits {
     );
     return meters;
   }
+}
+
+/**
+ * The settlements of one step with each counter named once: the adjustments of a counter add up,
+ * so the requests of one holder that ended together cost the state one change of each of its
+ * counters, not one per request (every meter is a read and a write in the state's script). Slots
+ * stay one meter each: each names its own.
+ */
+export function mergedAdjustments(meters: readonly Meter[]): Meter[] {
+  const merged: Meter[] = [];
+  const positions = new Map<string, number>();
+  for (const meter of meters) {
+    if (meter.slot !== undefined) {
+      merged.push(meter);
+      continue;
+    }
+    // A give-back (created if absent) and a settlement (changed only if present) of one key stay apart.
+    const identity = `${meter.ifPresent === true ? 'present' : 'always'}\n${meter.key}`;
+    const position = positions.get(identity);
+    if (position === undefined) {
+      positions.set(identity, merged.length);
+      merged.push(meter);
+      continue;
+    }
+    const kept = merged[position] as Meter;
+    merged[position] = { ...kept, amount: kept.amount + meter.amount, ttlMs: Math.max(kept.ttlMs, meter.ttlMs) };
+  }
+  return merged;
 }

@@ -9,7 +9,12 @@ function capture(level = 'info'): { logger: ReturnType<typeof createLogger>; lin
   const lines: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
+      lines.push(
+        ...chunk
+          .toString()
+          .split('\n')
+          .filter((line) => line !== ''),
+      );
       done();
     },
   });

@@ -121,10 +121,18 @@ return redis.call('HGETALL', KEYS[1])`);
  * if it exists, or `s`), amount, limit (empty for
  * none), ttlMs, slot, seed (empty for none), needsSeed (`1` or `0`). Returns { refused index or
  * -1, { values }, { missing indexes } } with numbers as strings. The same rules as MemoryMeters.
+ *
+ * Each counter is read once, then written once with its new value and lifetime (`SET … PX`): the
+ * script already knows the value, so INCRBYFLOAT, PEXPIRE and EXISTS after it would be three
+ * commands for what one does, and INCRBYFLOAT, which parses and prints long doubles, was the
+ * costliest command Redis ran for the gateway. A key may appear more than once (the settlements
+ * of several requests of one holder): `current` carries each key's value, and `present` whether it
+ * exists, from one meter to the next, so every change counts, as INCRBYFLOAT's did. Lua numbers are doubles, as the memory
+ * backend's are.
  */
 export const CHARGE = script(`${NOW}
 local count = #KEYS
-local values, absent, missing = {}, {}, {}
+local values, absent, missing, current, present = {}, {}, {}, {}, {}
 for i = 1, count do
   local base = (i - 1) * 7
   if ARGV[base + 1] == 's' then
@@ -144,6 +152,10 @@ for i = 1, count do
       end
     end
   end
+  if current[KEYS[i]] == nil then
+    current[KEYS[i]] = values[i]
+    present[KEYS[i]] = not absent[i]
+  end
 end
 local function reply(refused)
   local texts = {}
@@ -153,7 +165,10 @@ end
 if #missing > 0 then return reply(-1) end
 for i = 1, count do
   local base = (i - 1) * 7
-  if absent[i] and ARGV[base + 6] ~= '' then redis.call('SET', KEYS[i], ARGV[base + 6], 'PX', ARGV[base + 4]) end
+  if absent[i] and ARGV[base + 6] ~= '' then
+    redis.call('SET', KEYS[i], ARGV[base + 6], 'PX', ARGV[base + 4])
+    present[KEYS[i]] = true
+  end
 end
 for i = 1, count do
   local base = (i - 1) * 7
@@ -162,19 +177,23 @@ for i = 1, count do
 end
 for i = 1, count do
   local base = (i - 1) * 7
+  local key = KEYS[i]
+  local kind = ARGV[base + 1]
   local amount = tonumber(ARGV[base + 2])
-  local ttl = tonumber(ARGV[base + 4])
-  if ARGV[base + 1] == 's' then
+  if kind == 's' then
     if amount > 0 then
-      redis.call('ZADD', KEYS[i], string.format('%.0f', now + ttl), ARGV[base + 5])
-      if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
+      local ttl = tonumber(ARGV[base + 4])
+      current[key] = current[key] + redis.call('ZADD', key, string.format('%.0f', now + ttl), ARGV[base + 5])
+      if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
     elseif amount < 0 then
-      redis.call('ZREM', KEYS[i], ARGV[base + 5])
+      current[key] = current[key] - redis.call('ZREM', key, ARGV[base + 5])
     end
-    values[i] = redis.call('ZCARD', KEYS[i])
-  elseif amount ~= 0 and (ARGV[base + 1] == 'c' or redis.call('EXISTS', KEYS[i]) == 1) then
-    values[i] = tonumber(redis.call('INCRBYFLOAT', KEYS[i], ARGV[base + 2]))
-    redis.call('PEXPIRE', KEYS[i], ttl)
+    values[i] = current[key]
+  elseif amount ~= 0 and (kind == 'c' or present[key]) then
+    current[key] = current[key] + amount
+    values[i] = current[key]
+    present[key] = true
+    redis.call('SET', key, string.format('%.17g', values[i]), 'PX', ARGV[base + 4])
   end
 end
 return reply(-1)`);

@@ -86,6 +86,18 @@ export function describeMeterChecks(context: ContractContext): void {
     expect(await state.charge([settlement])).toEqual({ refused: -1, values: [65], missing: [] });
   });
 
+  it('charge: a key named more than once counts every change, each value the total so far (settlements of several requests in one step)', async () => {
+    const { state } = context;
+    const adjust = (amount: number): Meter => ({ key: 'tpm:repeated', amount, limit: null, ttlMs: TTL_MS, ifPresent: true });
+    const slot = (name: string, amount: number): Meter => ({ key: 'inflight:repeated', amount, limit: null, ttlMs: TTL_MS, slot: name });
+    // Absent: the ifPresent changes leave it absent, even beside a plain change made later in the same step.
+    expect(await state.charge([adjust(5), adjust(7)])).toEqual({ refused: -1, values: [0, 0], missing: [] });
+    expect(await state.charge([{ ...adjust(10), ifPresent: false }, adjust(-3), adjust(0.5)])).toEqual({ refused: -1, values: [10, 7, 7.5], missing: [] });
+    expect(await state.charge([adjust(0)])).toMatchObject({ values: [7.5] });
+    expect(await state.charge([slot('a', 1), slot('b', 1), slot('a', 1)])).toMatchObject({ refused: -1, values: [1, 2, 2] });
+    expect(await state.charge([slot('a', -1), slot('b', -1), slot('b', -1)])).toMatchObject({ refused: -1, values: [1, 0, 0] });
+  });
+
   it('charge: taking a slot already held renews its lease', async () => {
     const { state, clock } = context;
     const LEASE_MS = Math.max(TTL_MS, 8 * MARGIN_MS);
