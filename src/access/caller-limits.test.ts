@@ -133,8 +133,8 @@ describe('CallerLimits', () => {
       charges.push([...meters]);
       return charge(meters);
     };
-    limits.settle(first, 30);
-    limits.settle(second, 50);
+    limits.settle(first, 30, 0);
+    limits.settle(second, 50, 0);
     await limits.drain();
     expect(charges).toHaveLength(1);
     const sent = charges[0] as Meter[];
