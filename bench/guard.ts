@@ -102,7 +102,7 @@ function table(rounds: readonly Round[], withFeatures: boolean): string {
     'round',
     'floor µs',
     'plain µs',
-    ...(withFeatures ? ['features µs (gateway + Redis)', 'Redis cmds / req'] : []),
+    ...(withFeatures ? ['features µs (gateway + Redis)', 'Redis commands / req'] : []),
     'plain ÷ floor',
     ...(withFeatures ? ['features ÷ floor'] : []),
   ];
@@ -235,7 +235,7 @@ async function main(): Promise<number> {
     const featuresMicro = medians.features === null ? '' : `, every feature ${micro(medians.features.total)} µs (Redis ${micro(medians.features.redis)} µs)`;
     const summary = `bench-guard: plain ${times(medians.plainVsFloor)} the floor (bound ${settings.maxPlain}×), ${featuresText}; floor ${micro(medians.floor)} µs, plain ${micro(medians.plain)} µs${featuresMicro} a request; ${settings.rounds} rounds of ${settings.seconds} s; ${verdict.length === 0 ? 'within bounds' : `FAILED: ${verdict.join(', ')}`}`;
     process.stdout.write(
-      `CPU per request by round (µs; every feature on: gateway + Redis server; ratios to the floor in the same round, median of rounds)\n${table(rounds, everything !== undefined)}\n`,
+      `CPU per request by round (µs; every feature on: gateway + Redis server; ratios to the floor in the same round, median of rounds; Redis commands: INFO's count, the scripts' own calls included, from every client of that Redis)\n${table(rounds, everything !== undefined)}\n`,
     );
     for (const note of notes) process.stdout.write(`- ${note}\n`);
     process.stdout.write(`${summary}\n`);
