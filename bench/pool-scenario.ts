@@ -141,13 +141,14 @@ async function startBaselinePool(context: BenchContext, setup: PoolSetup): Promi
 }
 
 /**
- * The pool scenario's config, in `directory`. `modelLines` go into both models (the every-feature
- * scenario's price, bench/features-scenario.ts), nothing else differing.
+ * The pool scenario's config, in `directory`. `modelLines` go into both models and
+ * `requestTimeoutMs` into `state` (the every-feature scenario's, bench/features-scenario.ts),
+ * nothing else differing.
  */
 export function poolConfig(
   context: BenchContext,
   directory: string,
-  keys: { strategy: boolean; inferSessions: boolean; redis: BenchRedis | null; modelLines?: readonly string[] },
+  keys: { strategy: boolean; inferSessions: boolean; redis: BenchRedis | null; modelLines?: readonly string[]; requestTimeoutMs?: number },
 ): string {
   const routes = (model: string) =>
     CREDENTIALS.map((credential) => `      - { upstream: ${credential.id}, model: ${model}, weight: ${credential.weight} }`).join('\n');
@@ -157,7 +158,11 @@ export function poolConfig(
     'server: { host: 127.0.0.1, port: 0 }',
     `database: { url: "sqlite:${join(directory, 'switchyard.db')}" }`,
     'logging: { level: info }',
-    ...(keys.redis === null ? [] : [`state: { url: "${keys.redis.url}", key_prefix: "${keys.redis.keyPrefix}" }`]),
+    ...(keys.redis === null
+      ? []
+      : [
+          `state: { url: "${keys.redis.url}", key_prefix: "${keys.redis.keyPrefix}"${keys.requestTimeoutMs === undefined ? '' : `, request_timeout_ms: ${keys.requestTimeoutMs}`} }`,
+        ]),
     ...(keys.inferSessions ? [] : ['routing: { infer_sessions: false }']),
     'upstreams:',
     ...CREDENTIALS.map(

@@ -49,6 +49,8 @@ export interface Target {
   stateCpuSeconds?: () => Promise<number>;
   /** Commands that process has handled so far, from every client (Redis's INFO stats). */
   stateCommands?: () => Promise<number>;
+  /** State operations the gateway has gone on without so far (timed out, or refused by its breaker: `/health`'s `shared_state`). */
+  stateSkipped?: () => Promise<number>;
 }
 
 export interface BenchContext {
