@@ -31,7 +31,7 @@ const CONNECTIONS = 64;
 // two minutes, and its bounds are wide.
 const WARM_UP = { warmupSeconds: 6, maxSteadySlices: 4 };
 // A loaded host delays a few of Redis's answers past the gateway's wait (measured: 12 in one 3-s
-// requests with a 5-s wait, load average 7 on 2 cores); so few change no figure, and are noted. Above
+// round with a 5-s wait, load average 7 on 2 cores); so few change no figure, and are noted. Above
 // this share of requests the every-feature figure would be of less than every feature: a failure.
 const SKIPPED_STATE_LIMIT = 0.01;
 
