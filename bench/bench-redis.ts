@@ -53,6 +53,16 @@ export async function redisCpuSeconds(client: Redis): Promise<number> {
   return field('used_cpu_user') + field('used_cpu_sys');
 }
 
+/**
+ * Commands Redis has processed so far, from every client (INFO stats): over a window, divided by the
+ * requests, it tells how many commands a request sent, or that other clients shared this Redis
+ * (whose CPU is then counted with the bench's).
+ */
+export async function redisCommandsProcessed(client: Redis): Promise<number> {
+  const info = await client.info('stats');
+  return Number(/^total_commands_processed:(\d+)/m.exec(info)?.[1] ?? Number.NaN);
+}
+
 /** The report's remark on a scenario's Redis: where, which prefix, and why its CPU is a row of its own. */
 export function describeRedis(redis: BenchRedis): string {
   return `Redis state: ${hidePassword(redis.url)}, key prefix \`${redis.keyPrefix}\` (removed after the run); Redis is not pinned to a core (it may share the server core with the gateway and the upstream, or the load generator's), and its CPU is not in the gateway's but in its own row`;

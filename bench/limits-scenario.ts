@@ -22,7 +22,7 @@ const EVERY_LIMIT = LIMIT_FLAGS.flatMap((flag) => [flag, NEVER]);
 const TEAM = 'bench';
 const PROJECT = 'bench-project';
 /** The team and project with their limits (the CLI refuses to make a project's team for it), then the token in both with its own. */
-const LIMITED_TOKEN: TokenSetup = {
+export const LIMITED_TOKEN: TokenSetup = {
   before: [
     ['teams', 'create', TEAM, ...EVERY_LIMIT],
     ['projects', 'create', PROJECT, '--team', TEAM, ...EVERY_LIMIT],
@@ -30,7 +30,7 @@ const LIMITED_TOKEN: TokenSetup = {
   tokenArguments: ['--team', TEAM, '--project', PROJECT, ...EVERY_LIMIT],
 };
 // gpt-4o-mini's list price: any price makes the dollar quotas count.
-const PRICE = '    price: { input_per_mtok: 0.15, output_per_mtok: 0.6 }';
+export const PRICE = '    price: { input_per_mtok: 0.15, output_per_mtok: 0.6 }';
 /** What tells that a response went through the limits: sent only for a holder with an `rpm` or `tpm` limit. */
 const LIMITS_HEADER = 'x-ratelimit-limit-requests';
 
@@ -82,7 +82,7 @@ export async function startLimitsTarget(context: BenchContext, name: LimitsTarge
 }
 
 /** One request of the limited token: unless its answer carries the limits' headers, the scenario would measure nothing of them. */
-async function assertLimited(target: Target): Promise<void> {
+export async function assertLimited(target: Target): Promise<void> {
   const response = await request(`${target.origin}${CHAT_PATH}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...target.headers },
@@ -92,7 +92,7 @@ async function assertLimited(target: Target): Promise<void> {
   const limit = response.headers[LIMITS_HEADER];
   if (response.statusCode !== 200 || limit === undefined) {
     throw new Error(
-      `limits scenario: ${target.label} answered ${response.statusCode} ${limit === undefined ? `without ${LIMITS_HEADER}` : `with ${LIMITS_HEADER}: ${String(limit)}`}; the token's limits are not in force, so the scenario would not measure them`,
+      `${target.label} answered ${response.statusCode} ${limit === undefined ? `without ${LIMITS_HEADER}` : `with ${LIMITS_HEADER}: ${String(limit)}`}; the token's limits are not in force, so the scenario would not measure them`,
     );
   }
 }
@@ -100,10 +100,15 @@ async function assertLimited(target: Target): Promise<void> {
 /** What the report says about the scenario: how it was built, and what was skipped. */
 export function describeLimits(setup: LimitsSetup): string[] {
   return [
-    `Built: the plain chat config (the \`Switchyard\` column's) with both models priced (${PRICE.trim()}), and a token of project \`${PROJECT}\` of team \`${TEAM}\`; the token, the project and the team each have every limit (${LIMIT_FLAGS.join(', ')}), all ${Number(NEVER).toLocaleString('en-US')}: never reached, yet every request is admitted by one \`charge\` of them all and settled with its tokens and cost; each start checked that an answer carries \`${LIMITS_HEADER}\``,
+    `Built: the plain chat config (the \`Switchyard\` column's) with both models priced (${PRICE.trim()}), and ${describeLimitedToken()}`,
     ...(setup.redis === null ? [] : [describeRedis(setup.redis)]),
     ...setup.notes,
   ];
+}
+
+/** The limited token, its project and team, for a scenario's remarks. */
+export function describeLimitedToken(): string {
+  return `a token of project \`${PROJECT}\` of team \`${TEAM}\`; the token, the project and the team each have every limit (${LIMIT_FLAGS.join(', ')}), all ${Number(NEVER).toLocaleString('en-US')}: never reached, yet every request is admitted by one \`charge\` of them all and settled with its tokens and cost; each start checked that an answer carries \`${LIMITS_HEADER}\``;
 }
 
 /** Removes the scenario's keys from Redis (call once the gateways using it are stopped); says what it did. */

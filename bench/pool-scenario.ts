@@ -140,7 +140,16 @@ async function startBaselinePool(context: BenchContext, setup: PoolSetup): Promi
   }
 }
 
-function poolConfig(context: BenchContext, directory: string, keys: { strategy: boolean; inferSessions: boolean; redis: BenchRedis | null }): string {
+/**
+ * The pool scenario's config, in `directory`. `modelLines` go into both models and
+ * `requestTimeoutMs` into `state` (the every-feature scenario's, bench/features-scenario.ts),
+ * nothing else differing.
+ */
+export function poolConfig(
+  context: BenchContext,
+  directory: string,
+  keys: { strategy: boolean; inferSessions: boolean; redis: BenchRedis | null; modelLines?: readonly string[]; requestTimeoutMs?: number },
+): string {
   const routes = (model: string) =>
     CREDENTIALS.map((credential) => `      - { upstream: ${credential.id}, model: ${model}, weight: ${credential.weight} }`).join('\n');
   // `state` and `routing` are written only where they differ from the defaults, so that the memory
@@ -149,7 +158,11 @@ function poolConfig(context: BenchContext, directory: string, keys: { strategy: 
     'server: { host: 127.0.0.1, port: 0 }',
     `database: { url: "sqlite:${join(directory, 'switchyard.db')}" }`,
     'logging: { level: info }',
-    ...(keys.redis === null ? [] : [`state: { url: "${keys.redis.url}", key_prefix: "${keys.redis.keyPrefix}" }`]),
+    ...(keys.redis === null
+      ? []
+      : [
+          `state: { url: "${keys.redis.url}", key_prefix: "${keys.redis.keyPrefix}"${keys.requestTimeoutMs === undefined ? '' : `, request_timeout_ms: ${keys.requestTimeoutMs}`} }`,
+        ]),
     ...(keys.inferSessions ? [] : ['routing: { infer_sessions: false }']),
     'upstreams:',
     ...CREDENTIALS.map(
@@ -159,12 +172,14 @@ function poolConfig(context: BenchContext, directory: string, keys: { strategy: 
     '  - id: bench-model',
     '    type: chat',
     ...(keys.strategy ? ['    strategy: weighted'] : []),
+    ...(keys.modelLines ?? []),
     '    routes:',
     routes('gpt-4o-mini'),
     // The memory test's slow streams go through the same pool, sessions and all.
     '  - id: bench-model-slow',
     '    type: chat',
     ...(keys.strategy ? ['    strategy: weighted'] : []),
+    ...(keys.modelLines ?? []),
     '    routes:',
     routes('slow-stream'),
     '',
@@ -174,11 +189,12 @@ function poolConfig(context: BenchContext, directory: string, keys: { strategy: 
 /** What the report says about the scenario: how it was built, and what was skipped or compared. */
 export function describePool(setup: PoolSetup): string[] {
   const redis = setup.redis === null ? [] : [describeRedis(setup.redis)];
-  return [
-    `Built: a chat model over 4 credentials (weights 4, 3, 2, 1, all on the fake upstream), strategy \`weighted\`; every other request carries \`X-Session-Id\`, drawn from ${LIVE_SESSIONS.toLocaleString('en-US')} live sessions of which one in ${NEW_SESSION_EVERY} session requests opens a new one; the other half carries none, and with inference on they all get one inferred id (the bench's body is the same for every request: one conversation)`,
-    ...redis,
-    ...setup.notes,
-  ];
+  return [`Built: ${describePoolAndTraffic()}`, ...redis, ...setup.notes];
+}
+
+/** The pool and the traffic it is sent, for a scenario's remarks. */
+export function describePoolAndTraffic(): string {
+  return `a chat model over 4 credentials (weights 4, 3, 2, 1, all on the fake upstream), strategy \`weighted\`; every other request carries \`X-Session-Id\`, drawn from ${LIVE_SESSIONS.toLocaleString('en-US')} live sessions of which one in ${NEW_SESSION_EVERY} session requests opens a new one; the other half carries none, and with inference on they all get one inferred id (the bench's body is the same for every request: one conversation)`;
 }
 
 /** Removes this run's keys from Redis (call once the gateways using it are stopped); says what it did. */

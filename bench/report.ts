@@ -1,5 +1,6 @@
 import type { NativeFigures } from './native-scenario.js';
 import type { CoreNoise } from './machine-noise.js';
+import type { FeaturesSection } from './features-report.js';
 import { median } from './load.js';
 import type { LimitsSection } from './limits-report.js';
 import type { PoolSection } from './pool-report.js';
@@ -44,6 +45,8 @@ export interface Report {
   pool?: PoolSection;
   /** The limits scenario (bench/limits-scenario.ts), unless skipped with `--no-limits`. */
   limits?: LimitsSection;
+  /** The every-feature scenario (bench/features-scenario.ts), unless skipped with `--no-features` or for want of Redis. */
+  features?: FeaturesSection;
   /** The native passthrough scenario (bench/native-scenario.ts), unless skipped with `--no-native`. */
   native?: NativeFigures;
   machineNoise: { before: CoreNoise[]; after: CoreNoise[] };

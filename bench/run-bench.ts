@@ -8,12 +8,15 @@ import { concurrentStreams, median, openLoop, openLoopPool, pooledOpenLoop, stre
 import { pairedRounds, type Samples } from './paired-rounds.js';
 import { cpuSeconds, rssBytes } from './process-stats.js';
 import { limitsSection, renderLimitsSection } from './limits-report.js';
+import { featuresSection, renderFeaturesSection } from './features-report.js';
+import { cleanupFeatures, describeFeatures, prepareFeatures, startFeaturesTarget, type FeaturesSetup } from './features-scenario.js';
 import { cleanupLimits, describeLimits, limitsTargetNames, prepareLimits, startLimitsTarget, startLimitsTargets, type LimitsSetup } from './limits-scenario.js';
 import { poolSection, renderPoolSection } from './pool-report.js';
 import { cleanupPool, describePool, poolTargetNames, preparePool, startPoolTarget, startPoolTargets, type PoolSetup } from './pool-scenario.js';
 import { renderReport, type Report, type RoundCpu, type TargetFigures } from './report.js';
 import { renderNativeSection, runNativeScenario } from './native-scenario.js';
 import { describeNoise, measureMachineNoise } from './machine-noise.js';
+import { warmUp } from './warm-up.js';
 import {
   direct,
   spawnPinned,
@@ -42,13 +45,12 @@ const nativeOnly = process.argv.includes('--native-only');
 const withPool = !nativeOnly && !process.argv.includes('--no-pool');
 // The limits scenario (bench/limits-scenario.ts) adds one or two: `--no-limits` leaves them out.
 const withLimits = !nativeOnly && !process.argv.includes('--no-limits');
+// The every-feature scenario (bench/features-scenario.ts, issue 32) adds one, with Redis state (left
+// out with a remark when Redis does not answer): `--no-features` leaves it out.
+const withFeatures = !nativeOnly && !process.argv.includes('--no-features');
 const withNative = nativeOnly || !process.argv.includes('--no-native');
 const nativePlan = quick ? { rounds: 3, probes: 100, streams: 500 } : { rounds: 7, probes: 200, streams: 1_000 };
 
-// Node servers need several seconds of load before their JIT and heap settle (Switchyard, with the
-// longest code path, ~6 s: measured 89 µs a request after 3 s, 60 µs after 6 s). Every Node proxy gets
-// the same warm-up; direct and nginx are warm after the first second.
-//
 // The host's speed drifts from second to second (2-vCPU VMs: the same build measured 0.76–0.95×
 // and 1.15–1.6× the floor's throughput ten minutes apart, and back-to-back 3-s windows differed by
 // 20 %). So throughput is measured in many short windows, the targets taking turns, and Switchyard's
@@ -85,35 +87,17 @@ const plan = quick
       streamsFor: ['nginx', 'bare', 'switchyard', 'portkey'] as TargetName[],
     };
 const OPEN_LOOP_SLICE_SECONDS = 1;
-const WARM_AFTER_ONE_SECOND: readonly TargetName[] = ['direct', 'nginx'];
-// How long a Node proxy takes to settle depends on the host: on a slow one Switchyard was still
-// getting faster after 10–15 s (measured: 5,300 → 6,400 → 7,900 RPS in three 3-s slices after 6 s
-// of warm-up), and a quick run measured it half-warm at 0.36–0.64× the floor. So after the fixed
-// warm-up, 2-s slices follow until two in a row agree within 5 % (at most `maxSteadySlices`).
-const STEADY_SLICE_SECONDS = 2;
-const STEADY_TOLERANCE = 0.05;
+// Warm-up: bench/warm-up.ts.
 const warmUpNotes: string[] = [];
-
-async function warmUp(target: Target, workDirectory: string): Promise<Awaited<ReturnType<typeof wrk>>> {
-  if (WARM_AFTER_ONE_SECOND.includes(target.name)) return wrk(target, 64, 1, workDirectory);
-  let previous = await wrk(target, 64, plan.warmupSeconds, workDirectory);
-  for (let slice = 1; slice <= plan.maxSteadySlices; slice++) {
-    const next = await wrk(target, 64, STEADY_SLICE_SECONDS, workDirectory);
-    const change = Math.abs(next.requestsPerSecond - previous.requestsPerSecond) / previous.requestsPerSecond;
-    previous = next;
-    if (change < STEADY_TOLERANCE) {
-      warmUpNotes.push(`${target.label}: steady after ${plan.warmupSeconds + slice * STEADY_SLICE_SECONDS} s of warm-up`);
-      return next;
-    }
-  }
-  warmUpNotes.push(
-    `${target.label}: throughput still changing by over 5 % after ${plan.warmupSeconds + plan.maxSteadySlices * STEADY_SLICE_SECONDS} s of warm-up; measured anyway`,
-  );
-  return previous;
-}
 const RATES = [300, 3_000];
 
-function restart(name: TargetName, context: BenchContext, portkey: string | null, pool: PoolSetup | null, limits: LimitsSetup | null): Promise<Target> {
+function restart(
+  name: TargetName,
+  context: BenchContext,
+  portkey: string | null,
+  scenarios: { pool: PoolSetup | null; limits: LimitsSetup | null; features: FeaturesSetup | null },
+): Promise<Target> {
+  const { pool, limits, features } = scenarios;
   switch (name) {
     case 'pool':
     case 'pool-redis':
@@ -123,6 +107,8 @@ function restart(name: TargetName, context: BenchContext, portkey: string | null
     case 'limits':
     case 'limits-redis':
       return startLimitsTarget(context, name, limits as LimitsSetup);
+    case 'features':
+      return startFeaturesTarget(context, features as FeaturesSetup);
     case 'nginx':
       return startNginx(context);
     case 'bare':
@@ -146,6 +132,7 @@ async function main(): Promise<void> {
   const portkey = ensurePortkey(root, withPortkey, notes);
   const pool = withPool ? await preparePool(baseline) : null;
   const limits = withLimits ? await prepareLimits() : null;
+  const features = withFeatures ? await prepareFeatures() : null;
   if (quick && !withPortkey) notes.push('Portkey is compared in the full run; add `--portkey` to a quick run to include it');
   const noiseSeconds = quick ? 1 : 5;
   say('measuring machine noise');
@@ -197,6 +184,7 @@ async function main(): Promise<void> {
     );
     if (pool !== null) targets.push(...(await startPoolTargets(context, pool)));
     if (limits !== null) targets.push(...(await startLimitsTargets(context, limits)));
+    if (features?.redis != null) targets.push(await startFeaturesTarget(context, features));
     say(`targets: ${targets.map((target) => target.label).join(', ')}`);
     for (const target of targets)
       samples.set(target.name, { rps: [], cpu: [], stateCpu: [], p50: [], openLoop: {}, firstByte: [], total: [], failures: 0, peak: 0, idle: 0 });
@@ -206,7 +194,7 @@ async function main(): Promise<void> {
     for (const target of targets) sample(target).idle = rssBytes(target.pid);
     const pools = new Map(targets.map((target) => [target.name, openLoopPool(target)]));
     for (const target of targets) {
-      const warm = await warmUp(target, workDirectory);
+      const warm = await warmUp(target, workDirectory, plan, warmUpNotes);
       // The first open-loop run pays for opening connections and compiling code: run one and discard it.
       const rate = RATES.filter((candidate) => candidate <= warm.requestsPerSecond * 0.9).at(-1);
       if (rate !== undefined) await openLoop(target, rate, 1, pools.get(target.name) as ReturnType<typeof openLoopPool>);
@@ -267,6 +255,14 @@ async function main(): Promise<void> {
         notePeak(target);
       }
     }
+    // A gateway that went on without its Redis (timeouts, its breaker) measured less than its scenario.
+    for (const target of targets) {
+      const skipped = await target.stateSkipped?.();
+      if (skipped !== undefined && skipped > 0)
+        notes.push(
+          `${target.label}: went on without Redis for ${skipped} state operations during the rounds (timeouts, its breaker): its figures measured less than every feature`,
+        );
+    }
     await Promise.all([...pools.values()].map((pool) => pool.close()));
     // Memory per stream is measured on fresh instances: after the load rounds a heap has grown, and
     // a thousand streams would fit in it without adding anything, hiding their real cost.
@@ -277,14 +273,22 @@ async function main(): Promise<void> {
     // The limits scenario's memory state, in the quick run too: issue 19 bounds it against the
     // baseline's (its Redis variant in the full run only, as the pool's).
     const limitsStreams = limits === null ? [] : quick ? ['limits' as const] : limitsTargetNames(limits);
-    const streamsFor: TargetName[] = [...plan.streamsFor, ...(baseline === null ? [] : ['baseline' as const]), ...poolStreams, ...limitsStreams];
+    // Every feature on, in the quick run too: issue 32 asks for its memory per open stream.
+    const featuresStreams = features?.redis != null ? ['features' as const] : [];
+    const streamsFor: TargetName[] = [
+      ...plan.streamsFor,
+      ...(baseline === null ? [] : ['baseline' as const]),
+      ...poolStreams,
+      ...limitsStreams,
+      ...featuresStreams,
+    ];
     for (const name of streamsFor) {
       const index = targets.findIndex((candidate) => candidate.name === name);
       const old = targets[index];
       if (old === undefined) continue;
       say(`restarting ${old.label} for the memory test`);
       await old.stop();
-      const fresh = await restart(name, context, portkey, pool, limits);
+      const fresh = await restart(name, context, portkey, { pool, limits, features });
       targets[index] = fresh;
       await streamProbe(fresh, 20);
       say(`${plan.concurrentStreams} concurrent slow streams through a fresh ${fresh.label}`);
@@ -340,7 +344,18 @@ async function main(): Promise<void> {
     // The host's speed in each round, as the CPU each proxy spent per request at the highest rate:
     // a round in which every proxy needed far more CPU than usual was a slow host, not a slow proxy.
     const topRate = RATES[RATES.length - 1] as number;
-    for (const name of ['bare', 'switchyard', 'baseline', 'pool', 'pool-redis', 'pool-no-infer', 'baseline-pool', 'limits', 'limits-redis'] as const) {
+    for (const name of [
+      'bare',
+      'switchyard',
+      'baseline',
+      'pool',
+      'pool-redis',
+      'pool-no-infer',
+      'baseline-pool',
+      'limits',
+      'limits-redis',
+      'features',
+    ] as const) {
       const values = samples.get(name)?.openLoop[topRate]?.cpu;
       const label = targets.find((target) => target.name === name)?.label;
       if (values !== undefined && label !== undefined)
@@ -357,6 +372,7 @@ async function main(): Promise<void> {
       'baseline-pool',
       'limits',
       'limits-redis',
+      'features',
     ] as const) {
       const busy = samples.get(name)?.openLoop[topRate]?.busy;
       const label = targets.find((target) => target.name === name)?.label;
@@ -405,10 +421,17 @@ async function main(): Promise<void> {
     };
     if (pool !== null) report.pool = poolSection(poolTargetNames(pool), roundCpu, topRate, describePool(pool));
     if (limits !== null) report.limits = limitsSection(limitsTargetNames(limits), roundCpu, topRate, describeLimits(limits));
+    if (features?.redis != null) {
+      report.features = featuresSection((name) => {
+        const entry = samples.get(name);
+        return entry === undefined ? undefined : { cpu: entry.cpu, stateCpu: entry.stateCpu };
+      }, describeFeatures(features));
+    } else if (features !== null) notes.push(...features.notes);
     if (native !== null) report.native = native;
     const markdown = renderReport(report, [
       ...renderPoolSection(report),
       ...renderLimitsSection(report),
+      ...renderFeaturesSection(report),
       ...(native === null ? [] : [renderNativeSection(native)]),
     ]);
     process.stdout.write(`${markdown}\n`);
@@ -420,6 +443,7 @@ async function main(): Promise<void> {
     // After the gateways are gone, so that none writes its in-flight counts back.
     if (pool !== null) say(await cleanupPool(pool));
     if (limits !== null) say(await cleanupLimits(limits));
+    if (features !== null) say(await cleanupFeatures(features));
     upstream.child.kill('SIGTERM');
     rmSync(workDirectory, { recursive: true, force: true });
   }

@@ -12,7 +12,19 @@ export const CHAT_PATH = '/v1/chat/completions';
 export type PoolTargetName = 'pool' | 'pool-redis' | 'pool-no-infer' | 'baseline-pool';
 /** So are the limits scenario's (bench/limits-scenario.ts): the plain chat config, a token with limits. */
 export type LimitsTargetName = 'limits' | 'limits-redis';
-export type TargetName = 'direct' | 'nginx' | 'bare' | 'switchyard' | 'baseline' | 'portkey' | 'native' | PoolTargetName | LimitsTargetName;
+/** And the every-feature scenario's (bench/features-scenario.ts): the pool, Redis state, sessions and every limit at once. */
+export type FeaturesTargetName = 'features';
+export type TargetName =
+  | 'direct'
+  | 'nginx'
+  | 'bare'
+  | 'switchyard'
+  | 'baseline'
+  | 'portkey'
+  | 'native'
+  | PoolTargetName
+  | LimitsTargetName
+  | FeaturesTargetName;
 
 /** Which Switchyard build a target runs: this checkout's, or another built checkout (`--baseline DIR`). */
 export interface SwitchyardBuild {
@@ -35,6 +47,10 @@ export interface Target {
   sessions?: SessionMix;
   /** CPU seconds, so far, of a process the target's requests use besides its own (the pool's Redis). */
   stateCpuSeconds?: () => Promise<number>;
+  /** Commands that process has handled so far, from every client (Redis's INFO stats). */
+  stateCommands?: () => Promise<number>;
+  /** State operations the gateway has gone on without so far (timed out, or refused by its breaker: `/health`'s `shared_state`). */
+  stateSkipped?: () => Promise<number>;
 }
 
 export interface BenchContext {
