@@ -32,7 +32,10 @@ export function openConnections(url: string, { connectTimeoutMs, commandTimeoutM
     keepAlive: 10_000,
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, MAX_RECONNECT_DELAY_MS),
   };
-  const command = new Redis(url, options);
+  // Commands asked in the same turn of the event loop (the admissions and settlements of requests
+  // that arrive or end together) leave in one write and are read by Redis in one read; each keeps
+  // its place in the connection's order.
+  const command = new Redis(url, { ...options, enableAutoPipelining: true });
   const subscriber = new Redis(url, { ...options, connectionName: 'switchyard-state-subscriber' });
   for (const connection of [command, subscriber]) clearSocketTimeoutOnClose(connection);
   return { command, subscriber };
