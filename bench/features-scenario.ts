@@ -64,7 +64,7 @@ export async function startFeaturesTarget(context: BenchContext, setup: Features
 }
 
 /** The state operations a gateway went on without so far, from `/health`'s `shared_state` (timeouts and refusals by its breaker). */
-async function skippedStateOperations(origin: string): Promise<number> {
+export async function skippedStateOperations(origin: string): Promise<number> {
   const response = await request(`${origin}/health`);
   const health = (await response.body.json()) as { shared_state?: { timeouts?: number; refused?: number } };
   const shared = health.shared_state;
