@@ -27,7 +27,7 @@ const NAME = 'features';
 // 25 and 74 Redis commands a request against ~160 in the others: by all signs their requests went on
 // without Redis, measuring fewer features than the scenario's. A longer wait keeps every request's
 // state work in the figure; the guard still counts, from `/health`, what was skipped.
-const REQUEST_TIMEOUT_MS = 5_000;
+export const REQUEST_TIMEOUT_MS = 5_000;
 export const FEATURES_LABEL = 'Switchyard, every feature on';
 
 /** Checks Redis and picks the scenario's own key prefix; a Redis that does not answer leaves the scenario out, with why. */
@@ -64,7 +64,7 @@ export async function startFeaturesTarget(context: BenchContext, setup: Features
 }
 
 /** The state operations a gateway went on without so far, from `/health`'s `shared_state` (timeouts and refusals by its breaker). */
-async function skippedStateOperations(origin: string): Promise<number> {
+export async function skippedStateOperations(origin: string): Promise<number> {
   const response = await request(`${origin}/health`);
   const health = (await response.body.json()) as { shared_state?: { timeouts?: number; refused?: number } };
   const shared = health.shared_state;

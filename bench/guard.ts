@@ -5,8 +5,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureTools, firstLine, say } from './bench-setup.js';
 import { cleanupFeatures, FEATURES_LABEL, prepareFeatures, startFeaturesTarget, type FeaturesSetup } from './features-scenario.js';
-import { LOAD_CORE, median, wrk } from './load.js';
-import { cpuSeconds } from './process-stats.js';
+import { alignedTable, CONNECTIONS, measureWindow, medianOf, micro, positiveFlag, flagValue, times, WARM_UP } from './cpu-window.js';
+import { LOAD_CORE } from './load.js';
 import { spawnPinned, startBareProxy, startSwitchyard, type BenchContext, type Target } from './targets.js';
 import { warmUp } from './warm-up.js';
 
@@ -26,10 +26,6 @@ import { warmUp } from './warm-up.js';
  */
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CONNECTIONS = 64;
-// Shorter than the full bench's (6 s then up to eight 2-s slices): the guard's run must stay near
-// two minutes, and its bounds are wide.
-const WARM_UP = { warmupSeconds: 6, maxSteadySlices: 4 };
 // A loaded host delays a few of Redis's answers past the gateway's wait (measured: 12 in one 3-s
 // round with a 5-s wait, load average 7 on 2 cores); so few change no figure, and are noted. Above
 // this share of requests the every-feature figure would be of less than every feature: a failure.
@@ -60,64 +56,17 @@ interface Round {
   featuresRequests: number | null;
 }
 
-interface Window {
-  requests: number;
-  cpu: number;
-  stateCpu: number | null;
-  stateCommands: number | null;
-  stateSkipped: number | null;
-  failures: number;
-}
-
 function options(argv: readonly string[]): Options {
-  const value = (flag: string): string | undefined => {
-    const index = argv.indexOf(flag);
-    return index === -1 ? undefined : argv[index + 1];
-  };
-  const positive = (flag: string, fallback: number, integer: boolean): number => {
-    const text = value(flag);
-    if (text === undefined) return fallback;
-    const number = Number(text);
-    if (!(number > 0) || (integer && !Number.isInteger(number))) throw new Error(`${flag} needs a positive ${integer ? 'whole ' : ''}number, not ${text}`);
-    return number;
-  };
+  const positive = (flag: string, fallback: number, integer: boolean) => positiveFlag(argv, flag, fallback, integer);
   return {
     rounds: positive('--rounds', 5, true),
     seconds: positive('--seconds', 3, true),
     maxPlain: positive('--max-plain', 1.5, false),
     maxFeatures: positive('--max-features', 2.5, false),
-    json: value('--json') ?? null,
+    json: flagValue(argv, '--json') ?? null,
     requireRedis: argv.includes('--require-redis'),
   };
 }
-
-/** One window of `target`: its CPU µs per request, and its state store's when it has one. */
-async function measure(target: Target, seconds: number, workDirectory: string): Promise<Window> {
-  const skippedBefore = await target.stateSkipped?.();
-  const commandsBefore = await target.stateCommands?.();
-  const stateBefore = await target.stateCpuSeconds?.();
-  const cpuBefore = cpuSeconds(target.pid);
-  const loaded = await wrk(target, CONNECTIONS, seconds, workDirectory);
-  const cpu = cpuSeconds(target.pid) - cpuBefore;
-  const stateAfter = await target.stateCpuSeconds?.();
-  const commandsAfter = await target.stateCommands?.();
-  const skippedAfter = await target.stateSkipped?.();
-  const requests = Math.max(1, loaded.requests);
-  const difference = (before: number | undefined, after: number | undefined) => (before === undefined || after === undefined ? null : after - before);
-  const stateSeconds = difference(stateBefore, stateAfter);
-  const commands = difference(commandsBefore, commandsAfter);
-  return {
-    requests: loaded.requests,
-    cpu: (cpu * 1_000_000) / requests,
-    stateCpu: stateSeconds === null ? null : (stateSeconds * 1_000_000) / requests,
-    stateCommands: commands === null ? null : commands / requests,
-    stateSkipped: difference(skippedBefore, skippedAfter),
-    failures: loaded.failures + (loaded.requests > 0 ? 0 : 1),
-  };
-}
-
-const micro = (value: number) => `${Math.round(value)}`;
-const times = (value: number) => `${value.toFixed(2)}×`;
 
 function table(rounds: readonly Round[], withFeatures: boolean): string {
   const header = [
@@ -138,16 +87,14 @@ function table(rounds: readonly Round[], withFeatures: boolean): string {
     times(round.plainVsFloor),
     ...(withFeatures && round.featuresVsFloor !== null ? [times(round.featuresVsFloor)] : []),
   ];
-  const rows = [header, ...rounds.map((round, index) => row(String(index + 1), round)), row('median', medianRound(rounds))];
-  const widths = header.map((_, column) => Math.max(...rows.map((cells) => (cells[column] ?? '').length)));
-  return rows.map((cells) => cells.map((cell, column) => cell.padStart(widths[column] as number)).join('  ')).join('\n');
+  return alignedTable([header, ...rounds.map((round, index) => row(String(index + 1), round)), row('median', medianRound(rounds))]);
 }
 
 const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
 
 /** Each column's median over the rounds (failures and skipped state operations: their sums) ; the ratios' too: the median of the rounds' ratios, not a ratio of medians. */
 function medianRound(rounds: readonly Round[]): Round {
-  const of = (pick: (round: Round) => number) => median(rounds.map(pick));
+  const of = (pick: (round: Round) => number) => medianOf(rounds, pick);
   const features = rounds.every((round) => round.features !== null)
     ? {
         gateway: of((round) => round.features?.gateway ?? Number.NaN),
@@ -237,9 +184,9 @@ async function main(): Promise<number> {
     const rounds: Round[] = [];
     for (let round = 1; round <= settings.rounds; round++) {
       say(`round ${round}/${settings.rounds}`);
-      const floorWindow = await measure(floor, settings.seconds, workDirectory);
-      const plainWindow = await measure(plain, settings.seconds, workDirectory);
-      const featuresWindow = everything === undefined ? null : await measure(everything, settings.seconds, workDirectory);
+      const floorWindow = await measureWindow(floor, settings.seconds, workDirectory);
+      const plainWindow = await measureWindow(plain, settings.seconds, workDirectory);
+      const featuresWindow = everything === undefined ? null : await measureWindow(everything, settings.seconds, workDirectory);
       const featuresCost =
         featuresWindow === null
           ? null

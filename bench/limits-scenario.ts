@@ -37,6 +37,8 @@ const LIMITS_HEADER = 'x-ratelimit-limit-requests';
 export interface LimitsSetup {
   redis: BenchRedis | null;
   notes: string[];
+  /** `limits-redis`'s `state.request_timeout_ms`; the gateway's default when unset (the feature ladder sets the every-feature scenario's). */
+  stateRequestTimeoutMs?: number;
 }
 
 /** Checks Redis and picks the scenario's own key prefix; a Redis that does not answer skips `limits-redis` with a note. */
@@ -67,7 +69,8 @@ export async function startLimitsTarget(context: BenchContext, name: LimitsTarge
   // team or project once only, and the quotas then start from an empty request log.
   rmSync(directory, { recursive: true, force: true });
   const redis = name === 'limits-redis' ? (setup.redis as BenchRedis) : null;
-  const state = redis === null ? [] : [`state: { url: "${redis.url}", key_prefix: "${redis.keyPrefix}" }`];
+  const timeout = setup.stateRequestTimeoutMs === undefined ? '' : `, request_timeout_ms: ${setup.stateRequestTimeoutMs}`;
+  const state = redis === null ? [] : [`state: { url: "${redis.url}", key_prefix: "${redis.keyPrefix}"${timeout} }`];
   const config = plainChatConfig(context, directory, { topLevel: state, modelLines: [PRICE] });
   const label = `Switchyard, limits, ${redis === null ? 'memory' : 'Redis'}`;
   const target = await launchSwitchyard(context, { root: context.root, name, label }, config, [], LIMITED_TOKEN);

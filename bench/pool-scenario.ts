@@ -31,6 +31,8 @@ export interface PoolSetup {
   /** Targets that could not be started (the baseline's pool), left out with a note. */
   skipped: Set<PoolTargetName>;
   notes: string[];
+  /** `pool-redis`'s `state.request_timeout_ms`; the gateway's default when unset (the feature ladder sets the every-feature scenario's). */
+  stateRequestTimeoutMs?: number;
 }
 
 /** Checks Redis and picks this run's key prefix; a Redis that does not answer skips its variant with a note. */
@@ -97,7 +99,7 @@ export async function startPoolTarget(context: BenchContext, name: PoolTargetNam
       target = await launchSwitchyard(
         context,
         { ...own, label: 'pool ×4, Redis' },
-        poolConfig(context, directory, { strategy: true, inferSessions: true, redis }),
+        poolConfig(context, directory, { strategy: true, inferSessions: true, redis, requestTimeoutMs: setup.stateRequestTimeoutMs }),
       );
       target.stateCpuSeconds = () => redisCpuSeconds(redis.client);
       break;

@@ -14,6 +14,8 @@ export type PoolTargetName = 'pool' | 'pool-redis' | 'pool-no-infer' | 'baseline
 export type LimitsTargetName = 'limits' | 'limits-redis';
 /** And the every-feature scenario's (bench/features-scenario.ts): the pool, Redis state, sessions and every limit at once. */
 export type FeaturesTargetName = 'features';
+/** The feature ladder's plain chat without the access log, then without session inference too (bench/breakdown.ts). */
+export type BreakdownTargetName = 'plain-no-access' | 'plain-no-access-no-infer';
 export type TargetName =
   | 'direct'
   | 'nginx'
@@ -24,7 +26,8 @@ export type TargetName =
   | 'native'
   | PoolTargetName
   | LimitsTargetName
-  | FeaturesTargetName;
+  | FeaturesTargetName
+  | BreakdownTargetName;
 
 /** Which Switchyard build a target runs: this checkout's, or another built checkout (`--baseline DIR`). */
 export interface SwitchyardBuild {
@@ -209,17 +212,18 @@ export function startSwitchyard(
 /**
  * The plain chat scenario's config, in `directory`: a model over two routes to the fake upstream,
  * and the memory test's slow model. The limits scenario adds `topLevel` lines (its `state`) and
- * `modelLines` to both models (a price), and nothing else, so that the limits are all it measures.
+ * `modelLines` to both models (a price), and nothing else, so that the limits are all it measures;
+ * the feature ladder turns the access log off (`accessLog: false`) and adds `routing` lines.
  */
 export function plainChatConfig(
   context: BenchContext,
   directory: string,
-  extra: { topLevel?: readonly string[]; modelLines?: readonly string[] } = {},
+  extra: { topLevel?: readonly string[]; modelLines?: readonly string[]; accessLog?: boolean } = {},
 ): string {
   return [
     'server: { host: 127.0.0.1, port: 0 }',
     `database: { url: "sqlite:${join(directory, 'switchyard.db')}" }`,
-    'logging: { level: info }',
+    `logging: { level: info${extra.accessLog === false ? ', access: false' : ''} }`,
     ...(extra.topLevel ?? []),
     'upstreams:',
     `  - { id: fast-a, provider: openai, base_url: "${context.upstreamOrigin}/v1", api_key: sk-bench-a }`,
