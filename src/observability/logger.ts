@@ -22,6 +22,16 @@ export const REDACTED_PATHS = [
   'token',
 ];
 
+/**
+ * How log lines are written: asynchronously, and in writes of at least `minLength` bytes, or
+ * whatever is there every `periodicFlush` ms, and at exit (pino flushes its destination then).
+ * With an access line per request, a write per line (even an asynchronous one, which hands each
+ * write to libuv's thread pool and back) cost more CPU than anything else the gateway does for a
+ * request: about a tenth of it (docs/performance.md). In writes of 8 KB, about fifteen lines share
+ * one; a line waits at most a quarter of a second before it can be read.
+ */
+const BUFFERED = { sync: false, minLength: 8_192, periodicFlush: 250 } as const;
+
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   const options: LoggerOptions = {
     level,
@@ -33,16 +43,6 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   };
   return pino(options, destination ?? pino.destination({ dest: 1, ...BUFFERED }));
 }
-
-/**
- * How log lines are written: asynchronously, and in writes of at least `minLength` bytes, or
- * whatever is there every `periodicFlush` ms, and at exit (pino flushes its destination then).
- * With an access line per request, a write per line (even an asynchronous one, which hands each
- * write to libuv's thread pool and back) cost more CPU than anything else the gateway does for a
- * request: about a tenth of it (docs/performance.md). In writes of 8 KB, about fifteen lines share
- * one; a line waits at most a quarter of a second before it can be read.
- */
-const BUFFERED = { sync: false, minLength: 8_192, periodicFlush: 250 } as const;
 
 /** Where the log lines go: stdout, or `logging.file`, which `reopen` opens again after logrotate moved it. */
 export interface LogOutput {
