@@ -3,9 +3,21 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureTools, firstLine, say } from './bench-setup.js';
+import { ensureTools, say } from './bench-setup.js';
 import { redisCommandsProcessed, type BenchRedis } from './bench-redis.js';
-import { alignedTable, CONNECTIONS, type CpuWindow, flagValue, measureWindow, medianOf, micro, positiveFlag, times, WARM_UP } from './cpu-window.js';
+import {
+  alignedTable,
+  CONNECTIONS,
+  type CpuWindow,
+  flagValue,
+  measureWindow,
+  medianOf,
+  micro,
+  positiveFlag,
+  runCommand,
+  times,
+  WARM_UP,
+} from './cpu-window.js';
 import { cleanupFeatures, prepareFeatures, REQUEST_TIMEOUT_MS, skippedStateOperations, startFeaturesTarget, type FeaturesSetup } from './features-scenario.js';
 import { cleanupLimits, prepareLimits, startLimitsTarget, type LimitsSetup } from './limits-scenario.js';
 import { LOAD_CORE } from './load.js';
@@ -385,11 +397,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stdout.write(`bench-breakdown: failed: ${firstLine(error)}\n`);
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runCommand('bench-breakdown', main);

@@ -1,3 +1,4 @@
+import { firstLine } from './bench-setup.js';
 import { median, wrk } from './load.js';
 import { cpuSeconds } from './process-stats.js';
 import type { Target } from './targets.js';
@@ -81,4 +82,16 @@ export function positiveFlag(argv: readonly string[], flag: string, fallback: nu
   const number = Number(text);
   if (!(number > 0) || (integer && !Number.isInteger(number))) throw new Error(`${flag} needs a positive ${integer ? 'whole ' : ''}number, not ${text}`);
   return number;
+}
+
+/** Runs a bench command's `main` and exits with its code; a failure is one `NAME: failed: …` line on stdout (what CI's log shows) and its stack on stderr. */
+export function runCommand(name: string, main: () => Promise<number>): void {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stdout.write(`${name}: failed: ${firstLine(error)}\n`);
+      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(1);
+    },
+  );
 }

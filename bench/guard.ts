@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureTools, firstLine, say } from './bench-setup.js';
+import { ensureTools, say } from './bench-setup.js';
 import { cleanupFeatures, FEATURES_LABEL, prepareFeatures, startFeaturesTarget, type FeaturesSetup } from './features-scenario.js';
-import { alignedTable, CONNECTIONS, measureWindow, medianOf, micro, positiveFlag, flagValue, times, WARM_UP } from './cpu-window.js';
+import { alignedTable, CONNECTIONS, measureWindow, medianOf, micro, positiveFlag, flagValue, runCommand, times, WARM_UP } from './cpu-window.js';
 import { LOAD_CORE } from './load.js';
 import { spawnPinned, startBareProxy, startSwitchyard, type BenchContext, type Target } from './targets.js';
 import { warmUp } from './warm-up.js';
@@ -261,11 +261,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stdout.write(`bench-guard: failed: ${firstLine(error)}\n`);
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runCommand('bench-guard', main);

@@ -31,6 +31,8 @@ import {
 } from './targets.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** Every target that is a proxy in front of the fake upstream, in the notes' order. */
+const PROXIES = ['bare', 'switchyard', 'baseline', 'pool', 'pool-redis', 'pool-no-infer', 'baseline-pool', 'limits', 'limits-redis', 'features'] as const;
 const quick = process.argv.includes('--quick');
 // Portkey takes a third of a quick run's time for a figure that does not change from day to day:
 // the full run compares with it unless told not to, the quick run only when asked.
@@ -344,36 +346,13 @@ async function main(): Promise<void> {
     // The host's speed in each round, as the CPU each proxy spent per request at the highest rate:
     // a round in which every proxy needed far more CPU than usual was a slow host, not a slow proxy.
     const topRate = RATES[RATES.length - 1] as number;
-    for (const name of [
-      'bare',
-      'switchyard',
-      'baseline',
-      'pool',
-      'pool-redis',
-      'pool-no-infer',
-      'baseline-pool',
-      'limits',
-      'limits-redis',
-      'features',
-    ] as const) {
+    for (const name of PROXIES) {
       const values = samples.get(name)?.openLoop[topRate]?.cpu;
       const label = targets.find((target) => target.name === name)?.label;
       if (values !== undefined && label !== undefined)
         notes.push(`${label}: CPU µs per request @${topRate} RPS, round by round: ${values.map((value) => value.toFixed(0)).join(', ')}`);
     }
-    for (const name of [
-      'direct',
-      'bare',
-      'switchyard',
-      'baseline',
-      'pool',
-      'pool-redis',
-      'pool-no-infer',
-      'baseline-pool',
-      'limits',
-      'limits-redis',
-      'features',
-    ] as const) {
+    for (const name of ['direct', ...PROXIES] as const) {
       const busy = samples.get(name)?.openLoop[topRate]?.busy;
       const label = targets.find((target) => target.name === name)?.label;
       if (busy !== undefined && label !== undefined) {

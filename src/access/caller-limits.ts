@@ -331,7 +331,7 @@ export class CallerLimits {
  * counters, not one per request (every meter is a read and a write in the state's script). Slots
  * stay one meter each: each names its own.
  */
-export function mergedAdjustments(meters: readonly Meter[]): Meter[] {
+function mergedAdjustments(meters: readonly Meter[]): Meter[] {
   const merged: Meter[] = [];
   const positions = new Map<string, number>();
   for (const meter of meters) {
