@@ -1,19 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { runCli } from '../../../src/cli/main.js';
 import { startFaultUpstream, type FaultUpstream } from '../../fake-upstreams/fault-upstream.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/switchyard.js', import.meta.url));
+/** The bystander runs in a process of its own (bystander-process.ts says why). */
+const BYSTANDER = fileURLToPath(new URL('./bystander-process.ts', import.meta.url));
 /** Where the bystander's requests come from; the attackers use other loopback addresses. */
 export const BYSTANDER_ADDRESS = '127.0.0.1';
 
@@ -157,46 +157,27 @@ export interface BystanderOutcome {
 /**
  * Polls `/health` and a real authenticated chat completion, each on a new connection from
  * `BYSTANDER_ADDRESS` (a kept-alive one would not show whether new connections are taken), every
- * `everyMs` until `stop` is called.
+ * `everyMs` until `stop` is called, from a process of its own (bystander-process.ts says why).
  */
 export function pollBystander(gateway: GatewayProcess, everyMs = 100): { stop(): Promise<BystanderOutcome[]> } {
+  const child = spawn(
+    process.execPath,
+    ['--disable-warning=ExperimentalWarning', BYSTANDER, String(gateway.port), gateway.token, BYSTANDER_ADDRESS, String(everyMs)],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   const outcomes: BystanderOutcome[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const [health, chat] = await Promise.all([
-        call(gateway, 'GET', '/health', undefined),
-        call(gateway, 'POST', '/v1/chat/completions', JSON.stringify({ model: 'ok', messages: [{ role: 'user', content: 'Hello' }] })),
-      ]);
-      outcomes.push({ path: '/health', result: health }, { path: '/v1/chat/completions', result: chat });
-      await sleep(everyMs);
-    }
-  })();
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => outcomes.push(JSON.parse(line) as BystanderOutcome));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return {
     stop: async () => {
-      running = false;
-      await loop;
+      child.stdin?.end();
+      const code = await exited;
+      if (code !== 0) throw new Error(`the bystander process exited with ${code}`);
       return outcomes;
     },
   };
-}
-
-function call(gateway: GatewayProcess, method: string, path: string, body: string | undefined): Promise<number | string> {
-  return new Promise((resolve) => {
-    const headers: Record<string, string> = { authorization: `Bearer ${gateway.token}` };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const outgoing = httpRequest(
-      { host: '127.0.0.1', port: gateway.port, localAddress: BYSTANDER_ADDRESS, method, path, headers, agent: false, timeout: 3_000 },
-      (response) => {
-        response.resume();
-        response.once('end', () => resolve(response.statusCode ?? 0));
-        response.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-      },
-    );
-    outgoing.once('timeout', () => outgoing.destroy(Object.assign(new Error('no answer in 3 s'), { code: 'TIMEOUT' })));
-    outgoing.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-    outgoing.end(body);
-  });
 }
 
 /**
