@@ -146,16 +146,24 @@ export class RedisState implements SharedState {
     this.requireOpen();
     requireMeters(meters);
     if (meters.length === 0) return { refused: -1, values: [], missing: [] };
-    const keys = meters.map((meter) => (meter.slot === undefined ? `${this.prefix}meter:${meter.key}` : `${this.prefix}slots:${meter.key}`));
-    const args = meters.flatMap((meter) => [
-      meter.slot !== undefined ? 's' : meter.ifPresent === true ? 'p' : 'c',
-      String(meter.amount),
-      meter.limit === null ? '' : String(meter.limit),
-      meter.ttlMs,
-      meter.slot ?? '',
-      meter.seed === undefined ? '' : String(meter.seed),
-      meter.needsSeed === true ? '1' : '0',
-    ]);
+    // One packed argument for the numbers, one per slot (redis-scripts.ts, CHARGE, says why).
+    const keys = new Array<string>(meters.length);
+    const args: string[] = [''];
+    let packed = '';
+    for (let index = 0; index < meters.length; index++) {
+      const meter = meters[index] as Meter;
+      const { slot, limit, seed } = meter;
+      if (slot === undefined) {
+        keys[index] = `${this.prefix}meter:${meter.key}`;
+        packed += meter.ifPresent === true ? 'p,' : 'c,';
+      } else {
+        keys[index] = `${this.prefix}slots:${meter.key}`;
+        args.push(slot);
+        packed += 's,';
+      }
+      packed += `${meter.amount},${limit === null ? '' : limit},${meter.ttlMs},${seed === undefined ? '' : seed},${meter.needsSeed === true ? '1' : '0'},`;
+    }
+    args[0] = packed;
     const reply = await runScript(this.command, CHARGE, keys, args);
     if (!Array.isArray(reply) || reply.length !== 3) throw new Error('unexpected reply from Redis to charge');
     const [refused, values, missing] = reply as [string, string[], string[]];
