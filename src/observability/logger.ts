@@ -1,7 +1,8 @@
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { maskSecrets } from '../core/index.js';
+import { BatchedLines } from './batched-lines.js';
 
 /** Everything that can carry a secret, wherever it appears in a log object. */
 export const REDACTED_PATHS = [
@@ -23,14 +24,42 @@ export const REDACTED_PATHS = [
 ];
 
 /**
- * How log lines are written: asynchronously, and in writes of at least `minLength` bytes, or
- * whatever is there every `periodicFlush` ms, and at exit (pino flushes its destination then).
+ * How log lines are written: gathered in batches of about 64 KB (or what a quarter of a second
+ * brings) and handed to sonic-boom, which writes each batch asynchronously (batched-lines.ts).
  * With an access line per request, a write per line (even an asynchronous one, which hands each
  * write to libuv's thread pool and back) cost more CPU than anything else the gateway does for a
- * request: about a tenth of it (docs/performance.md). In writes of 8 KB, about fifteen lines share
- * one; a line waits at most a quarter of a second before it can be read.
+ * request (docs/performance.md); a line waits at most a quarter of a second before it can be read,
+ * and what is gathered at exit is written then.
  */
-const BUFFERED = { sync: false, minLength: 8_192, periodicFlush: 250 } as const;
+function batchedDestination(dest: number | string, options: { mkdir?: boolean; append?: boolean } = {}): { lines: BatchedLines; target: SonicBoom } {
+  const target = pino.destination({ dest, sync: false, ...options });
+  const lines = new BatchedLines({
+    write: (chunk) => target.write(chunk),
+    flushSync: () => target.flushSync(),
+    writeAtExit: (chunk) => (typeof dest === 'string' ? appendFileSync(dest, chunk) : writeAllSync(dest, chunk)),
+    reopen: typeof dest === 'string' ? () => target.reopen() : undefined,
+  });
+  return { lines, target };
+}
+
+type SonicBoom = ReturnType<typeof pino.destination>;
+
+/** Tries at exit, 10 ms apart, to write to a pipe that is full (its reader is slow): then the lines are dropped. */
+const EXIT_WRITE_TRIES = 100;
+
+/** Writes all of `text` to a descriptor synchronously, waiting for a full pipe (EAGAIN) a while, as sonic-boom does. */
+function writeAllSync(descriptor: number, text: string): void {
+  let rest = Buffer.from(text);
+  let tries = 0;
+  while (rest.length > 0) {
+    try {
+      rest = rest.subarray(writeSync(descriptor, rest));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN' || ++tries === EXIT_WRITE_TRIES) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   const options: LoggerOptions = {
@@ -41,7 +70,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     serializers: { err: maskedError },
     base: { service: 'switchyard' },
   };
-  return pino(options, destination ?? pino.destination({ dest: 1, ...BUFFERED }));
+  return pino(options, destination ?? batchedDestination(1).lines);
 }
 
 /** Where the log lines go: stdout, or `logging.file`, which `reopen` opens again after logrotate moved it. */
@@ -53,16 +82,16 @@ export interface LogOutput {
 
 /** Throws (before anything is written) when the file cannot be opened for appending. */
 export function logOutput(file: string | undefined): LogOutput {
-  if (file === undefined) return { stream: pino.destination({ dest: 1, ...BUFFERED }), reopen: () => undefined };
+  if (file === undefined) return { stream: batchedDestination(1).lines, reopen: () => undefined };
   // The asynchronous open below would report a bad path as an event once the gateway serves, with
   // nowhere to log it: a start refused with the reason is better.
   mkdirSync(dirname(file), { recursive: true });
   closeSync(openSync(file, 'a'));
-  const stream = pino.destination({ dest: file, ...BUFFERED, mkdir: true, append: true });
+  const { lines, target } = batchedDestination(file, { mkdir: true, append: true });
   // A reopen that fails (the folder removed, the disk full) must not end the process; stderr is
   // the one place left to say so.
-  stream.on('error', (error: Error) => process.stderr.write(`switchyard: logging.file ${file}: ${error.message}\n`));
-  return { stream, reopen: () => stream.reopen() };
+  target.on('error', (error: Error) => process.stderr.write(`switchyard: logging.file ${file}: ${error.message}\n`));
+  return { stream: lines, reopen: () => lines.reopen() };
 }
 
 /** pino's error serializer with secrets masked in every string it keeps (message, stack, causes). */
