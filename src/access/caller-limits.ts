@@ -333,17 +333,18 @@ export class CallerLimits {
  */
 function mergedAdjustments(meters: readonly Meter[]): Meter[] {
   const merged: Meter[] = [];
-  const positions = new Map<string, number>();
+  // A give-back (created if absent) and a settlement (changed only if present) of one key stay apart.
+  const settlements = new Map<string, number>();
+  const givenBack = new Map<string, number>();
   for (const meter of meters) {
     if (meter.slot !== undefined) {
       merged.push(meter);
       continue;
     }
-    // A give-back (created if absent) and a settlement (changed only if present) of one key stay apart.
-    const identity = `${meter.ifPresent === true ? 'present' : 'always'}\n${meter.key}`;
-    const position = positions.get(identity);
+    const positions = meter.ifPresent === true ? settlements : givenBack;
+    const position = positions.get(meter.key);
     if (position === undefined) {
-      positions.set(identity, merged.length);
+      positions.set(meter.key, merged.length);
       merged.push(meter);
       continue;
     }
