@@ -124,7 +124,8 @@ describe('CallerLimits', () => {
   });
 
   it('requests of one holder that end together are settled in one charge that names each counter once, and every slot', async () => {
-    const token = holder('token', 'tok_1', { tpm: 1_000, maxConcurrent: 5, tokensPerDay: 10_000 });
+    // Limits too close for room (counter-rooms.ts): every token counter is charged in the state.
+    const token = holder('token', 'tok_1', { tpm: 1_000, maxConcurrent: 5, tokensPerDay: 1_000 });
     const first = await admitted([token], 10);
     const second = await admitted([token], 10);
     const charges: Meter[][] = [];
@@ -145,6 +146,108 @@ describe('CallerLimits', () => {
     expect(sent.filter((meter) => meter.slot !== undefined)).toHaveLength(2);
     const next = await admit([token], 0);
     expect(next.headers).toMatchObject({ 'x-ratelimit-remaining-tokens': '920' });
+  });
+
+  describe('room taken in advance on token and dollar counters', () => {
+    const NEVER = 1_000_000_000;
+    const dayKey = (id: string): string => `token:${id}:tokens:day:${Date.UTC(2026, 10, 24)}`;
+    /** The counter as the state holds it, rooms included. */
+    const inState = async (key: string): Promise<number> => (await state.charge([{ key, amount: 0, limit: null, ttlMs: 60_000 }])).values[0] as number;
+    const recordCharges = (): Meter[][] => {
+      const charges: Meter[][] = [];
+      const charge = state.charge.bind(state);
+      state.charge = (meters) => {
+        charges.push([...meters]);
+        return charge(meters);
+      };
+      return charges;
+    };
+
+    it('far from every limit, the state is asked only about requests and slots; what was spent is exact once the rooms go back', async () => {
+      const token = holder('token', 'tok_1', { rpm: NEVER, tpm: NEVER, maxConcurrent: NEVER, tokensPerDay: NEVER, usdPerDay: NEVER });
+      // A first room covers four requests like the first; the next ones are a second of what was
+      // spent since (time stands still here: a tenth of a second at least). The first request's
+      // cost sizes the dollar room: until one is known, a dollar counter has none.
+      let spent = 0;
+      for (let index = 0; index < 8; index++) {
+        await settle(await admitted([token], 100), 100 + index, 0.5);
+        spent += 100 + index;
+      }
+      const charges = recordCharges();
+      for (let index = 0; index < 10; index++) {
+        await settle(await admitted([token], 100), 80 + index, 0.03125);
+        spent += 80 + index;
+      }
+      const admissions = charges.filter((meters) => meters.some((meter) => meter.slot !== undefined && meter.amount === 1));
+      expect(admissions).toHaveLength(10);
+      for (const meters of admissions) expect(meters.map((meter) => meter.key.split(':')[2])).toEqual(['rpm', 'in-flight']);
+      // The settlements' adjustments were counted in the rooms too: only slots went to the state.
+      expect(charges.flat().filter((meter) => meter.slot === undefined && meter.amount !== 1)).toEqual([]);
+      expect(await limits.read([token])).toMatchObject({ [token.key]: { tokensPerDay: spent, tpm: spent, usdPerDay: 4.3125, rpm: 18 } });
+      expect(await inState(dayKey('tok_1'))).toBeGreaterThan(spent);
+      await limits.close();
+      expect(await inState(dayKey('tok_1'))).toBe(spent);
+      expect(await inState(`token:tok_1:usd:day:${Date.UTC(2026, 10, 24)}`)).toBe(4.3125);
+    });
+
+    it('admissions in flight together ask for one room, not one each', async () => {
+      const token = holder('token', 'tok_1', { tpm: NEVER });
+      const charges = recordCharges();
+      await Promise.all(Array.from({ length: 10 }, () => admitted([token], 100)));
+      expect(charges).toHaveLength(10);
+      expect(charges.flat().filter((meter) => meter.room !== undefined)).toHaveLength(1);
+      // The next one counts in the room it took.
+      await admitted([token], 100);
+      expect(charges).toHaveLength(10);
+    });
+
+    it('a room unused for a second goes back to the state', async () => {
+      vi.useFakeTimers({ toFake: ['setInterval', 'setTimeout'] });
+      await limits.close();
+      limits = open();
+      const token = holder('token', 'tok_1', { tokensPerDay: NEVER });
+      await settle(await admitted([token], 100), 100);
+      expect(await inState(dayKey('tok_1'))).toBe(100 + 4 * 100);
+      time += 1_000;
+      await vi.advanceTimersByTimeAsync(1_000);
+      await limits.drain();
+      expect(await inState(dayKey('tok_1'))).toBe(100);
+    });
+
+    it('a request refused by another meter gives back what it counted in the rooms', async () => {
+      const token = holder('token', 'tok_1', { rpm: 2, tokensPerDay: NEVER });
+      await admitted([token], 100);
+      await admitted([token], 100);
+      expect((await admit([token], 100)).refusal).toMatchObject({ code: 'rate_limit_exceeded' });
+      expect(await limits.read([token])).toMatchObject({ [token.key]: { tokensPerDay: 200 } });
+    });
+
+    it('replicas sharing a state together admit exactly a quota: near it, every request is counted in the state', async () => {
+      const other = open();
+      try {
+        const token = holder('token', 'tok_1', { tokensPerDay: 20_000 });
+        const admittedBy = [0, 0];
+        const refusedBy = [false, false];
+        for (let index = 0; !(refusedBy[0] && refusedBy[1]); index++) {
+          const side = index % 2;
+          const result = await (side === 0 ? limits : other).admit([token], `req_${++sequence}`, 10);
+          if (result.admission === null) {
+            refusedBy[side] = true;
+            continue;
+          }
+          admittedBy[side] = (admittedBy[side] as number) + 1;
+          (side === 0 ? limits : other).settle(result.admission, 10, 0);
+          await limits.drain();
+          await other.drain();
+        }
+        // Room was taken while far from the quota; none of it was lost to the other replica's refusals.
+        expect((admittedBy[0] as number) + (admittedBy[1] as number)).toBe(2_000);
+        expect(admittedBy[0]).toBeGreaterThan(0);
+        expect(admittedBy[1]).toBeGreaterThan(0);
+      } finally {
+        await other.close();
+      }
+    });
   });
 
   it('tokens per minute: the estimate is reserved, then replaced by the usage', async () => {

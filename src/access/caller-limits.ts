@@ -1,7 +1,8 @@
 import type { GatewayError } from '../errors/index.js';
 import { StateUnavailableError, type ChargeOutcome, type LateOutcome, type Meter, type SharedState } from '../state/index.js';
 import type { LimitHolder, SpendMatch } from './limit-holders.js';
-import { admissionMeters, MeterPlans, planMinute, settlementMeters, type PlannedMeter } from './limit-plan.js';
+import { CounterRooms, ROOM_IDLE_MS } from './counter-rooms.js';
+import { MeterPlans, planMinute, settlementMeters, type MeterPlan, type PlannedMeter } from './limit-plan.js';
 import { refusal } from './limit-refusal.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 
@@ -84,6 +85,9 @@ export class CallerLimits {
   private retryDelayMs = RETRY_FIRST_MS;
   private closed = false;
   private readonly stopWatching: () => void;
+  /** Room taken in advance on token and dollar counters far from their limits (counter-rooms.ts). */
+  private readonly rooms = new CounterRooms();
+  private readonly roomRelease: NodeJS.Timeout;
 
   constructor(options: CallerLimitsOptions) {
     this.state = options.state;
@@ -97,6 +101,8 @@ export class CallerLimits {
     // up by the next two before any lease ends.
     this.heartbeat = setInterval(() => void this.renew(), Math.max(1, Math.floor(this.slotLeaseMs / 3)));
     this.heartbeat.unref();
+    this.roomRelease = setInterval(() => this.releaseRooms(false), ROOM_IDLE_MS);
+    this.roomRelease.unref();
     // A state that answers again takes the settlements waiting for it at once, not at the next
     // step of the backoff: a slot given back late frees its holder's next request sooner.
     this.stopWatching = this.background.onAvailability((available) => {
@@ -118,11 +124,48 @@ export class CallerLimits {
     const plan = this.plans.of(holders, now);
     const planned = plan.entries;
     if (planned.length === 0) return ADMITTED_WITHOUT_STATE;
+    const pendingBefore = this.pending.length;
+    // Token and dollar meters with room left are counted here; the rest (requests, slots, counters
+    // without room) go to the state in one charge, which asks for room where it would help.
+    let asked: number[] | null = null;
+    let meters: Meter[] = [];
+    /** The meters counted from rooms: [plan index, what went past its room, …], to undo them. */
+    let local: number[] | null = null;
+    for (let index = 0; index < planned.length; index++) {
+      const entry = planned[index] as PlannedMeter;
+      const { quantity } = entry;
+      const amount = quantity === 'tokens' ? estimatedTokens : quantity === 'usd' ? 0 : 1;
+      let room: number | undefined;
+      if (quantity === 'tokens' || quantity === 'usd') {
+        const past = this.rooms.take(entry, amount, now, this.pending);
+        if (past >= 0) {
+          (local ??= []).push(index, past);
+          continue;
+        }
+        room = this.rooms.want(entry, amount, now);
+      }
+      (asked ??= []).push(index);
+      meters.push({
+        key: entry.key,
+        amount,
+        limit: entry.limit,
+        ttlMs: entry.ttlMs,
+        slot: quantity === 'slots' ? requestId : undefined,
+        needsSeed: entry.needsSeed,
+        room,
+      });
+    }
+    if (this.pending.length > pendingBefore) this.scheduleFlush();
+    const values = new Array<number>(planned.length);
+    if (asked === null) {
+      for (let index = 0; index < planned.length; index++) values[index] = this.rooms.known((planned[index] as PlannedMeter).key, 0);
+      return this.admitted(plan, requestId, estimatedTokens, values, now);
+    }
+    const askedEntries = asked.map((index) => planned[index] as PlannedMeter);
     let outcome: ChargeOutcome;
-    let meters = admissionMeters(planned, requestId, estimatedTokens);
     try {
       outcome = await this.state.charge(meters);
-      if (outcome.missing.length > 0) outcome = await this.state.charge((meters = await this.seeded(planned, meters, outcome.missing)));
+      if (outcome.missing.length > 0) outcome = await this.state.charge((meters = await this.seeded(askedEntries, meters, outcome.missing)));
     } catch (error) {
       // Availability over strictness: a state that cannot be reached does not stop the traffic.
       // An admission answered after the request stopped waiting is given back once its fate is known.
@@ -130,14 +173,59 @@ export class CallerLimits {
         const charged = meters;
         void error.late.then((late) => this.giveBack(charged, late));
       }
+      this.undoLocal(planned, local, estimatedTokens);
+      this.roomsUnanswered(askedEntries, meters);
       this.reportError(error);
       return ADMITTED_WITHOUT_STATE;
     }
-    const headers = rateLimitHeaders(planned, outcome.values, now);
-    const refusedBy = planned[outcome.refused];
-    if (refusedBy !== undefined) return { admission: null, refusal: refusal(refusedBy, now), headers };
+    const refused = outcome.refused !== -1;
+    if (refused) this.roomsUnanswered(askedEntries, meters);
+    let taken = 0;
+    for (let position = 0; position < asked.length; position++) {
+      const index = asked[position] as number;
+      const entry = planned[index] as PlannedMeter;
+      const value = outcome.values[position] ?? 0;
+      if (!refused && (entry.quantity === 'tokens' || entry.quantity === 'usd')) {
+        const room = (meters[position] as Meter).room;
+        const tookRoom = outcome.rooms[taken] === position;
+        if (tookRoom) taken++;
+        this.rooms.answered(entry, room, tookRoom ? (room ?? 0) : 0, value, now);
+        values[index] = this.rooms.known(entry.key, value);
+      } else {
+        values[index] = value;
+      }
+    }
+    if (local !== null)
+      for (let position = 0; position < local.length; position += 2)
+        values[local[position] as number] = this.rooms.known((planned[local[position] as number] as PlannedMeter).key, 0);
+    const refusedBy = refused ? askedEntries[outcome.refused] : undefined;
+    if (refusedBy === undefined) return this.admitted(plan, requestId, estimatedTokens, values, now);
+    this.undoLocal(planned, local, estimatedTokens);
+    return { admission: null, refusal: refusal(refusedBy, now), headers: rateLimitHeaders(planned, values, now) };
+  }
+
+  private admitted(plan: MeterPlan, requestId: string, estimatedTokens: number, values: readonly number[], now: number): AdmissionResult {
     if (plan.slots.length > 0) this.held.set(requestId, plan.slots);
-    return { admission: { planned, requestId, reservedTokens: estimatedTokens }, refusal: null, headers };
+    return {
+      admission: { planned: plan.entries, requestId, reservedTokens: estimatedTokens },
+      refusal: null,
+      headers: rateLimitHeaders(plan.entries, values, now),
+    };
+  }
+
+  private roomsUnanswered(askedEntries: readonly PlannedMeter[], meters: readonly Meter[]): void {
+    for (let position = 0; position < meters.length; position++)
+      if ((meters[position] as Meter).room !== undefined) this.rooms.unanswered(askedEntries[position] as PlannedMeter);
+  }
+
+  /** What an admission counted from rooms goes back to them: its request was refused, or went on uncounted. */
+  private undoLocal(planned: readonly PlannedMeter[], local: readonly number[] | null, estimatedTokens: number): void {
+    if (local === null) return;
+    for (let position = 0; position < local.length; position += 2) {
+      const entry = planned[local[position] as number] as PlannedMeter;
+      this.rooms.giveBack(entry, entry.quantity === 'tokens' ? estimatedTokens : 0, local[position + 1] as number, this.pending);
+    }
+    if (this.pending.length > 0) this.scheduleFlush();
   }
 
   /** The request ended: what it used replaces what it reserved, and its slot is given back. */
@@ -146,8 +234,21 @@ export class CallerLimits {
     this.held.delete(admission.requestId);
     const meters = settlementMeters(admission.planned, admission.requestId, admission.reservedTokens, usedTokens, costUsd);
     if (meters.length === 0) return;
-    for (const meter of meters) this.pending.push(meter);
-    this.scheduleFlush();
+    const now = this.now();
+    const pendingBefore = this.pending.length;
+    for (const meter of meters) {
+      // A counter this process holds room on is adjusted there (past the room, in the state).
+      if (meter.slot === undefined && this.rooms.settle(meter.key, meter.amount, now, this.pending)) continue;
+      this.pending.push(meter);
+    }
+    if (this.pending.length > pendingBefore) this.scheduleFlush();
+  }
+
+  /** Rooms unused for a while (all of them at shutdown) go back to the state, with the settlements. */
+  private releaseRooms(every: boolean): void {
+    const pendingBefore = this.pending.length;
+    this.rooms.release(this.now(), this.pending, every);
+    if (this.pending.length > pendingBefore) this.scheduleFlush();
   }
 
   private scheduleFlush(): void {
@@ -162,7 +263,8 @@ export class CallerLimits {
     );
     const counted: Record<string, Partial<Record<PlannedMeter['name'], number>>> = {};
     planned.forEach((entry, index) => {
-      (counted[entry.holder.key] ??= {})[entry.name] = outcome.values[index] ?? 0;
+      // Room this process holds unused is not spent (other replicas' rooms are: they are not known here).
+      (counted[entry.holder.key] ??= {})[entry.name] = (outcome.values[index] ?? 0) - this.rooms.held(entry.key);
     });
     return counted;
   }
@@ -185,6 +287,8 @@ export class CallerLimits {
     this.closed = true;
     this.stopWatching();
     clearInterval(this.heartbeat);
+    clearInterval(this.roomRelease);
+    this.releaseRooms(true);
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     if (this.unsettled > 0) this.scheduleFlush();
@@ -222,17 +326,21 @@ export class CallerLimits {
    * it was never taken, where a counter given back could count less than was ever counted.
    */
   private giveBack(meters: readonly Meter[], late: LateOutcome): void {
+    let rooms: readonly number[] = [];
     if (late.answered) {
       const outcome = late.value as ChargeOutcome;
       if (outcome.refused !== -1 || outcome.missing.length > 0) return;
+      rooms = outcome.rooms;
     }
-    for (const meter of meters) {
+    meters.forEach((meter, index) => {
       if (meter.slot !== undefined) {
         if (meter.amount > 0) this.pending.push({ key: meter.key, amount: -1, limit: null, ttlMs: meter.ttlMs, slot: meter.slot });
-      } else if (late.answered && meter.amount !== 0) {
-        this.pending.push({ key: meter.key, amount: -meter.amount, limit: null, ttlMs: meter.ttlMs });
+        return;
       }
-    }
+      // The room it took, if it took one, was never held here: it goes back with the amount.
+      const amount = meter.amount + (rooms.includes(index) ? (meter.room ?? 0) : 0);
+      if (late.answered && amount !== 0) this.pending.push({ key: meter.key, amount: -amount, limit: null, ttlMs: meter.ttlMs });
+    });
     this.scheduleFlush();
   }
 

@@ -89,28 +89,6 @@ export class MeterPlans {
 }
 
 /**
- * What a request's admission charges: a request, its estimated tokens, a slot named by its id,
- * and no dollars yet (the price is known once usage is). Every meter is checked against its limit.
- */
-export function admissionMeters(entries: readonly PlannedMeter[], requestId: string, estimatedTokens: number): Meter[] {
-  const meters: Meter[] = new Array<Meter>(entries.length);
-  for (let index = 0; index < entries.length; index++) {
-    const entry = entries[index] as PlannedMeter;
-    const { quantity } = entry;
-    const amount = quantity === 'tokens' ? estimatedTokens : quantity === 'usd' ? 0 : 1;
-    meters[index] = {
-      key: entry.key,
-      amount,
-      limit: entry.limit,
-      ttlMs: entry.ttlMs,
-      slot: quantity === 'slots' ? requestId : undefined,
-      needsSeed: entry.needsSeed,
-    };
-  }
-  return meters;
-}
-
-/**
  * What settles an admission once the request's usage is known: the difference between the tokens
  * it used and those reserved, its cost against dollar quotas, and its slot given back. Never
  * refused; a period that has ended is still adjusted (its counter lives a while past its end).

@@ -15,5 +15,11 @@ export function requireMeters(meters: readonly Meter[]): void {
       if (meter.amount !== 1 && meter.amount !== -1 && meter.amount !== 0) throw new TypeError(`a slot's amount must be 1, -1 or 0, got ${meter.amount}`);
     }
     if (meter.seed !== undefined) requireAmount(meter.seed);
+    if (meter.room !== undefined) {
+      if (typeof meter.room !== 'number' || !Number.isFinite(meter.room) || meter.room <= 0)
+        throw new TypeError(`room must be a positive number, got ${String(meter.room)}`);
+      if (meter.slot !== undefined || meter.ifPresent === true || meter.limit === null)
+        throw new TypeError('room is taken only on a counter with a limit that it may create');
+    }
   }
 }

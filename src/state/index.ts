@@ -3,6 +3,7 @@ export { openState, type OpenStateOptions } from './open-state.js';
 export { RedisState, DEFAULT_KEY_PREFIX, type RedisStateOptions } from './redis-state.js';
 export {
   slidingWindowEstimate,
+  ROOM_SHARE,
   type BudgetedEntry,
   type BudgetOutcome,
   type BudgetUsage,

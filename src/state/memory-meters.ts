@@ -1,4 +1,4 @@
-import type { ChargeOutcome, Meter } from './shared-state.js';
+import { ROOM_SHARE, type ChargeOutcome, type Meter } from './shared-state.js';
 
 interface StoredMeterCount {
   value: number;
@@ -11,7 +11,7 @@ interface SlotSet {
   earliestEndMs: number;
 }
 
-const NONE_MISSING: number[] = [];
+const NONE: number[] = [];
 
 /**
  * The meters of MemoryState (`charge`): counters and slot sets in this process. Called only from
@@ -50,18 +50,24 @@ export class MemoryMeters {
         if (meter.needsSeed === true) (missing ??= []).push(index);
       }
     }
-    if (missing !== null) return { refused: -1, values, missing };
+    if (missing !== null) return { refused: -1, values, missing, rooms: NONE };
     if (seeds) this.plantSeeds(meters, now);
     for (let index = 0; index < count; index++) {
       const { limit } = meters[index] as Meter;
-      if (limit !== null && (values[index] as number) >= limit) return { refused: index, values, missing: NONE_MISSING };
+      if (limit !== null && (values[index] as number) >= limit) return { refused: index, values, missing: NONE, rooms: NONE };
     }
+    let rooms: number[] | null = null;
     for (let index = 0; index < count; index++) {
       const meter = meters[index] as Meter;
-      if (meter.amount === 0) continue;
-      values[index] = meter.slot === undefined ? this.add(meter, now) : this.moveSlot(meter, meter.slot, now);
+      let amount = meter.amount;
+      if (meter.room !== undefined && meter.limit !== null && meter.limit - (this.counts.get(meter.key)?.value ?? 0) - amount >= ROOM_SHARE * meter.room) {
+        amount += meter.room;
+        (rooms ??= []).push(index);
+      }
+      if (amount === 0) continue;
+      values[index] = meter.slot === undefined ? this.add(meter, amount, now) : this.moveSlot(meter, meter.slot, now);
     }
-    return { refused: -1, values, missing: NONE_MISSING };
+    return { refused: -1, values, missing: NONE, rooms: rooms ?? NONE };
   }
 
   sweep(now: number): void {
@@ -77,14 +83,14 @@ export class MemoryMeters {
     }
   }
 
-  private add(meter: Meter, now: number): number {
+  private add(meter: Meter, amount: number, now: number): number {
     const stored = this.counts.get(meter.key);
     if (stored === undefined) {
       if (meter.ifPresent === true) return 0;
-      this.counts.set(meter.key, { value: meter.amount, expiresAtMs: now + meter.ttlMs });
-      return meter.amount;
+      this.counts.set(meter.key, { value: amount, expiresAtMs: now + meter.ttlMs });
+      return amount;
     }
-    stored.value += meter.amount;
+    stored.value += amount;
     stored.expiresAtMs = now + meter.ttlMs;
     return stored.value;
   }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { ROOM_SHARE } from './shared-state.js';
 
 /**
  * The operations of RedisState that read and then write run as Lua scripts: Redis runs a script
@@ -118,10 +119,11 @@ return redis.call('HGETALL', KEYS[1])`);
 /**
  * `charge`: KEYS one per meter (a counter's string, or a slot set's sorted set of slot → the
  * server time its lease ends); ARGV[1] six fields per meter, each followed by a comma: kind (`c`,
- * `p` for a counter changed only if it exists, or `s`), amount, limit (empty for none), ttlMs,
- * seed (empty for none), needsSeed (`1` or `0`); then each slot meter's slot, in order, one
- * argument each. Returns { refused index or -1, { values }, { missing indexes } } with numbers as
- * strings. The same rules as MemoryMeters.
+ * `p` for a counter changed only if it exists, `r` for a counter that asks for room, or `s`),
+ * amount, limit (empty for none), ttlMs, seed (empty for none), needsSeed (`1` or `0`); then each
+ * slot meter's slot and each room meter's room, in the meters' order, one argument each. Returns
+ * { refused index or -1, { values }, { missing indexes }, { indexes whose room was taken } } with
+ * numbers as strings. The same rules as MemoryMeters.
  *
  * The numbers travel packed in one argument: 24 meters as 168 arguments cost the gateway more to
  * encode (ioredis, per argument) than the script costs Redis to run, and Redis more to take apart
@@ -138,7 +140,7 @@ return redis.call('HGETALL', KEYS[1])`);
  */
 export const CHARGE = script(`${NOW}
 local count = #KEYS
-local kinds, amounts, limits, ttls, slots, seeds, needsSeed = {}, {}, {}, {}, {}, {}, {}
+local kinds, amounts, limits, ttls, slots, seeds, needsSeed, rooms = {}, {}, {}, {}, {}, {}, {}, {}
 local field, meter, nextSlot = 0, 1, 2
 for text in string.gmatch(ARGV[1], '([^,]*),') do
   field = field + 1
@@ -146,6 +148,9 @@ for text in string.gmatch(ARGV[1], '([^,]*),') do
     kinds[meter] = text
     if text == 's' then
       slots[meter] = ARGV[nextSlot]
+      nextSlot = nextSlot + 1
+    elseif text == 'r' then
+      rooms[meter] = tonumber(ARGV[nextSlot])
       nextSlot = nextSlot + 1
     end
   elseif field == 2 then amounts[meter] = tonumber(text)
@@ -159,7 +164,7 @@ for text in string.gmatch(ARGV[1], '([^,]*),') do
   end
 end
 if meter ~= count + 1 or field ~= 0 then return redis.error_reply('charge: the packed meters do not match the keys') end
-local values, absent, missing, current, present = {}, {}, {}, {}, {}
+local values, absent, missing, current, present, taken = {}, {}, {}, {}, {}, {}
 for i = 1, count do
   if kinds[i] == 's' then
     redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', string.format('%.0f', now))
@@ -186,7 +191,7 @@ end
 local function reply(refused)
   local texts = {}
   for i = 1, count do texts[i] = string.format('%.17g', values[i]) end
-  return { tostring(refused), texts, missing }
+  return { tostring(refused), texts, missing, taken }
 end
 if #missing > 0 then return reply(-1) end
 for i = 1, count do
@@ -211,11 +216,17 @@ for i = 1, count do
       current[key] = current[key] - redis.call('ZREM', key, slots[i])
     end
     values[i] = current[key]
-  elseif amount ~= 0 and (kind == 'c' or present[key]) then
-    current[key] = current[key] + amount
-    values[i] = current[key]
-    present[key] = true
-    redis.call('SET', key, string.format('%.17g', values[i]), 'PX', ttls[i])
+  else
+    if kind == 'r' and tonumber(limits[i]) - current[key] - amount >= ${ROOM_SHARE} * rooms[i] then
+      amount = amount + rooms[i]
+      taken[#taken + 1] = tostring(i - 1)
+    end
+    if amount ~= 0 and (kind ~= 'p' or present[key]) then
+      current[key] = current[key] + amount
+      values[i] = current[key]
+      present[key] = true
+      redis.call('SET', key, string.format('%.17g', values[i]), 'PX', ttls[i])
+    end
   end
 end
 return reply(-1)`);

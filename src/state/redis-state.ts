@@ -145,7 +145,7 @@ export class RedisState implements SharedState {
   async charge(meters: readonly Meter[]): Promise<ChargeOutcome> {
     this.requireOpen();
     requireMeters(meters);
-    if (meters.length === 0) return { refused: -1, values: [], missing: [] };
+    if (meters.length === 0) return { refused: -1, values: [], missing: [], rooms: [] };
     // One packed argument for the numbers, one per slot (redis-scripts.ts, CHARGE, says why).
     const keys = new Array<string>(meters.length);
     const args: string[] = [''];
@@ -155,7 +155,12 @@ export class RedisState implements SharedState {
       const { slot, limit, seed } = meter;
       if (slot === undefined) {
         keys[index] = `${this.prefix}meter:${meter.key}`;
-        packed += meter.ifPresent === true ? 'p,' : 'c,';
+        if (meter.room !== undefined) {
+          args.push(String(meter.room));
+          packed += 'r,';
+        } else {
+          packed += meter.ifPresent === true ? 'p,' : 'c,';
+        }
       } else {
         keys[index] = `${this.prefix}slots:${meter.key}`;
         args.push(slot);
@@ -165,9 +170,9 @@ export class RedisState implements SharedState {
     }
     args[0] = packed;
     const reply = await runScript(this.command, CHARGE, keys, args);
-    if (!Array.isArray(reply) || reply.length !== 3) throw new Error('unexpected reply from Redis to charge');
-    const [refused, values, missing] = reply as [string, string[], string[]];
-    return { refused: Number(refused), values: values.map(Number), missing: missing.map(Number) };
+    if (!Array.isArray(reply) || reply.length !== 4) throw new Error('unexpected reply from Redis to charge');
+    const [refused, values, missing, rooms] = reply as [string, string[], string[], string[]];
+    return { refused: Number(refused), values: values.map(Number), missing: missing.map(Number), rooms: rooms.map(Number) };
   }
 
   async setWithinBudget(pool: string, group: string, entries: readonly BudgetedEntry[], ttlMs: number, budget: ByteBudget): Promise<BudgetOutcome> {

@@ -135,7 +135,7 @@ describe('RequestPathState', () => {
       .catch((error: unknown) => error);
     expect(answered).toBeInstanceOf(StateUnavailableError);
     first.open();
-    expect(await (answered as StateUnavailableError).late).toEqual({ answered: true, value: { refused: -1, values: [1], missing: [] } });
+    expect(await (answered as StateUnavailableError).late).toEqual({ answered: true, value: { refused: -1, values: [1], missing: [], rooms: [] } });
 
     const second = gated();
     second.inner.loseReplies = true;

@@ -195,7 +195,17 @@ export interface Meter {
    * adjustment, which would keep it from being rebuilt from durable records.
    */
   ifPresent?: boolean;
+  /**
+   * Room taken in advance, on a counter with a `limit`: this much is added as well, but only when
+   * what is left under the limit after `amount` is at least ROOM_SHARE times `room` (so a caller
+   * holds at most a sixteenth of what is left, and nothing near the limit); reported in `rooms`.
+   * What a process counts locally against that room, it does not charge again.
+   */
+  room?: number;
 }
+
+/** A room is taken only while what is left under the limit is at least this many times the room. */
+export const ROOM_SHARE = 16;
 
 export interface ChargeOutcome {
   /** The index of the meter that refused, or -1. */
@@ -204,6 +214,8 @@ export interface ChargeOutcome {
   values: number[];
   /** Indexes of absent counters that need a seed; when any, nothing was applied. */
   missing: number[];
+  /** Indexes of the meters whose `room` was taken (added to their value). */
+  rooms: number[];
 }
 
 /** One fixed window's total and the total of the window just before it, as `addToWindow` returns them. */

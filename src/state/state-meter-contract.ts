@@ -9,13 +9,13 @@ export function describeMeterChecks(context: ContractContext): void {
 
   it('charge: admits while every meter is under its limit, then refuses and changes nothing', async () => {
     const { state } = context;
-    expect(await state.charge([requests(2)])).toEqual({ refused: -1, values: [1], missing: [] });
-    expect(await state.charge([requests(2)])).toEqual({ refused: -1, values: [2], missing: [] });
-    expect(await state.charge([requests(2)])).toEqual({ refused: 0, values: [2], missing: [] });
+    expect(await state.charge([requests(2)])).toEqual({ refused: -1, values: [1], missing: [], rooms: [] });
+    expect(await state.charge([requests(2)])).toEqual({ refused: -1, values: [2], missing: [], rooms: [] });
+    expect(await state.charge([requests(2)])).toEqual({ refused: 0, values: [2], missing: [], rooms: [] });
     // Several meters: the tightest refuses, and the others are not charged either.
     const tokens: Meter = { key: 'tpm:team', amount: 40, limit: 100, ttlMs: TTL_MS };
-    expect(await state.charge([tokens, requests(2)])).toEqual({ refused: 1, values: [0, 2], missing: [] });
-    expect(await state.charge([tokens, requests(5)])).toEqual({ refused: -1, values: [40, 3], missing: [] });
+    expect(await state.charge([tokens, requests(2)])).toEqual({ refused: 1, values: [0, 2], missing: [], rooms: [] });
+    expect(await state.charge([tokens, requests(5)])).toEqual({ refused: -1, values: [40, 3], missing: [], rooms: [] });
     // A limit is checked before adding: a large amount passes while the meter is under it.
     expect(await state.charge([{ ...tokens, amount: 500 }])).toMatchObject({ refused: -1, values: [540] });
     expect(await state.charge([{ ...tokens, amount: 1 }])).toMatchObject({ refused: 0, values: [540] });
@@ -67,23 +67,23 @@ export function describeMeterChecks(context: ContractContext): void {
   it('charge: an absent counter that needs a seed stops the whole step until one is given', async () => {
     const { state } = context;
     const quota = (extra: Partial<Meter>): Meter => ({ key: 'quota:day', amount: 10, limit: 100, ttlMs: TTL_MS, needsSeed: true, ...extra });
-    expect(await state.charge([requests(5), quota({})])).toEqual({ refused: -1, values: [0, 0], missing: [1] });
+    expect(await state.charge([requests(5), quota({})])).toEqual({ refused: -1, values: [0, 0], missing: [1], rooms: [] });
     expect(await state.charge([requests(5, 0)])).toMatchObject({ values: [0] });
     // Seeded at or over the limit: refused, and the seed is kept.
-    expect(await state.charge([requests(5), quota({ seed: 100 })])).toEqual({ refused: 1, values: [0, 100], missing: [] });
-    expect(await state.charge([quota({ amount: -30, limit: null })])).toEqual({ refused: -1, values: [70], missing: [] });
+    expect(await state.charge([requests(5), quota({ seed: 100 })])).toEqual({ refused: 1, values: [0, 100], missing: [], rooms: [] });
+    expect(await state.charge([quota({ amount: -30, limit: null })])).toEqual({ refused: -1, values: [70], missing: [], rooms: [] });
     // A present counter ignores a seed.
-    expect(await state.charge([requests(5), quota({ seed: 0 })])).toEqual({ refused: -1, values: [1, 80], missing: [] });
+    expect(await state.charge([requests(5), quota({ seed: 0 })])).toEqual({ refused: -1, values: [1, 80], missing: [], rooms: [] });
   });
 
   it('charge: a counter marked ifPresent is changed only when it exists; an absent one is not created', async () => {
     const { state } = context;
     const settlement: Meter = { key: 'quota:settled', amount: 20, limit: null, ttlMs: TTL_MS, ifPresent: true };
-    expect(await state.charge([settlement, requests(null, 1)])).toEqual({ refused: -1, values: [0, 1], missing: [] });
+    expect(await state.charge([settlement, requests(null, 1)])).toEqual({ refused: -1, values: [0, 1], missing: [], rooms: [] });
     // Still absent: a quota that needs a seed is reported missing rather than found at 20.
-    expect(await state.charge([{ key: 'quota:settled', amount: 5, limit: 100, ttlMs: TTL_MS, needsSeed: true }])).toMatchObject({ missing: [0] });
+    expect(await state.charge([{ key: 'quota:settled', amount: 5, limit: 100, ttlMs: TTL_MS, needsSeed: true }])).toMatchObject({ missing: [0], rooms: [] });
     expect(await state.charge([{ key: 'quota:settled', amount: 5, limit: 100, ttlMs: TTL_MS, needsSeed: true, seed: 40 }])).toMatchObject({ values: [45] });
-    expect(await state.charge([settlement])).toEqual({ refused: -1, values: [65], missing: [] });
+    expect(await state.charge([settlement])).toEqual({ refused: -1, values: [65], missing: [], rooms: [] });
   });
 
   it('charge: a key named more than once counts every change, each value the total so far (settlements of several requests in one step)', async () => {
@@ -91,8 +91,13 @@ export function describeMeterChecks(context: ContractContext): void {
     const adjust = (amount: number): Meter => ({ key: 'tpm:repeated', amount, limit: null, ttlMs: TTL_MS, ifPresent: true });
     const slot = (name: string, amount: number): Meter => ({ key: 'inflight:repeated', amount, limit: null, ttlMs: TTL_MS, slot: name });
     // Absent: the ifPresent changes leave it absent, even beside a plain change made later in the same step.
-    expect(await state.charge([adjust(5), adjust(7)])).toEqual({ refused: -1, values: [0, 0], missing: [] });
-    expect(await state.charge([{ ...adjust(10), ifPresent: false }, adjust(-3), adjust(0.5)])).toEqual({ refused: -1, values: [10, 7, 7.5], missing: [] });
+    expect(await state.charge([adjust(5), adjust(7)])).toEqual({ refused: -1, values: [0, 0], missing: [], rooms: [] });
+    expect(await state.charge([{ ...adjust(10), ifPresent: false }, adjust(-3), adjust(0.5)])).toEqual({
+      refused: -1,
+      values: [10, 7, 7.5],
+      missing: [],
+      rooms: [],
+    });
     expect(await state.charge([adjust(0)])).toMatchObject({ values: [7.5] });
     expect(await state.charge([slot('a', 1), slot('b', 1), slot('a', 1)])).toMatchObject({ refused: -1, values: [1, 2, 2] });
     expect(await state.charge([slot('a', -1), slot('b', -1), slot('b', -1)])).toMatchObject({ refused: -1, values: [1, 0, 0] });
@@ -111,6 +116,30 @@ export function describeMeterChecks(context: ContractContext): void {
     expect(await state.charge([slot(0)])).toMatchObject({ values: [0] });
   });
 
+  it('charge: room is taken only while at least ROOM_SHARE times it is left under the limit after the amount', async () => {
+    const { state } = context;
+    const tokens = (amount: number, room?: number, limit = 1_000): Meter => ({ key: 'tpm:room', amount, limit, ttlMs: TTL_MS, room });
+    // 1,000 - 0 - 10 = 990 ≥ 16 × 60: the amount and the room are added.
+    expect(await state.charge([tokens(10, 60)])).toEqual({ refused: -1, values: [70], missing: [], rooms: [0] });
+    // 1,000 - 70 - 10 = 920 < 16 × 60: the amount alone, as without room.
+    expect(await state.charge([tokens(10, 60)])).toEqual({ refused: -1, values: [80], missing: [], rooms: [] });
+    expect(await state.charge([requests(null, 0), tokens(0, 57)])).toEqual({ refused: -1, values: [0, 137], missing: [], rooms: [1] });
+    // Refused like any meter at its limit, room or not; nothing changes.
+    expect(await state.charge([tokens(5, 1, 137)])).toEqual({ refused: 0, values: [137], missing: [], rooms: [] });
+    // A meter named again in the same step sees the room the one before it took (and, changing nothing, reads as it was before the step).
+    expect(await state.charge([tokens(0, 52), tokens(0, 52)])).toEqual({ refused: -1, values: [189, 137], missing: [], rooms: [0] });
+    // Seeded counters take room from their seed.
+    const quota: Meter = { key: 'quota:room', amount: 10, limit: 1_000, ttlMs: TTL_MS, needsSeed: true, room: 40 };
+    expect(await state.charge([quota])).toEqual({ refused: -1, values: [0], missing: [0], rooms: [] });
+    expect(await state.charge([{ ...quota, seed: 300 }])).toEqual({ refused: -1, values: [350], missing: [], rooms: [0] });
+    // Room only on a counter with a limit that the step may create.
+    await expect(state.charge([{ ...tokens(1, 5), limit: null }])).rejects.toThrow(TypeError);
+    await expect(state.charge([{ ...tokens(1, 5), ifPresent: true }])).rejects.toThrow(TypeError);
+    await expect(state.charge([{ ...tokens(1, 5), slot: 'a' }])).rejects.toThrow(TypeError);
+    await expect(state.charge([tokens(1, 0)])).rejects.toThrow(TypeError);
+    expect(await state.charge([tokens(0, undefined, 10_000)])).toMatchObject({ values: [189] });
+  });
+
   it('charge: rejects invalid meters with a TypeError, changing nothing', async () => {
     const { state } = context;
     for (const invalid of [0, -1, 1.5, Number.NaN]) await expect(state.charge([{ ...requests(1), ttlMs: invalid }])).rejects.toThrow(TypeError);
@@ -118,7 +147,7 @@ export function describeMeterChecks(context: ContractContext): void {
     await expect(state.charge([{ ...requests(1), slot: 'a', amount: 2 }])).rejects.toThrow(TypeError);
     await expect(state.charge([requests(1), { ...requests(1), limit: Number.NaN }])).rejects.toThrow(TypeError);
     expect(await state.charge([requests(null, 0)])).toMatchObject({ values: [0] });
-    expect(await state.charge([])).toEqual({ refused: -1, values: [], missing: [] });
+    expect(await state.charge([])).toEqual({ refused: -1, values: [], missing: [], rooms: [] });
   });
 
   it('charge: handles on one backend together let through exactly the limit', async () => {
