@@ -88,8 +88,7 @@ export class CounterRooms {
     // Whole tokens, so that counters of whole tokens stay exact (dollars are fractions anyway).
     if (entry.quantity === 'tokens') want = Math.floor(want);
     if (!(want > 0 && want >= ROOM_REQUESTS * amount)) return undefined;
-    if (room === undefined)
-      this.rooms.set(entry.key, (room = { ttlMs: entry.ttlMs, left: 0, granted: false, asking: false, spent: 0, askedAt: now, usedAt: now, seen: 0 }));
+    room ??= this.open(entry, now);
     room.asking = true;
     return want;
   }
@@ -99,9 +98,7 @@ export class CounterRooms {
    * for none), `room` what it granted (0 for none), `value` the counter after it.
    */
   answered(entry: PlannedMeter, asked: number | undefined, room: number, value: number, now: number): void {
-    let held = this.rooms.get(entry.key);
-    if (held === undefined)
-      this.rooms.set(entry.key, (held = { ttlMs: entry.ttlMs, left: 0, granted: false, asking: false, spent: 0, askedAt: now, usedAt: now, seen: value }));
+    const held = this.rooms.get(entry.key) ?? this.open(entry, now);
     held.seen = value;
     if (asked === undefined) return;
     held.asking = false;
@@ -155,8 +152,11 @@ export class CounterRooms {
     }
   }
 
-  get size(): number {
-    return this.rooms.size;
+  /** An empty room for the entry's counter, held from now on (until it is idle). */
+  private open(entry: PlannedMeter, now: number): Room {
+    const room: Room = { ttlMs: entry.ttlMs, left: 0, granted: false, asking: false, spent: 0, askedAt: now, usedAt: now, seen: 0 };
+    this.rooms.set(entry.key, room);
+    return room;
   }
 
   /** Counts `amount` against the room; returns the part past what was left, which goes to the state in `debts`. */
