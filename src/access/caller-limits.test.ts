@@ -148,7 +148,7 @@ describe('CallerLimits', () => {
     expect(next.headers).toMatchObject({ 'x-ratelimit-remaining-tokens': '920' });
   });
 
-  describe('room taken in advance on token and dollar counters', () => {
+  describe('room taken in advance on request, token and dollar counters', () => {
     const NEVER = 1_000_000_000;
     const dayKey = (id: string): string => `token:${id}:tokens:day:${Date.UTC(2026, 10, 24)}`;
     /** The counter as the state holds it, rooms included. */
@@ -163,7 +163,7 @@ describe('CallerLimits', () => {
       return charges;
     };
 
-    it('far from every limit, the state is asked only about requests and slots; what was spent is exact once the rooms go back', async () => {
+    it('far from every limit, the state is asked only about slots; what was spent is exact once the rooms go back', async () => {
       const token = holder('token', 'tok_1', { rpm: NEVER, tpm: NEVER, maxConcurrent: NEVER, tokensPerDay: NEVER, usdPerDay: NEVER });
       // A first room covers four requests like the first; the next ones are a second of what was
       // spent since (time stands still here: a tenth of a second at least). The first request's
@@ -180,14 +180,31 @@ describe('CallerLimits', () => {
       }
       const admissions = charges.filter((meters) => meters.some((meter) => meter.slot !== undefined && meter.amount === 1));
       expect(admissions).toHaveLength(10);
-      for (const meters of admissions) expect(meters.map((meter) => meter.key.split(':')[2])).toEqual(['rpm', 'in-flight']);
+      for (const meters of admissions) expect(meters.map((meter) => meter.key.split(':')[2])).toEqual(['in-flight']);
       // The settlements' adjustments were counted in the rooms too: only slots went to the state.
-      expect(charges.flat().filter((meter) => meter.slot === undefined && meter.amount !== 1)).toEqual([]);
+      expect(charges.flat().filter((meter) => meter.slot === undefined)).toEqual([]);
       expect(await limits.read([token])).toMatchObject({ [token.key]: { tokensPerDay: spent, tpm: spent, usdPerDay: 4.3125, rpm: 18 } });
       expect(await inState(dayKey('tok_1'))).toBeGreaterThan(spent);
       await limits.close();
       expect(await inState(dayKey('tok_1'))).toBe(spent);
       expect(await inState(`token:tok_1:usd:day:${Date.UTC(2026, 10, 24)}`)).toBe(4.3125);
+      expect(await inState(`token:tok_1:rpm:${Math.floor(time / 60_000) * 60_000}`)).toBe(18);
+    });
+
+    it('a request counted in its rpm room and refused by its slot gives the request back', async () => {
+      const token = holder('token', 'tok_1', { rpm: NEVER, maxConcurrent: 1 });
+      const first = await admitted([token], 100);
+      const rpmKey = `token:tok_1:rpm:${Math.floor(time / 60_000) * 60_000}`;
+      // The first admission took room on rpm: the state's counter holds it.
+      expect(await inState(rpmKey)).toBeGreaterThan(1);
+      const charges = recordCharges();
+      const second = await limits.admit([token], 'req_second', 100);
+      expect(second.refusal?.code).toBe('rate_limit_exceeded');
+      expect(charges.flat().map((meter) => meter.key.split(':')[2])).toEqual(['in-flight']);
+      await settle(first, 100, 0);
+      expect(await limits.read([token])).toMatchObject({ [token.key]: { rpm: 1 } });
+      await limits.close();
+      expect(await inState(rpmKey)).toBe(1);
     });
 
     it('admissions in flight together ask for one room, not one each', async () => {

@@ -2,7 +2,7 @@ import type { GatewayError } from '../errors/index.js';
 import { StateUnavailableError, type ChargeOutcome, type LateOutcome, type Meter, type SharedState } from '../state/index.js';
 import type { LimitHolder, SpendMatch } from './limit-holders.js';
 import { CounterRooms, ROOM_IDLE_MS } from './counter-rooms.js';
-import { MeterPlans, planMinute, settlementMeters, type MeterPlan, type PlannedMeter } from './limit-plan.js';
+import { MeterPlans, planMinute, settlementMeters, type MeterPlan, type PlannedMeter, type Quantity } from './limit-plan.js';
 import { refusal } from './limit-refusal.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 
@@ -85,7 +85,7 @@ export class CallerLimits {
   private retryDelayMs = RETRY_FIRST_MS;
   private closed = false;
   private readonly stopWatching: () => void;
-  /** Room taken in advance on token and dollar counters far from their limits (counter-rooms.ts). */
+  /** Room taken in advance on request, token and dollar counters far from their limits (counter-rooms.ts). */
   private readonly rooms = new CounterRooms();
   private readonly roomRelease: NodeJS.Timeout;
 
@@ -125,8 +125,8 @@ export class CallerLimits {
     const planned = plan.entries;
     if (planned.length === 0) return ADMITTED_WITHOUT_STATE;
     const pendingBefore = this.pending.length;
-    // Token and dollar meters with room left are counted here; the rest (requests, slots, counters
-    // without room) go to the state in one charge, which asks for room where it would help.
+    // Counters with room left (requests, tokens, dollars) are counted here; the rest (slots,
+    // counters without room) go to the state in one charge, which asks for room where it would help.
     let asked: number[] | null = null;
     let meters: Meter[] = [];
     /** The meters counted from rooms: [plan index, what went past its room, …], to undo them. */
@@ -134,9 +134,9 @@ export class CallerLimits {
     for (let index = 0; index < planned.length; index++) {
       const entry = planned[index] as PlannedMeter;
       const { quantity } = entry;
-      const amount = quantity === 'tokens' ? estimatedTokens : quantity === 'usd' ? 0 : 1;
+      const amount = admissionAmount(quantity, estimatedTokens);
       let room: number | undefined;
-      if (quantity === 'tokens' || quantity === 'usd') {
+      if (quantity !== 'slots') {
         const past = this.rooms.take(entry, amount, now, this.pending);
         if (past >= 0) {
           (local ??= []).push(index, past);
@@ -185,7 +185,7 @@ export class CallerLimits {
       const index = asked[position] as number;
       const entry = planned[index] as PlannedMeter;
       const value = outcome.values[position] ?? 0;
-      if (!refused && (entry.quantity === 'tokens' || entry.quantity === 'usd')) {
+      if (!refused && entry.quantity !== 'slots') {
         const room = (meters[position] as Meter).room;
         const tookRoom = outcome.rooms[taken] === position;
         if (tookRoom) taken++;
@@ -223,7 +223,7 @@ export class CallerLimits {
     if (local === null) return;
     for (let position = 0; position < local.length; position += 2) {
       const entry = planned[local[position] as number] as PlannedMeter;
-      this.rooms.giveBack(entry, entry.quantity === 'tokens' ? estimatedTokens : 0, local[position + 1] as number, this.pending);
+      this.rooms.giveBack(entry, admissionAmount(entry.quantity, estimatedTokens), local[position + 1] as number, this.pending);
     }
     if (this.pending.length > 0) this.scheduleFlush();
   }
@@ -431,6 +431,11 @@ export class CallerLimits {
     );
     return meters;
   }
+}
+
+/** What an admission counts on a meter: one request, its reserved tokens, no dollars yet (they are known at settlement), one slot. */
+function admissionAmount(quantity: Quantity, estimatedTokens: number): number {
+  return quantity === 'tokens' ? estimatedTokens : quantity === 'usd' ? 0 : 1;
 }
 
 /**

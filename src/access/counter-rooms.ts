@@ -2,7 +2,7 @@ import { ROOM_SHARE, type Meter } from '../state/index.js';
 import type { PlannedMeter } from './limit-plan.js';
 
 /**
- * Room this process took in advance on one token or dollar counter: the state's counter already
+ * Room this process took in advance on one request, token or dollar counter: the state's counter already
  * holds it, so what the process counts against it costs the state nothing.
  */
 interface Room {
@@ -35,9 +35,9 @@ const ROOM_REQUESTS = 4;
 export const ROOM_IDLE_MS = 1_000;
 
 /**
- * Token and dollar counters far from their limits are counted from room taken in advance: an
- * admission that finds room left for every such meter of its holders counts its reservation
- * locally, and the state sees only its requests and slots. Room is asked for with the admission
+ * Counters far from their limits (requests, tokens and dollars) are counted from room taken in
+ * advance: an admission that finds room left for every such meter of its holders counts its
+ * request and reservation locally, and the state sees only its slots. Room is asked for with the admission
  * that needs it (one charge, as before), about a second of what this process counted there
  * lately, and the state grants it only while at least ROOM_SHARE times as much is left under
  * the limit: near a limit every request is counted in the state one by one, exactly as without

@@ -5,7 +5,7 @@ import type { LimitHolder } from './limit-holders.js';
 export type LimitName = keyof Limits;
 
 /** What a meter counts, which decides the amount a request charges it. */
-type Quantity = 'requests' | 'tokens' | 'usd' | 'slots';
+export type Quantity = 'requests' | 'tokens' | 'usd' | 'slots';
 
 /**
  * One limit of one holder in the current minute: the meter's key and lifetime, and what the
