@@ -153,6 +153,9 @@ describe('CallerLimits', () => {
     const dayKey = (id: string): string => `token:${id}:tokens:day:${Date.UTC(2026, 10, 24)}`;
     /** The counter as the state holds it, rooms included. */
     const inState = async (key: string): Promise<number> => (await state.charge([{ key, amount: 0, limit: null, ttlMs: 60_000 }])).values[0] as number;
+    /** A slot set's size as the state holds it, rooms included. */
+    const inFlight = async (key: string): Promise<number> =>
+      (await state.charge([{ key, amount: 0, limit: null, ttlMs: 60_000, slot: 'read' }])).values[0] as number;
     const recordCharges = (): Meter[][] => {
       const charges: Meter[][] = [];
       const charge = state.charge.bind(state);
@@ -163,7 +166,7 @@ describe('CallerLimits', () => {
       return charges;
     };
 
-    it('far from every limit, the state is asked only about slots; what was spent is exact once the rooms go back', async () => {
+    it('far from every limit, the state is not asked at all; what was spent is exact once the rooms go back', async () => {
       const token = holder('token', 'tok_1', { rpm: NEVER, tpm: NEVER, maxConcurrent: NEVER, tokensPerDay: NEVER, usdPerDay: NEVER });
       // A first room covers four requests like the first; the next ones are a second of what was
       // spent since (time stands still here: a tenth of a second at least). The first request's
@@ -178,17 +181,82 @@ describe('CallerLimits', () => {
         await settle(await admitted([token], 100), 80 + index, 0.03125);
         spent += 80 + index;
       }
-      const admissions = charges.filter((meters) => meters.some((meter) => meter.slot !== undefined && meter.amount === 1));
-      expect(admissions).toHaveLength(10);
-      for (const meters of admissions) expect(meters.map((meter) => meter.key.split(':')[2])).toEqual(['in-flight']);
-      // The settlements' adjustments were counted in the rooms too: only slots went to the state.
-      expect(charges.flat().filter((meter) => meter.slot === undefined)).toEqual([]);
+      // Requests, slots and the settlements' adjustments were all counted in the rooms.
+      expect(charges).toEqual([]);
       expect(await limits.read([token])).toMatchObject({ [token.key]: { tokensPerDay: spent, tpm: spent, usdPerDay: 4.3125, rpm: 18 } });
       expect(await inState(dayKey('tok_1'))).toBeGreaterThan(spent);
       await limits.close();
       expect(await inState(dayKey('tok_1'))).toBe(spent);
       expect(await inState(`token:tok_1:usd:day:${Date.UTC(2026, 10, 24)}`)).toBe(4.3125);
       expect(await inState(`token:tok_1:rpm:${Math.floor(time / 60_000) * 60_000}`)).toBe(18);
+      expect(await inFlight('token:tok_1:in-flight')).toBe(0);
+    });
+
+    it("slots far from their limit come from a room that grows with the process's requests in flight; in flight reads exact", async () => {
+      const token = holder('token', 'tok_1', { maxConcurrent: NEVER });
+      const key = 'token:tok_1:in-flight';
+      const charges = recordCharges();
+      // The first takes its own slot and asks for a room of four.
+      const admissions = () => charges.filter((meters) => meters.some((meter) => meter.amount === 1));
+      const first = await admitted([token]);
+      expect(await inFlight(key)).toBe(5);
+      const fromRoom: Admission[] = [];
+      for (let index = 0; index < 4; index++) fromRoom.push(await admitted([token]));
+      expect(admissions()).toHaveLength(1);
+      expect(await limits.read([token])).toMatchObject({ [token.key]: { maxConcurrent: 5 } });
+      // The room is used up: the next asks for as many as are in use from it.
+      const sixth = await admitted([token]);
+      expect(admissions().map((meters) => meters.map((meter) => meter.room))).toEqual([[4], [4]]);
+      expect(await inFlight(key)).toBe(10);
+      for (const admission of [first, ...fromRoom, sixth]) await settle(admission, 0);
+      expect(await limits.read([token])).toMatchObject({ [token.key]: { maxConcurrent: 0 } });
+      // The askers' own slots went back to the state; the rooms' stay with the process, free.
+      expect(await inFlight(key)).toBe(8);
+      await limits.close();
+      expect(await inFlight(key)).toBe(0);
+    });
+
+    it('near its limit every slot is taken in the state, one by one: exactly the limit in flight', async () => {
+      const token = holder('token', 'tok_1', { maxConcurrent: 40 });
+      const charges = recordCharges();
+      const outcomes = await Promise.all(Array.from({ length: 41 }, () => admit([token])));
+      expect(outcomes.filter((outcome) => outcome.refusal === null)).toHaveLength(40);
+      expect(charges.flat().filter((meter) => meter.room !== undefined)).toEqual([]);
+      expect(await inFlight('token:tok_1:in-flight')).toBe(40);
+    });
+
+    it("a room's free slots are renewed by the heartbeat while it is used, and go back after a second unused", async () => {
+      vi.useFakeTimers({ toFake: ['setInterval', 'setTimeout'] });
+      await limits.close();
+      limits = open();
+      const token = holder('token', 'tok_1', { maxConcurrent: NEVER });
+      const key = 'token:tok_1:in-flight';
+      const first = await admitted([token]);
+      // Past the room's first lease, its slots used now and then: still held, free ones included.
+      for (let step = 0; step < 8; step++) {
+        await settle(await admitted([token]), 0);
+        time += LEASE_MS / 6;
+        await vi.advanceTimersByTimeAsync(LEASE_MS / 6);
+      }
+      expect(await inFlight(key)).toBe(5);
+      await settle(first, 0);
+      time += 1_000;
+      await vi.advanceTimersByTimeAsync(1_000);
+      await limits.drain();
+      expect(await inFlight(key)).toBe(0);
+    });
+
+    it('a request that took a room slot and was refused by another meter puts the slot back', async () => {
+      const token = holder('token', 'tok_1', { maxConcurrent: NEVER });
+      const team = holder('team', 'search', { rpm: 2 });
+      await admitted([token, team]);
+      await admitted([token, team]);
+      expect((await admit([token, team])).refusal).toMatchObject({ code: 'rate_limit_exceeded' });
+      expect(await limits.read([token])).toMatchObject({ [token.key]: { maxConcurrent: 2 } });
+      await limits.close();
+      // The two admitted are still in flight (never settled): the first's own slot and the room's
+      // slot the second holds. The refused one's went back to the room, and with its free slots to the state.
+      expect(await inFlight('token:tok_1:in-flight')).toBe(2);
     });
 
     it('a request counted in its rpm room and refused by its slot gives the request back', async () => {

@@ -2,6 +2,7 @@ import type { GatewayError } from '../errors/index.js';
 import { StateUnavailableError, type ChargeOutcome, type LateOutcome, type Meter, type SharedState } from '../state/index.js';
 import type { LimitHolder, SpendMatch } from './limit-holders.js';
 import { CounterRooms, ROOM_IDLE_MS } from './counter-rooms.js';
+import { SlotRooms } from './slot-rooms.js';
 import { MeterPlans, planMinute, settlementMeters, type MeterPlan, type PlannedMeter, type Quantity } from './limit-plan.js';
 import { refusal } from './limit-refusal.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
@@ -20,6 +21,8 @@ export interface Admission {
   readonly planned: readonly PlannedMeter[];
   readonly requestId: string;
   readonly reservedTokens: number;
+  /** The slot held on each slot meter, by plan index, where it is one of a room's (slot-rooms.ts); else the request id. */
+  readonly slotNames: ReadonlyArray<string | undefined> | null;
 }
 
 /** The decision on a request: admitted (and then settled) or refused; either way the headers its response carries (`[name, value, …]`). */
@@ -51,7 +54,7 @@ const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2_000;
 /** Slots renewed per charge: one round trip per this many slots held. */
 const RENEWALS_PER_CHARGE = 1_000;
-const ADMITTED_WITHOUT_STATE: AdmissionResult = { admission: { planned: [], requestId: '', reservedTokens: 0 }, refusal: null, headers: [] };
+const ADMITTED_WITHOUT_STATE: AdmissionResult = { admission: { planned: [], requestId: '', reservedTokens: 0, slotNames: null }, refusal: null, headers: [] };
 
 /**
  * The caller's rate limits and quotas (token, project and team; the strictest applies). A request
@@ -74,8 +77,8 @@ export class CallerLimits {
   private pending: Meter[] = [];
   private flushing: Promise<void> | null = null;
   private lastErrorReport = Number.NEGATIVE_INFINITY;
-  /** The slots of the requests in flight that hold any: request id → its slot meters. */
-  private readonly held = new Map<string, readonly PlannedMeter[]>();
+  /** The slots of the requests in flight that hold any: request id → its slot meters, and the slots' names where they are a room's. */
+  private readonly held = new Map<string, { readonly slots: readonly PlannedMeter[]; readonly names: ReadonlyArray<string | undefined> | null }>();
   private readonly heartbeat: NodeJS.Timeout;
   private renewing = false;
   /** Settlements that failed, until they land: counter adjustments summed by key, and slot releases with the time their lease ends at the latest. */
@@ -87,6 +90,8 @@ export class CallerLimits {
   private readonly stopWatching: () => void;
   /** Room taken in advance on request, token and dollar counters far from their limits (counter-rooms.ts). */
   private readonly rooms = new CounterRooms();
+  /** Room taken in advance on slot sets far from their limits (slot-rooms.ts). */
+  private readonly slotRooms = new SlotRooms();
   private readonly roomRelease: NodeJS.Timeout;
 
   constructor(options: CallerLimitsOptions) {
@@ -131,12 +136,21 @@ export class CallerLimits {
     let meters: Meter[] = [];
     /** The meters counted from rooms: [plan index, what went past its room, …], to undo them. */
     let local: number[] | null = null;
+    /** The slots taken from rooms, by plan index. */
+    let slotNames: Array<string | undefined> | null = null;
     for (let index = 0; index < planned.length; index++) {
       const entry = planned[index] as PlannedMeter;
       const { quantity } = entry;
       const amount = admissionAmount(quantity, estimatedTokens);
       let room: number | undefined;
-      if (quantity !== 'slots') {
+      if (quantity === 'slots') {
+        const name = this.slotRooms.take(entry.key, now);
+        if (name !== undefined) {
+          (slotNames ??= new Array<string | undefined>(planned.length))[index] = name;
+          continue;
+        }
+        room = this.slotRooms.want(entry, now);
+      } else {
         const past = this.rooms.take(entry, amount, now, this.pending);
         if (past >= 0) {
           (local ??= []).push(index, past);
@@ -158,8 +172,8 @@ export class CallerLimits {
     if (this.pending.length > pendingBefore) this.scheduleFlush();
     const values = new Array<number>(planned.length);
     if (asked === null) {
-      for (let index = 0; index < planned.length; index++) values[index] = this.rooms.known((planned[index] as PlannedMeter).key, 0);
-      return this.admitted(plan, requestId, estimatedTokens, values, now);
+      for (let index = 0; index < planned.length; index++) values[index] = this.knownLocally(planned[index] as PlannedMeter, 0);
+      return this.admitted(plan, requestId, estimatedTokens, values, now, slotNames);
     }
     const askedEntries = asked.map((index) => planned[index] as PlannedMeter);
     let outcome: ChargeOutcome;
@@ -173,7 +187,7 @@ export class CallerLimits {
         const charged = meters;
         void error.late.then((late) => this.giveBack(charged, late));
       }
-      this.undoLocal(planned, local, estimatedTokens);
+      this.undoLocal(planned, local, slotNames, estimatedTokens, now);
       this.roomsUnanswered(askedEntries, meters);
       this.reportError(error);
       return ADMITTED_WITHOUT_STATE;
@@ -185,12 +199,13 @@ export class CallerLimits {
       const index = asked[position] as number;
       const entry = planned[index] as PlannedMeter;
       const value = outcome.values[position] ?? 0;
-      if (!refused && entry.quantity !== 'slots') {
+      if (!refused) {
         const room = (meters[position] as Meter).room;
         const tookRoom = outcome.rooms[taken] === position;
         if (tookRoom) taken++;
-        this.rooms.answered(entry, room, tookRoom ? (room ?? 0) : 0, value, now);
-        values[index] = this.rooms.known(entry.key, value);
+        if (entry.quantity === 'slots') this.slotRooms.answered(entry, room, requestId, tookRoom, value, now);
+        else this.rooms.answered(entry, room, tookRoom ? (room ?? 0) : 0, value, now);
+        values[index] = this.knownLocally(entry, value);
       } else {
         values[index] = value;
       }
@@ -198,32 +213,67 @@ export class CallerLimits {
     if (local !== null)
       for (let position = 0; position < local.length; position += 2)
         values[local[position] as number] = this.rooms.known((planned[local[position] as number] as PlannedMeter).key, 0);
+    if (slotNames !== null)
+      for (let index = 0; index < planned.length; index++)
+        if (slotNames[index] !== undefined) values[index] = this.slotRooms.known((planned[index] as PlannedMeter).key, 0);
     const refusedBy = refused ? askedEntries[outcome.refused] : undefined;
-    if (refusedBy === undefined) return this.admitted(plan, requestId, estimatedTokens, values, now);
-    this.undoLocal(planned, local, estimatedTokens);
+    if (refusedBy === undefined) return this.admitted(plan, requestId, estimatedTokens, values, now, slotNames);
+    this.undoLocal(planned, local, slotNames, estimatedTokens, now);
     return { admission: null, refusal: refusal(refusedBy, now), headers: rateLimitHeaders(planned, values, now) };
   }
 
-  private admitted(plan: MeterPlan, requestId: string, estimatedTokens: number, values: readonly number[], now: number): AdmissionResult {
-    if (plan.slots.length > 0) this.held.set(requestId, plan.slots);
+  private admitted(
+    plan: MeterPlan,
+    requestId: string,
+    estimatedTokens: number,
+    values: readonly number[],
+    now: number,
+    slotNames: ReadonlyArray<string | undefined> | null,
+  ): AdmissionResult {
+    if (plan.slots.length > 0)
+      this.held.set(requestId, { slots: plan.slots, names: slotNames === null ? null : plan.slotIndexes.map((index) => slotNames[index]) });
     return {
-      admission: { planned: plan.entries, requestId, reservedTokens: estimatedTokens },
+      admission: { planned: plan.entries, requestId, reservedTokens: estimatedTokens, slotNames },
       refusal: null,
       headers: rateLimitHeaders(plan.entries, values, now),
     };
   }
 
   private roomsUnanswered(askedEntries: readonly PlannedMeter[], meters: readonly Meter[]): void {
-    for (let position = 0; position < meters.length; position++)
-      if ((meters[position] as Meter).room !== undefined) this.rooms.unanswered(askedEntries[position] as PlannedMeter);
+    for (let position = 0; position < meters.length; position++) {
+      if ((meters[position] as Meter).room === undefined) continue;
+      const entry = askedEntries[position] as PlannedMeter;
+      if (entry.quantity === 'slots') this.slotRooms.unanswered(entry.key);
+      else this.rooms.unanswered(entry);
+    }
+  }
+
+  /** A meter's value as this process knows it, with the room it holds unused taken out. */
+  private knownLocally(entry: PlannedMeter, value: number): number {
+    return entry.quantity === 'slots' ? this.slotRooms.known(entry.key, value) : this.rooms.known(entry.key, value);
   }
 
   /** What an admission counted from rooms goes back to them: its request was refused, or went on uncounted. */
-  private undoLocal(planned: readonly PlannedMeter[], local: readonly number[] | null, estimatedTokens: number): void {
-    if (local === null) return;
-    for (let position = 0; position < local.length; position += 2) {
-      const entry = planned[local[position] as number] as PlannedMeter;
-      this.rooms.giveBack(entry, admissionAmount(entry.quantity, estimatedTokens), local[position + 1] as number, this.pending);
+  private undoLocal(
+    planned: readonly PlannedMeter[],
+    local: readonly number[] | null,
+    slotNames: ReadonlyArray<string | undefined> | null,
+    estimatedTokens: number,
+    now: number,
+  ): void {
+    if (local !== null) {
+      for (let position = 0; position < local.length; position += 2) {
+        const entry = planned[local[position] as number] as PlannedMeter;
+        this.rooms.giveBack(entry, admissionAmount(entry.quantity, estimatedTokens), local[position + 1] as number, this.pending);
+      }
+    }
+    if (slotNames !== null) {
+      for (let index = 0; index < planned.length; index++) {
+        const name = slotNames[index];
+        if (name === undefined) continue;
+        const entry = planned[index] as PlannedMeter;
+        if (!this.slotRooms.put(entry.key, name, now)) this.pending.push({ key: entry.key, amount: -1, limit: null, ttlMs: entry.ttlMs, slot: name });
+      }
     }
     if (this.pending.length > 0) this.scheduleFlush();
   }
@@ -232,13 +282,19 @@ export class CallerLimits {
   settle(admission: Admission, usedTokens: number, costUsd: number): void {
     if (admission.planned.length === 0) return;
     this.held.delete(admission.requestId);
-    const meters = settlementMeters(admission.planned, admission.requestId, admission.reservedTokens, usedTokens, costUsd);
+    const meters = settlementMeters(admission.planned, admission.requestId, admission.reservedTokens, usedTokens, costUsd, admission.slotNames);
     if (meters.length === 0) return;
     const now = this.now();
     const pendingBefore = this.pending.length;
     for (const meter of meters) {
-      // A counter this process holds room on is adjusted there (past the room, in the state).
-      if (meter.slot === undefined && this.rooms.settle(meter.key, meter.amount, now, this.pending)) continue;
+      // A counter this process holds room on is adjusted there (past the room, in the state); a
+      // room's slot goes back to its room.
+      if (
+        meter.slot === undefined
+          ? this.rooms.settle(meter.key, meter.amount, now, this.pending)
+          : meter.slot !== admission.requestId && this.slotRooms.put(meter.key, meter.slot, now)
+      )
+        continue;
       this.pending.push(meter);
     }
     if (this.pending.length > pendingBefore) this.scheduleFlush();
@@ -247,7 +303,9 @@ export class CallerLimits {
   /** Rooms unused for a while (all of them at shutdown) go back to the state, with the settlements. */
   private releaseRooms(every: boolean): void {
     const pendingBefore = this.pending.length;
-    this.rooms.release(this.now(), this.pending, every);
+    const now = this.now();
+    this.rooms.release(now, this.pending, every);
+    this.slotRooms.release(now, this.pending, every);
     if (this.pending.length > pendingBefore) this.scheduleFlush();
   }
 
@@ -264,7 +322,8 @@ export class CallerLimits {
     const counted: Record<string, Partial<Record<PlannedMeter['name'], number>>> = {};
     planned.forEach((entry, index) => {
       // Room this process holds unused is not spent (other replicas' rooms are: they are not known here).
-      (counted[entry.holder.key] ??= {})[entry.name] = (outcome.values[index] ?? 0) - this.rooms.held(entry.key);
+      const held = entry.quantity === 'slots' ? this.slotRooms.held(entry.key) : this.rooms.held(entry.key);
+      (counted[entry.holder.key] ??= {})[entry.name] = (outcome.values[index] ?? 0) - held;
     });
     return counted;
   }
@@ -334,7 +393,12 @@ export class CallerLimits {
     }
     meters.forEach((meter, index) => {
       if (meter.slot !== undefined) {
-        if (meter.amount > 0) this.pending.push({ key: meter.key, amount: -1, limit: null, ttlMs: meter.ttlMs, slot: meter.slot });
+        if (meter.amount <= 0) return;
+        this.pending.push({ key: meter.key, amount: -1, limit: null, ttlMs: meter.ttlMs, slot: meter.slot });
+        // The room it took, if it took one, was never held here: its slots go back too.
+        if (rooms.includes(index))
+          for (let member = 1; member <= (meter.room ?? 0); member++)
+            this.pending.push({ key: meter.key, amount: -1, limit: null, ttlMs: meter.ttlMs, slot: `${meter.slot}#${member}` });
         return;
       }
       // The room it took, if it took one, was never held here: it goes back with the amount.
@@ -382,20 +446,22 @@ export class CallerLimits {
    * the order) and a slot is never renewed after it was given back.
    */
   private async renew(): Promise<void> {
-    if (this.renewing || this.held.size === 0) return;
+    if (this.renewing) return;
     this.renewing = true;
     try {
       const charges: Array<Promise<unknown>> = [];
       let batch: Meter[] = [];
-      for (const [requestId, slots] of this.held) {
-        for (const entry of slots) {
-          batch.push({ key: entry.key, amount: 1, limit: null, ttlMs: this.slotLeaseMs, slot: requestId });
-          if (batch.length === RENEWALS_PER_CHARGE) {
-            charges.push(this.background.charge(batch));
-            batch = [];
-          }
+      const renewal = (key: string, slot: string) => {
+        batch.push({ key, amount: 1, limit: null, ttlMs: this.slotLeaseMs, slot });
+        if (batch.length === RENEWALS_PER_CHARGE) {
+          charges.push(this.background.charge(batch));
+          batch = [];
         }
-      }
+      };
+      for (const [requestId, { slots, names }] of this.held)
+        for (let position = 0; position < slots.length; position++) renewal((slots[position] as PlannedMeter).key, names?.[position] ?? requestId);
+      // The free slots of rooms are this process's too, until they go back.
+      this.slotRooms.forEachFree(renewal);
       if (batch.length > 0) charges.push(this.background.charge(batch));
       await Promise.all(charges);
     } catch (error) {

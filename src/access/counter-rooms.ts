@@ -30,7 +30,7 @@ const ROOM_HORIZON_MS = 1_000;
 /** A rate is measured over this long at least, so that a burst right after a room was taken does not read as a flood. */
 const MIN_RATE_SPAN_MS = 100;
 /** A room covers at least this many requests like the one asking for it, or none is asked for. */
-const ROOM_REQUESTS = 4;
+export const ROOM_REQUESTS = 4;
 /** A room unused this long goes back to the state. */
 export const ROOM_IDLE_MS = 1_000;
 

@@ -32,6 +32,8 @@ export interface MeterPlan {
   readonly entries: readonly PlannedMeter[];
   /** Those of them that are slots among the requests in flight (renewed while a request lives). */
   readonly slots: readonly PlannedMeter[];
+  /** Where each of `slots` is in `entries`. */
+  readonly slotIndexes: readonly number[];
 }
 
 const MINUTE_MS = 60_000;
@@ -70,7 +72,9 @@ export function planMinute(holders: readonly LimitHolder[], now: number, leaseMs
     add('usdPerDay', `usd:day:${day}`, 'usd', day, nextUtcDay(day));
     add('usdPerMonth', `usd:month:${month}`, 'usd', month, nextUtcMonth(month));
   }
-  return { minute, entries, slots: entries.filter((entry) => entry.quantity === 'slots') };
+  const slotIndexes: number[] = [];
+  for (let index = 0; index < entries.length; index++) if ((entries[index] as PlannedMeter).quantity === 'slots') slotIndexes.push(index);
+  return { minute, entries, slots: slotIndexes.map((index) => entries[index] as PlannedMeter), slotIndexes };
 }
 
 /** The current minute's plan of each set of holders (a principal's, stable until the token cache reloads). */
@@ -93,9 +97,17 @@ export class MeterPlans {
  * it used and those reserved, its cost against dollar quotas, and its slot given back. Never
  * refused; a period that has ended is still adjusted (its counter lives a while past its end).
  */
-export function settlementMeters(entries: readonly PlannedMeter[], requestId: string, reservedTokens: number, usedTokens: number, costUsd: number): Meter[] {
+export function settlementMeters(
+  entries: readonly PlannedMeter[],
+  requestId: string,
+  reservedTokens: number,
+  usedTokens: number,
+  costUsd: number,
+  slotNames: ReadonlyArray<string | undefined> | null = null,
+): Meter[] {
   const meters: Meter[] = [];
-  for (const entry of entries) {
+  for (let index = 0; index < entries.length; index++) {
+    const entry = entries[index] as PlannedMeter;
     const { quantity } = entry;
     const amount = quantity === 'slots' ? -1 : quantity === 'tokens' ? usedTokens - reservedTokens : quantity === 'usd' ? costUsd : 0;
     if (amount === 0) continue;
@@ -103,7 +115,7 @@ export function settlementMeters(entries: readonly PlannedMeter[], requestId: st
     // which will count this request's row: adjusting it would start it again from this amount.
     meters.push(
       quantity === 'slots'
-        ? { key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, slot: requestId }
+        ? { key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, slot: slotNames?.[index] ?? requestId }
         : { key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, ifPresent: true },
     );
   }

@@ -1,5 +1,5 @@
 import { requireAmount, requireMilliseconds, requireString } from './check-arguments.js';
-import type { Meter } from './shared-state.js';
+import { MAX_SLOT_ROOM, type Meter } from './shared-state.js';
 
 /** The argument checks of `charge`, shared by every backend: a TypeError before anything changes. */
 export function requireMeters(meters: readonly Meter[]): void {
@@ -18,8 +18,9 @@ export function requireMeters(meters: readonly Meter[]): void {
     if (meter.room !== undefined) {
       if (typeof meter.room !== 'number' || !Number.isFinite(meter.room) || meter.room <= 0)
         throw new TypeError(`room must be a positive number, got ${String(meter.room)}`);
-      if (meter.slot !== undefined || meter.ifPresent === true || meter.limit === null)
-        throw new TypeError('room is taken only on a counter with a limit that it may create');
+      if (meter.ifPresent === true || meter.limit === null) throw new TypeError('room is taken only on a meter with a limit that it may create');
+      if (meter.slot !== undefined && (meter.amount !== 1 || !Number.isInteger(meter.room) || meter.room > MAX_SLOT_ROOM))
+        throw new TypeError(`a slot's room is taken with the slot (amount 1), whole, at most ${MAX_SLOT_ROOM}`);
     }
   }
 }

@@ -4,6 +4,7 @@ export { RedisState, DEFAULT_KEY_PREFIX, type RedisStateOptions } from './redis-
 export {
   slidingWindowEstimate,
   ROOM_SHARE,
+  MAX_SLOT_ROOM,
   type BudgetedEntry,
   type BudgetOutcome,
   type BudgetUsage,

@@ -59,13 +59,17 @@ export class MemoryMeters {
     let rooms: number[] | null = null;
     for (let index = 0; index < count; index++) {
       const meter = meters[index] as Meter;
-      let amount = meter.amount;
-      if (meter.room !== undefined && meter.limit !== null && meter.limit - (this.counts.get(meter.key)?.value ?? 0) - amount >= ROOM_SHARE * meter.room) {
-        amount += meter.room;
-        (rooms ??= []).push(index);
+      const amount = meter.amount;
+      let room = 0;
+      if (meter.room !== undefined && meter.limit !== null) {
+        const current = meter.slot === undefined ? (this.counts.get(meter.key)?.value ?? 0) : (this.liveSlots(meter.key, now)?.slots.size ?? 0);
+        if (meter.limit - current - amount >= ROOM_SHARE * meter.room) {
+          room = meter.room;
+          (rooms ??= []).push(index);
+        }
       }
-      if (amount === 0) continue;
-      values[index] = meter.slot === undefined ? this.add(meter, amount, now) : this.moveSlot(meter, meter.slot, now);
+      if (amount + room === 0) continue;
+      values[index] = meter.slot === undefined ? this.add(meter, amount + room, now) : this.moveSlot(meter, meter.slot, room, now);
     }
     return { refused: -1, values, missing: NONE, rooms: rooms ?? NONE };
   }
@@ -95,12 +99,14 @@ export class MemoryMeters {
     return stored.value;
   }
 
-  private moveSlot(meter: Meter, slot: string, now: number): number {
+  /** Takes (or renews) the slot and the `room` slots named after it, or gives the slot back. */
+  private moveSlot(meter: Meter, slot: string, room: number, now: number): number {
     let set = this.liveSlots(meter.key, now);
     if (meter.amount > 0) {
       const endsAt = now + meter.ttlMs;
       if (set === undefined) this.slotSets.set(meter.key, (set = { slots: new Map(), earliestEndMs: endsAt }));
       set.slots.set(slot, endsAt);
+      for (let member = 1; member <= room; member++) set.slots.set(`${slot}#${member}`, endsAt);
       if (endsAt < set.earliestEndMs) set.earliestEndMs = endsAt;
     } else if (set !== undefined) {
       set.slots.delete(slot);

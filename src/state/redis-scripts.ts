@@ -119,9 +119,11 @@ return redis.call('HGETALL', KEYS[1])`);
 /**
  * `charge`: KEYS one per meter (a counter's string, or a slot set's sorted set of slot → the
  * server time its lease ends); ARGV[1] six fields per meter, each followed by a comma: kind (`c`,
- * `p` for a counter changed only if it exists, `r` for a counter that asks for room, or `s`),
- * amount, limit (empty for none), ttlMs, seed (empty for none), needsSeed (`1` or `0`); then each
- * slot meter's slot and each room meter's room, in the meters' order, one argument each. Returns
+ * `p` for a counter changed only if it exists, `r` for a counter that asks for room, `s` for a
+ * slot, `q` for a slot that asks for room), amount, limit (empty for none), ttlMs, seed (empty for
+ * none), needsSeed (`1` or `0`); then each slot meter's slot and each room meter's room (a `q`
+ * meter's slot, then its room), in the meters' order, one argument each. A slot room of K is K
+ * more slots, named after the slot with `#1` … `#K`, taken with the same lease. Returns
  * { refused index or -1, { values }, { missing indexes }, { indexes whose room was taken } } with
  * numbers as strings. The same rules as MemoryMeters.
  *
@@ -146,10 +148,11 @@ for text in string.gmatch(ARGV[1], '([^,]*),') do
   field = field + 1
   if field == 1 then
     kinds[meter] = text
-    if text == 's' then
+    if text == 's' or text == 'q' then
       slots[meter] = ARGV[nextSlot]
       nextSlot = nextSlot + 1
-    elseif text == 'r' then
+    end
+    if text == 'r' or text == 'q' then
       rooms[meter] = tonumber(ARGV[nextSlot])
       nextSlot = nextSlot + 1
     end
@@ -166,7 +169,7 @@ end
 if meter ~= count + 1 or field ~= 0 then return redis.error_reply('charge: the packed meters do not match the keys') end
 local values, absent, missing, current, present, taken = {}, {}, {}, {}, {}, {}
 for i = 1, count do
-  if kinds[i] == 's' then
+  if slots[i] then
     redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', string.format('%.0f', now))
     values[i] = redis.call('ZCARD', KEYS[i])
   else
@@ -207,10 +210,21 @@ for i = 1, count do
   local key = KEYS[i]
   local kind = kinds[i]
   local amount = amounts[i]
-  if kind == 's' then
+  if slots[i] then
     if amount > 0 then
       local ttl = tonumber(ttls[i])
-      current[key] = current[key] + redis.call('ZADD', key, string.format('%.0f', now + ttl), slots[i])
+      local endsAt = string.format('%.0f', now + ttl)
+      local before = current[key]
+      current[key] = before + redis.call('ZADD', key, endsAt, slots[i])
+      if kind == 'q' and tonumber(limits[i]) - before - amount >= ${ROOM_SHARE} * rooms[i] then
+        local members = {}
+        for j = 1, rooms[i] do
+          members[2 * j - 1] = endsAt
+          members[2 * j] = slots[i] .. '#' .. j
+        end
+        current[key] = current[key] + redis.call('ZADD', key, unpack(members))
+        taken[#taken + 1] = tostring(i - 1)
+      end
       if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
     elseif amount < 0 then
       current[key] = current[key] - redis.call('ZREM', key, slots[i])

@@ -164,7 +164,12 @@ export class RedisState implements SharedState {
       } else {
         keys[index] = `${this.prefix}slots:${meter.key}`;
         args.push(slot);
-        packed += 's,';
+        if (meter.room !== undefined) {
+          args.push(String(meter.room));
+          packed += 'q,';
+        } else {
+          packed += 's,';
+        }
       }
       packed += `${meter.amount},${limit === null ? '' : limit},${meter.ttlMs},${seed === undefined ? '' : seed},${meter.needsSeed === true ? '1' : '0'},`;
     }

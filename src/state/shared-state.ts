@@ -196,16 +196,21 @@ export interface Meter {
    */
   ifPresent?: boolean;
   /**
-   * Room taken in advance, on a counter with a `limit`: this much is added as well, but only when
+   * Room taken in advance, on a meter with a `limit`: this much is added as well, but only when
    * what is left under the limit after `amount` is at least ROOM_SHARE times `room` (so a caller
    * holds at most a sixteenth of what is left, and nothing near the limit); reported in `rooms`.
-   * What a process counts locally against that room, it does not charge again.
+   * What a process counts locally against that room, it does not charge again. On a slot set
+   * (taking its slot, amount 1) the room is that many more slots, named `${slot}#1` …
+   * `${slot}#${room}`, with the slot's lease: each is renewed and given back by its name.
    */
   room?: number;
 }
 
 /** A room is taken only while what is left under the limit is at least this many times the room. */
 export const ROOM_SHARE = 16;
+
+/** The most slots one slot room holds (they travel as one command's arguments). */
+export const MAX_SLOT_ROOM = 1_000;
 
 export interface ChargeOutcome {
   /** The index of the meter that refused, or -1. */

@@ -135,9 +135,37 @@ export function describeMeterChecks(context: ContractContext): void {
     // Room only on a counter with a limit that the step may create.
     await expect(state.charge([{ ...tokens(1, 5), limit: null }])).rejects.toThrow(TypeError);
     await expect(state.charge([{ ...tokens(1, 5), ifPresent: true }])).rejects.toThrow(TypeError);
-    await expect(state.charge([{ ...tokens(1, 5), slot: 'a' }])).rejects.toThrow(TypeError);
+    // A slot's room is whole slots, taken with the slot itself.
+    await expect(state.charge([{ ...tokens(1, 5), slot: 'a' }])).resolves.toMatchObject({ rooms: [0] });
+    await expect(state.charge([{ ...tokens(-1, 5), slot: 'a' }])).rejects.toThrow(TypeError);
+    await expect(state.charge([{ ...tokens(1, 2.5), slot: 'b' }])).rejects.toThrow(TypeError);
     await expect(state.charge([tokens(1, 0)])).rejects.toThrow(TypeError);
     expect(await state.charge([tokens(0, undefined, 10_000)])).toMatchObject({ values: [189] });
+  });
+
+  it('charge: a slot room is that many more slots, named after the slot, each renewed and given back by its name', async () => {
+    const { state, clock } = context;
+    const LEASE_MS = Math.max(TTL_MS, 8 * MARGIN_MS);
+    const slot = (name: string, amount: number, room?: number, limit: number | null = 100): Meter => ({
+      key: 'inflight:room',
+      amount,
+      limit: amount > 0 ? limit : null,
+      ttlMs: LEASE_MS,
+      slot: name,
+      room,
+    });
+    // 100 - 0 - 1 = 99 ≥ 16 × 6: the slot and six more.
+    expect(await state.charge([slot('a', 1, 6)])).toEqual({ refused: -1, values: [7], missing: [], rooms: [0] });
+    // 100 - 7 - 1 = 92 < 16 × 6: the slot alone.
+    expect(await state.charge([slot('b', 1, 6)])).toEqual({ refused: -1, values: [8], missing: [], rooms: [] });
+    expect(await state.charge([slot('a#3', -1), slot('a#6', -1), slot('a#7', -1)])).toMatchObject({ values: [7, 6, 6] });
+    // Refused at the limit like any slot: nothing taken.
+    expect(await state.charge([slot('c', 1, 1, 6)])).toEqual({ refused: 0, values: [6], missing: [], rooms: [] });
+    // A room's slots live by their own leases: renewed ones stay, the others end with the lease.
+    await clock.advance(LEASE_MS / 2);
+    expect(await state.charge([slot('a#1', 1, undefined, null), slot('b', 1, undefined, null)])).toMatchObject({ values: [6, 6] });
+    await clock.advance(LEASE_MS / 2 + MARGIN_MS);
+    expect(await state.charge([slot('a', 0)])).toMatchObject({ values: [2] });
   });
 
   it('charge: rejects invalid meters with a TypeError, changing nothing', async () => {

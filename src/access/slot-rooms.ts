@@ -1,0 +1,127 @@
+import { MAX_SLOT_ROOM, ROOM_SHARE, type Meter } from '../state/index.js';
+import { ROOM_IDLE_MS, ROOM_REQUESTS } from './counter-rooms.js';
+import type { PlannedMeter } from './limit-plan.js';
+
+/** Slots this process took in advance on one holder's requests in flight. */
+interface SlotRoom {
+  readonly ttlMs: number;
+  /** The room's slots no request of this process holds now, by their names in the state. */
+  readonly free: string[];
+  /** The room's slots requests of this process hold now. */
+  inUse: number;
+  /** A charge asking for room here is on its way. */
+  asking: boolean;
+  usedAt: number;
+  /** The slot set's size in the state when last read (with every process's room in it). */
+  seen: number;
+}
+
+/**
+ * Slots among the requests in flight (`max_concurrent`) far from their limits are taken from room
+ * taken in advance, as counters are (counter-rooms.ts): the state grants a room of slots with the
+ * admission that asks for it, only while at least ROOM_SHARE times as many are left under the
+ * limit, and a request that finds a free slot of its process's room holds that one, without a
+ * round trip. A room's slots are slots like any other in the state: each has its lease, renewed
+ * by the process's heartbeat while the process holds it (free or in use), so a crashed process's
+ * room is free within a lease. A room unused for ROOM_IDLE_MS, and every room at shutdown, gives
+ * its free slots back; a slot in use goes back when its request ends.
+ */
+export class SlotRooms {
+  private readonly rooms = new Map<string, SlotRoom>();
+
+  /** A free slot of the entry's room, now held by a request (undefined: none free). */
+  take(key: string, now: number): string | undefined {
+    const room = this.rooms.get(key);
+    const name = room?.free.pop();
+    if (room === undefined || name === undefined) return undefined;
+    room.inUse++;
+    room.usedAt = now;
+    return name;
+  }
+
+  /**
+   * The room to ask for with an admission that takes its own slot, or undefined for none: as many
+   * slots as this process's requests hold from its room now (so a room grows with the process's
+   * concurrency), at least ROOM_REQUESTS, and half of what the state would grant at most.
+   */
+  want(entry: PlannedMeter, now: number): number | undefined {
+    let room = this.rooms.get(entry.key);
+    if (room?.asking === true) return undefined;
+    const cap = (entry.limit - (room?.seen ?? 0) - 1) / (2 * ROOM_SHARE);
+    const want = Math.floor(Math.min(Math.max(ROOM_REQUESTS, room?.inUse ?? 0), cap, MAX_SLOT_ROOM));
+    if (want < ROOM_REQUESTS) return undefined;
+    room ??= this.open(entry, now);
+    room.asking = true;
+    return want;
+  }
+
+  /**
+   * The state admitted a charge taking `slot` on the entry's set: `asked` is the room asked for
+   * with it (undefined for none), `granted` whether it was taken, `value` the set's size after it.
+   */
+  answered(entry: PlannedMeter, asked: number | undefined, slot: string, granted: boolean, value: number, now: number): void {
+    const room = this.rooms.get(entry.key) ?? (asked === undefined ? undefined : this.open(entry, now));
+    if (room === undefined) return;
+    room.seen = value;
+    if (asked === undefined) return;
+    room.asking = false;
+    if (!granted) return;
+    for (let member = 1; member <= asked; member++) room.free.push(`${slot}#${member}`);
+    room.usedAt = now;
+  }
+
+  /** A charge that asked for room was refused, or not answered: another request may ask. */
+  unanswered(key: string): void {
+    const room = this.rooms.get(key);
+    if (room !== undefined) room.asking = false;
+  }
+
+  /**
+   * A request that held a slot of a room ended (or was refused by another meter): the slot is free
+   * in the room again, true; false when the room has been given back meanwhile (the slot then goes
+   * back to the state with the request's settlement).
+   */
+  put(key: string, name: string, now: number): boolean {
+    const room = this.rooms.get(key);
+    if (room === undefined) return false;
+    // A slot of a room given back while it was in use comes back to the room opened since.
+    if (room.inUse > 0) room.inUse--;
+    room.free.push(name);
+    room.usedAt = now;
+    return true;
+  }
+
+  /** The set's size as this process knows it: what the state last showed, less the free slots it holds. */
+  known(key: string, value: number): number {
+    const room = this.rooms.get(key);
+    return room === undefined ? value : room.seen - room.free.length;
+  }
+
+  /** How many free slots this process holds on a set (0 for none). */
+  held(key: string): number {
+    return this.rooms.get(key)?.free.length ?? 0;
+  }
+
+  /** Every free slot held, for the heartbeat that renews their leases. */
+  forEachFree(visit: (key: string, name: string, ttlMs: number) => void): void {
+    for (const [key, room] of this.rooms) for (const name of room.free) visit(key, name, room.ttlMs);
+  }
+
+  /**
+   * Rooms unused for ROOM_IDLE_MS (every room with `every`) give their free slots back, as
+   * releases in `releases`, and are forgotten: their slots in use go back when their requests end.
+   */
+  release(now: number, releases: Meter[], every: boolean): void {
+    for (const [key, room] of this.rooms) {
+      if (!every && (room.asking || now - room.usedAt < ROOM_IDLE_MS)) continue;
+      for (const name of room.free) releases.push({ key, amount: -1, limit: null, ttlMs: room.ttlMs, slot: name });
+      this.rooms.delete(key);
+    }
+  }
+
+  private open(entry: PlannedMeter, now: number): SlotRoom {
+    const room: SlotRoom = { ttlMs: entry.ttlMs, free: [], inUse: 0, asking: false, usedAt: now, seen: 0 };
+    this.rooms.set(entry.key, room);
+    return room;
+  }
+}
