@@ -198,17 +198,20 @@ describe('CallerLimits', () => {
       const charges = recordCharges();
       // The first takes its own slot and asks for a room of four.
       const admissions = () => charges.filter((meters) => meters.some((meter) => meter.amount === 1));
+      // The first takes its slot alone (a holder seen once asks for no room); the second asks for four.
       const first = await admitted([token]);
-      expect(await inFlight(key)).toBe(5);
+      const second = await admitted([token]);
+      expect(admissions().map((meters) => meters.map((meter) => meter.room))).toEqual([[undefined], [4]]);
+      expect(await inFlight(key)).toBe(6);
       const fromRoom: Admission[] = [];
       for (let index = 0; index < 4; index++) fromRoom.push(await admitted([token]));
-      expect(admissions()).toHaveLength(1);
-      expect(await limits.read([token])).toMatchObject({ [token.key]: { maxConcurrent: 5 } });
+      expect(admissions()).toHaveLength(2);
+      expect(await limits.read([token])).toMatchObject({ [token.key]: { maxConcurrent: 6 } });
       // The room is used up: the next asks for as many as are in use from it.
-      const sixth = await admitted([token]);
-      expect(admissions().map((meters) => meters.map((meter) => meter.room))).toEqual([[4], [4]]);
-      expect(await inFlight(key)).toBe(10);
-      for (const admission of [first, ...fromRoom, sixth]) await settle(admission, 0);
+      const seventh = await admitted([token]);
+      expect(admissions().map((meters) => meters.map((meter) => meter.room))).toEqual([[undefined], [4], [4]]);
+      expect(await inFlight(key)).toBe(11);
+      for (const admission of [first, second, ...fromRoom, seventh]) await settle(admission, 0);
       expect(await limits.read([token])).toMatchObject({ [token.key]: { maxConcurrent: 0 } });
       // The askers' own slots went back to the state; the rooms' stay with the process, free.
       expect(await inFlight(key)).toBe(8);
@@ -232,6 +235,8 @@ describe('CallerLimits', () => {
       const token = holder('token', 'tok_1', { maxConcurrent: NEVER });
       const key = 'token:tok_1:in-flight';
       const first = await admitted([token]);
+      await settle(await admitted([token]), 0);
+      expect(await inFlight(key)).toBe(5);
       // Past the room's first lease, its slots used now and then: still held, free ones included.
       for (let step = 0; step < 8; step++) {
         await settle(await admitted([token]), 0);
@@ -248,15 +253,16 @@ describe('CallerLimits', () => {
 
     it('a request that took a room slot and was refused by another meter puts the slot back', async () => {
       const token = holder('token', 'tok_1', { maxConcurrent: NEVER });
-      const team = holder('team', 'search', { rpm: 2 });
+      const team = holder('team', 'search', { rpm: 3 });
+      await admitted([token, team]);
       await admitted([token, team]);
       await admitted([token, team]);
       expect((await admit([token, team])).refusal).toMatchObject({ code: 'rate_limit_exceeded' });
-      expect(await limits.read([token])).toMatchObject({ [token.key]: { maxConcurrent: 2 } });
+      expect(await limits.read([token])).toMatchObject({ [token.key]: { maxConcurrent: 3 } });
       await limits.close();
-      // The two admitted are still in flight (never settled): the first's own slot and the room's
-      // slot the second holds. The refused one's went back to the room, and with its free slots to the state.
-      expect(await inFlight('token:tok_1:in-flight')).toBe(2);
+      // The three admitted are still in flight (never settled): two slots of their own and a room's
+      // slot the third holds. The refused one's went back to the room, and with its free slots to the state.
+      expect(await inFlight('token:tok_1:in-flight')).toBe(3);
     });
 
     it('a request counted in its rpm room and refused by its slot gives the request back', async () => {

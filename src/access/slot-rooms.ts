@@ -42,15 +42,25 @@ export class SlotRooms {
   /**
    * The room to ask for with an admission that takes its own slot, or undefined for none: as many
    * slots as this process's requests hold from its room now (so a room grows with the process's
-   * concurrency), at least ROOM_REQUESTS, and half of what the state would grant at most.
+   * concurrency), at least ROOM_REQUESTS, and half of what the state would grant at most. Only
+   * for a set this process took a slot on within ROOM_IDLE_MS: a holder with a request now and
+   * then would take a room and give it back unused at every request, which costs the state more
+   * than the slot alone.
    */
   want(entry: PlannedMeter, now: number): number | undefined {
-    let room = this.rooms.get(entry.key);
-    if (room?.asking === true) return undefined;
-    const cap = (entry.limit - (room?.seen ?? 0) - 1) / (2 * ROOM_SHARE);
-    const want = Math.floor(Math.min(Math.max(ROOM_REQUESTS, room?.inUse ?? 0), cap, MAX_SLOT_ROOM));
+    const room = this.rooms.get(entry.key);
+    if (room === undefined) {
+      this.open(entry, now);
+      return undefined;
+    }
+    if (room.asking) return undefined;
+    if (now - room.usedAt >= ROOM_IDLE_MS) {
+      room.usedAt = now;
+      return undefined;
+    }
+    const cap = (entry.limit - room.seen - 1) / (2 * ROOM_SHARE);
+    const want = Math.floor(Math.min(Math.max(ROOM_REQUESTS, room.inUse), cap, MAX_SLOT_ROOM));
     if (want < ROOM_REQUESTS) return undefined;
-    room ??= this.open(entry, now);
     room.asking = true;
     return want;
   }
@@ -60,7 +70,8 @@ export class SlotRooms {
    * with it (undefined for none), `granted` whether it was taken, `value` the set's size after it.
    */
   answered(entry: PlannedMeter, asked: number | undefined, slot: string, granted: boolean, value: number, now: number): void {
-    const room = this.rooms.get(entry.key) ?? (asked === undefined ? undefined : this.open(entry, now));
+    // Given back meanwhile (shutdown): what it granted ends with its lease.
+    const room = this.rooms.get(entry.key);
     if (room === undefined) return;
     room.seen = value;
     if (asked === undefined) return;
