@@ -77,8 +77,8 @@ export class CallerLimits {
   private pending: Meter[] = [];
   private flushing: Promise<void> | null = null;
   private lastErrorReport = Number.NEGATIVE_INFINITY;
-  /** The slots of the requests in flight that hold any: request id → its slot meters, and the slots' names where they are a room's. */
-  private readonly held = new Map<string, { readonly slots: readonly PlannedMeter[]; readonly names: ReadonlyArray<string | undefined> | null }>();
+  /** The requests in flight that hold slots, by request id: the heartbeat renews their slots. */
+  private readonly held = new Map<string, Admission>();
   private readonly heartbeat: NodeJS.Timeout;
   private renewing = false;
   /** Settlements that failed, until they land: counter adjustments summed by key, and slot releases with the time their lease ends at the latest. */
@@ -230,10 +230,10 @@ export class CallerLimits {
     now: number,
     slotNames: ReadonlyArray<string | undefined> | null,
   ): AdmissionResult {
-    if (plan.slots.length > 0)
-      this.held.set(requestId, { slots: plan.slots, names: slotNames === null ? null : plan.slotIndexes.map((index) => slotNames[index]) });
+    const admission: Admission = { planned: plan.entries, requestId, reservedTokens: estimatedTokens, slotNames };
+    if (plan.slots.length > 0) this.held.set(requestId, admission);
     return {
-      admission: { planned: plan.entries, requestId, reservedTokens: estimatedTokens, slotNames },
+      admission,
       refusal: null,
       headers: rateLimitHeaders(plan.entries, values, now),
     };
@@ -458,8 +458,11 @@ export class CallerLimits {
           batch = [];
         }
       };
-      for (const [requestId, { slots, names }] of this.held)
-        for (let position = 0; position < slots.length; position++) renewal((slots[position] as PlannedMeter).key, names?.[position] ?? requestId);
+      for (const { planned, requestId, slotNames } of this.held.values())
+        for (let index = 0; index < planned.length; index++) {
+          const entry = planned[index] as PlannedMeter;
+          if (entry.quantity === 'slots') renewal(entry.key, slotNames?.[index] ?? requestId);
+        }
       // The free slots of rooms are this process's too, until they go back.
       this.slotRooms.forEachFree(renewal);
       if (batch.length > 0) charges.push(this.background.charge(batch));

@@ -32,8 +32,6 @@ export interface MeterPlan {
   readonly entries: readonly PlannedMeter[];
   /** Those of them that are slots among the requests in flight (renewed while a request lives). */
   readonly slots: readonly PlannedMeter[];
-  /** Where each of `slots` is in `entries`. */
-  readonly slotIndexes: readonly number[];
 }
 
 const MINUTE_MS = 60_000;
@@ -72,9 +70,7 @@ export function planMinute(holders: readonly LimitHolder[], now: number, leaseMs
     add('usdPerDay', `usd:day:${day}`, 'usd', day, nextUtcDay(day));
     add('usdPerMonth', `usd:month:${month}`, 'usd', month, nextUtcMonth(month));
   }
-  const slotIndexes: number[] = [];
-  for (let index = 0; index < entries.length; index++) if ((entries[index] as PlannedMeter).quantity === 'slots') slotIndexes.push(index);
-  return { minute, entries, slots: slotIndexes.map((index) => entries[index] as PlannedMeter), slotIndexes };
+  return { minute, entries, slots: entries.filter((entry) => entry.quantity === 'slots') };
 }
 
 /** The current minute's plan of each set of holders (a principal's, stable until the token cache reloads). */
