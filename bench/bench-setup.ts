@@ -42,7 +42,7 @@ function has(command: string): boolean {
 }
 
 /** nginx and wrk (or those of `commands` named) come from Debian; install them when missing, and say so. */
-export function ensureTools(notes: string[], commands: ReadonlyArray<'nginx' | 'wrk'> = ['nginx', 'wrk']): void {
+export function ensureTools(notes: string[], commands: ReadonlyArray<'nginx' | 'wrk' | 'valgrind'> = ['nginx', 'wrk']): void {
   const missing = commands.filter((command) => !has(command));
   if (missing.length === 0) return;
   say(`installing ${missing.join(' and ')} with apt-get (Debian packages ${missing.map((name) => (name === 'nginx' ? 'nginx-light' : name)).join(', ')})`);

@@ -93,6 +93,15 @@ export function spawnPinned(
   });
 }
 
+/**
+ * `node args` pinned like every server; with a `wrapper`, that command instead of `node`: it names
+ * node itself, with its flags (`valgrind … node --single-threaded`).
+ */
+function spawnWrapped(wrapper: readonly string[], args: string[], options: Parameters<typeof spawnPinned>[2] = {}): ReturnType<typeof spawnPinned> {
+  const [command, ...wrapperArguments] = wrapper;
+  return command === undefined ? spawnPinned('node', args, options) : spawnPinned(command, [...wrapperArguments, ...args], options);
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
@@ -185,8 +194,9 @@ http {
   };
 }
 
-export async function startBareProxy(context: BenchContext): Promise<Target> {
-  const { child, first } = await spawnPinned('node', [join(context.root, 'dist-bench', 'bare-proxy.js'), '0', context.upstreamOrigin]);
+/** `wrapper`: the command that runs node, with node (`valgrind … node …`: bench/instructions.ts); plain `node` by default. */
+export async function startBareProxy(context: BenchContext, wrapper: readonly string[] = []): Promise<Target> {
+  const { child, first } = await spawnWrapped(wrapper, [join(context.root, 'dist-bench', 'bare-proxy.js'), '0', context.upstreamOrigin]);
   return {
     name: 'bare',
     label: 'bare undici proxy',
@@ -267,6 +277,8 @@ export async function launchSwitchyard(
   config: string,
   nodeArguments: readonly string[] = [],
   access: TokenSetup = PLAIN_TOKEN,
+  /** The command that runs node, with node (`valgrind … node …`: bench/instructions.ts); plain `node` by default. */
+  wrapper: readonly string[] = [],
 ): Promise<Target> {
   const directory = join(context.workDirectory, build.name);
   mkdirSync(directory, { recursive: true });
@@ -282,7 +294,7 @@ export async function launchSwitchyard(
     .split('\n')
     .at(-1) as string;
   // Its first JSON line on stdout is not always the one with the URL (a log line may come first): wait for that one.
-  const { child, first } = await spawnPinned('node', [...nodeArguments, bin, 'serve', '--config', configPath], {
+  const { child, first } = await spawnWrapped(wrapper, [...nodeArguments, bin, 'serve', '--config', configPath], {
     waitFor: (line) => line['url'] !== undefined,
   });
   const url = first['url'];

@@ -95,6 +95,29 @@ describe('the access line', () => {
     }
   });
 
+  it('writes each text field as JSON.stringify does, escapes and all', () => {
+    const values = [
+      'plain-id_1',
+      'a "quoted" name',
+      'back\\slash',
+      'line\nbreak\ttab\u0000\u001f',
+      '\u007f del',
+      'ü\u2028é',
+      '😀 pair',
+      'lone \ud800 high',
+      'lone \udfff low',
+      '',
+    ];
+    for (const value of values) {
+      const record = new RequestRecord('req_1', 'chat.completions', null);
+      record.method = 'POST';
+      record.path = '/v1/chat/completions';
+      const line = accessLine(entryOf(record, { team: value }), record, 1);
+      expect(line).toContain(`,"team":${JSON.stringify(value)},`);
+      expect((JSON.parse(line) as Record<string, unknown>)['team']).toBe(JSON.parse(JSON.stringify(value)));
+    }
+  });
+
   it('goes to the logger’s own output, after the failed attempts’ warn lines, and only at level info or below', async () => {
     const record = new RequestRecord('req_2', 'chat.completions');
     record.upstreamFailures = [{ upstream: 'openai-a', code: 'upstream_error', failureClass: 'server', status: 500, cause: 'boom' }];

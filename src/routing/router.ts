@@ -114,7 +114,6 @@ export class Router {
     const { cancellation, observer } = call;
     const session = call.session ?? null;
     const bindingKey = session === null ? null : SessionBindings.key(session);
-    const sessionHash = session === null ? 0 : hash32(bindingKey as string);
     const bound = bindingKey === null || this.bindings === null ? null : await this.bindings.lookup(bindingKey);
     const recorder = new AttemptRecorder(observer, this.now);
     const tried = new Set<string>();
@@ -131,7 +130,7 @@ export class Router {
           retryAfterSeconds: 1,
         });
       }
-      const route = this.pick(model, withRoom, session === null ? null : { bound, sessionHash, firstAttempt: tried.size === 0 });
+      const route = this.pick(model, withRoom, bindingKey === null ? null : { bound, bindingKey, firstAttempt: tried.size === 0 });
       const credentialId = route.credential.id;
       tried.add(credentialId);
       this.health.take(credentialId);
@@ -166,14 +165,15 @@ export class Router {
   private pick<Type extends ModelType>(
     model: CatalogModel<Type>,
     withRoom: readonly Route<Type>[],
-    session: { bound: string | null; sessionHash: number; firstAttempt: boolean } | null,
+    session: { bound: string | null; bindingKey: string; firstAttempt: boolean } | null,
   ): Route<Type> {
     if (session === null) return chooseUnbound(model.strategy, withRoom, this.inFlight, this.random);
     if (session.bound !== null && session.firstAttempt) {
       const own = withRoom.find((route) => route.credential.id === session.bound);
       if (own !== undefined) return own;
     }
-    return chooseForSession(model.strategy, withRoom, this.inFlight, session.sessionHash);
+    // Hashed only here: a session kept on its credential (most requests) never needs its rendezvous order.
+    return chooseForSession(model.strategy, withRoom, this.inFlight, hash32(session.bindingKey));
   }
 
   /**
