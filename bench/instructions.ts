@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -152,7 +152,7 @@ async function measure(rung: Rung, context: BenchContext, settings: Options, bas
   const prefix = join(context.workDirectory, `callgrind-${rung}`);
   // V8 on one thread: its compilers and collector otherwise run beside the main thread, and what
   // they get done in a valgrind-serialised process depends on the scheduling (measured: 840k and
-  // 1,054k instructions a request for the same build; with one thread, two runs within 1.2 %).
+  // 1,054k instructions a request for the same build).
   const wrapper = ['valgrind', '--tool=callgrind', `--callgrind-out-file=${prefix}.%p`, '--dump-instr=no', '--dump-line=no', 'node', '--single-threaded'];
   say(`${LABELS[rung]}: starting under callgrind`);
   const target = await start(rung, context, wrapper, baselineRoot);
@@ -164,9 +164,9 @@ async function measure(rung: Rung, context: BenchContext, settings: Options, bas
     execFileSync('callgrind_control', ['--dump', String(target.pid)], { stdio: 'ignore' });
     if (failures > 0) throw new Error(`${LABELS[rung]}: ${failures} of ${settings.requests} requests failed`);
     // The first dump of the process is `<prefix>.<pid>.1`: the counted requests alone.
-    const dump = readdirSync(context.workDirectory).find((name) => name === `callgrind-${rung}.${target.pid}.1`);
-    if (dump === undefined) throw new Error(`${LABELS[rung]}: callgrind wrote no dump`);
-    const { total, compiling, fullCollections } = counted(join(context.workDirectory, dump));
+    const dump = `${prefix}.${target.pid}.1`;
+    if (!existsSync(dump)) throw new Error(`${LABELS[rung]}: callgrind wrote no dump`);
+    const { total, compiling, fullCollections } = counted(dump);
     return { total: total / settings.requests, compiling: compiling / settings.requests, fullCollections: fullCollections / settings.requests };
   } finally {
     await target.stop();
