@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
@@ -50,8 +51,13 @@ describe.skipIf(process.platform !== 'linux')('idle sockets (issue 29, item 3)',
       const bystander = pollBystander(gateway);
       const held = sampleDescriptors(gateway);
 
+      const openingStarted = performance.now();
       sockets.push(...(await openIdleSockets(gateway.port, ATTACK_SOCKETS, ['127.0.0.2'])));
-      const allClosed = await closedWithin(sockets, HEADER_TIMEOUT_MS + 5_000);
+      // How long this machine took to open the attack, both processes busy with the same 10,050
+      // sockets: the closes are seen as late again on a slow host (2026-11-28: 5.2 s past the
+      // timeout on one four times slower than the 1.8 s one), and 60 s is still far out of reach.
+      const openingMs = performance.now() - openingStarted;
+      const allClosed = await closedWithin(sockets, HEADER_TIMEOUT_MS + CLOSE_SLACK_MS + openingMs);
       const outcomes = await bystander.stop();
       const mostHeld = held.stop() - baseline;
 
@@ -59,7 +65,7 @@ describe.skipIf(process.platform !== 'linux')('idle sockets (issue 29, item 3)',
       expect(outcomes.filter((outcome) => outcome.result !== 200)).toEqual([]);
       expect(outcomes.length).toBeGreaterThanOrEqual(20);
       expect(allClosed).toBe(true);
-      expect(longestOpen(sockets)).toBeLessThan(HEADER_TIMEOUT_MS + CLOSE_SLACK_MS);
+      expect(longestOpen(sockets)).toBeLessThan(HEADER_TIMEOUT_MS + CLOSE_SLACK_MS + openingMs);
       // The gateway never held more of them than the address's share (its own few sockets aside).
       expect(mostHeld).toBeLessThanOrEqual(PER_CLIENT_DEFAULT + 10);
       // Those it took were answered 408 when their head did not come.
