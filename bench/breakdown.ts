@@ -22,16 +22,7 @@ import { cleanupFeatures, prepareFeatures, REQUEST_TIMEOUT_MS, skippedStateOpera
 import { cleanupLimits, prepareLimits, startLimitsTarget, type LimitsSetup } from './limits-scenario.js';
 import { LOAD_CORE } from './load.js';
 import { cleanupPool, preparePool, startPoolTarget, type PoolSetup } from './pool-scenario.js';
-import {
-  launchSwitchyard,
-  plainChatConfig,
-  spawnPinned,
-  startBareProxy,
-  startSwitchyard,
-  type BenchContext,
-  type BreakdownTargetName,
-  type Target,
-} from './targets.js';
+import { startLadderRung, spawnPinned, startBareProxy, startSwitchyard, type BenchContext, type Target } from './targets.js';
 import { warmUp } from './warm-up.js';
 
 /**
@@ -159,9 +150,9 @@ async function startRung(name: RungName, context: BenchContext, setups: Setups):
     case 'plain':
       return startSwitchyard(context);
     case 'plain-no-access':
-      return startPlainWithout(context, name, 'Switchyard, no access log', []);
+      return startLadderRung(context, name, 'Switchyard, no access log');
     case 'plain-no-access-no-infer':
-      return startPlainWithout(context, name, 'Switchyard, no access log, no session inference', ['routing: { infer_sessions: false }']);
+      return startLadderRung(context, name, 'Switchyard, no access log, no session inference');
     case 'limits':
     case 'limits-redis':
       return startLimitsTarget(context, name, setups.limits);
@@ -174,14 +165,6 @@ async function startRung(name: RungName, context: BenchContext, setups: Setups):
 }
 
 /** The plain chat config (the `Switchyard` target's) with `logging.access: false` and `topLevel` lines: nothing else differs. */
-function startPlainWithout(context: BenchContext, name: BreakdownTargetName, label: string, topLevel: readonly string[]): Promise<Target> {
-  return launchSwitchyard(
-    context,
-    { root: context.root, name, label },
-    plainChatConfig(context, join(context.workDirectory, name), { accessLog: false, topLevel }),
-  );
-}
-
 /** The rung's median figures and ratio to the floor (the median of the rounds' ratios), and its other columns. */
 function rungRow(rung: Rung, rounds: readonly Round[], seconds: number, withFloor: boolean): string[] {
   const of = (pick: (round: Round) => number) => medianOf(rounds, pick);

@@ -7,7 +7,17 @@ import { fileURLToPath } from 'node:url';
 import { baselineBuild, ensureTools, say } from './bench-setup.js';
 import { alignedTable, flagValue, positiveFlag, runCommand, times } from './cpu-window.js';
 import { chatBody, LOAD_CORE } from './load.js';
-import { CHAT_PATH, launchSwitchyard, plainChatConfig, spawnPinned, startBareProxy, type BenchContext, type Target, type TargetName } from './targets.js';
+import {
+  CHAT_PATH,
+  launchSwitchyard,
+  plainChatConfig,
+  spawnPinned,
+  startBareProxy,
+  startLadderRung,
+  type BenchContext,
+  type Target,
+  type TargetName,
+} from './targets.js';
 
 /**
  * Instructions a request costs, counted by valgrind's callgrind (issue 32, item 1): a figure the
@@ -131,19 +141,18 @@ function counted(file: string): Counted {
 }
 
 async function start(rung: Rung, context: BenchContext, wrapper: readonly string[], baselineRoot: string | null): Promise<Target> {
-  const plain = (name: TargetName, label: string, buildRoot: string, extra: { accessLog?: boolean; topLevel?: readonly string[] }) =>
-    launchSwitchyard(context, { root: buildRoot, name, label }, plainChatConfig(context, join(context.workDirectory, name), extra), [], undefined, wrapper);
+  const plain = (name: TargetName, label: string, buildRoot: string) =>
+    launchSwitchyard(context, { root: buildRoot, name, label }, plainChatConfig(context, join(context.workDirectory, name)), [], undefined, wrapper);
   switch (rung) {
     case 'floor':
       return startBareProxy(context, wrapper);
     case 'plain':
-      return plain('switchyard', LABELS.plain, root, {});
+      return plain('switchyard', LABELS.plain, root);
     case 'plain-no-access':
-      return plain(rung, LABELS[rung], root, { accessLog: false });
     case 'plain-no-access-no-infer':
-      return plain(rung, LABELS[rung], root, { accessLog: false, topLevel: ['routing: { infer_sessions: false }'] });
+      return startLadderRung(context, rung, LABELS[rung], wrapper);
     case 'baseline':
-      return plain('baseline', LABELS.baseline, baselineRoot as string, {});
+      return plain('baseline', LABELS.baseline, baselineRoot as string);
   }
 }
 

@@ -254,6 +254,18 @@ export function plainChatConfig(
   ].join('\n');
 }
 
+/** What each rung of the feature ladder below plain chat turns off (bench/breakdown.ts, bench/instructions.ts). */
+const LADDER_RUNGS: Record<BreakdownTargetName, readonly string[]> = {
+  'plain-no-access': [],
+  'plain-no-access-no-infer': ['routing: { infer_sessions: false }'],
+};
+
+/** Plain chat without the access log, and for `plain-no-access-no-infer` without session inference too; `wrapper` as `launchSwitchyard`'s. */
+export function startLadderRung(context: BenchContext, name: BreakdownTargetName, label: string, wrapper: readonly string[] = []): Promise<Target> {
+  const config = plainChatConfig(context, join(context.workDirectory, name), { accessLog: false, topLevel: LADDER_RUNGS[name] });
+  return launchSwitchyard(context, { root: context.root, name, label }, config, [], undefined, wrapper);
+}
+
 /**
  * How the bench's token is made: `switchyard` CLI commands run first (the limits scenario's team
  * and project), then `tokens create` with `tokenArguments`.
