@@ -24,7 +24,8 @@ const rows = [
   { name: 'errors', from: folder('errors'), values: [], types: [] },
   { name: 'store', from: folder('store'), values: [], types: [] },
   { name: 'runtime', from: folder('runtime'), values: [], types: [] },
-  { name: 'state', from: folder('state'), values: [], types: [] },
+  // The request path's waiting operations are kept in core/'s SwapList.
+  { name: 'state', from: folder('state'), values: [folder('core')], types: [] },
   { name: 'protocols', from: folder('protocols'), values: [...core], types: [] },
   { name: 'upstream-http', from: folder('upstream-http'), values: [...core], types: [folder('config')] },
   { name: 'config', from: folder('config'), values: [folder('core')], types: [] },

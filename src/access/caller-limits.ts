@@ -1,3 +1,4 @@
+import { SwapList } from '../core/index.js';
 import type { GatewayError } from '../errors/index.js';
 import { StateUnavailableError, type ChargeOutcome, type LateOutcome, type Meter, type SharedState } from '../state/index.js';
 import type { LimitHolder, SpendMatch } from './limit-holders.js';
@@ -23,6 +24,8 @@ export interface Admission {
   readonly reservedTokens: number;
   /** The slot held on each slot meter, by plan index, where it is one of a room's (slot-rooms.ts); else the request id. */
   readonly slotNames: ReadonlyArray<string | undefined> | null;
+  /** Its place among the admissions holding slots (-1: none); only CallerLimits writes it. */
+  listSlot: number;
 }
 
 /** The decision on a request: admitted (and then settled) or refused; either way the headers its response carries (`[name, value, …]`). */
@@ -54,7 +57,11 @@ const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2_000;
 /** Slots renewed per charge: one round trip per this many slots held. */
 const RENEWALS_PER_CHARGE = 1_000;
-const ADMITTED_WITHOUT_STATE: AdmissionResult = { admission: { planned: [], requestId: '', reservedTokens: 0, slotNames: null }, refusal: null, headers: [] };
+const ADMITTED_WITHOUT_STATE: AdmissionResult = {
+  admission: { planned: [], requestId: '', reservedTokens: 0, slotNames: null, listSlot: -1 },
+  refusal: null,
+  headers: [],
+};
 
 /**
  * The caller's rate limits and quotas (token, project and team; the strictest applies). A request
@@ -77,8 +84,8 @@ export class CallerLimits {
   private pending: Meter[] = [];
   private flushing: Promise<void> | null = null;
   private lastErrorReport = Number.NEGATIVE_INFINITY;
-  /** The requests in flight that hold slots, by request id: the heartbeat renews their slots. */
-  private readonly held = new Map<string, Admission>();
+  /** The requests in flight that hold slots: the heartbeat renews their slots. Not a Map (core/swap-list.ts says why). */
+  private readonly held = new SwapList<Admission>();
   private readonly heartbeat: NodeJS.Timeout;
   private renewing = false;
   /** Settlements that failed, until they land: counter adjustments summed by key, and slot releases with the time their lease ends at the latest. */
@@ -230,8 +237,8 @@ export class CallerLimits {
     now: number,
     slotNames: ReadonlyArray<string | undefined> | null,
   ): AdmissionResult {
-    const admission: Admission = { planned: plan.entries, requestId, reservedTokens: estimatedTokens, slotNames };
-    if (plan.slots.length > 0) this.held.set(requestId, admission);
+    const admission: Admission = { planned: plan.entries, requestId, reservedTokens: estimatedTokens, slotNames, listSlot: -1 };
+    if (plan.slots.length > 0) this.held.add(admission);
     return {
       admission,
       refusal: null,
@@ -281,7 +288,7 @@ export class CallerLimits {
   /** The request ended: what it used replaces what it reserved, and its slot is given back. */
   settle(admission: Admission, usedTokens: number, costUsd: number): void {
     if (admission.planned.length === 0) return;
-    this.held.delete(admission.requestId);
+    this.held.remove(admission);
     const meters = settlementMeters(admission.planned, admission.requestId, admission.reservedTokens, usedTokens, costUsd, admission.slotNames);
     if (meters.length === 0) return;
     const now = this.now();

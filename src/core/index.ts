@@ -8,3 +8,4 @@ export { releaseVersion } from './release.js';
 export { closestNames, editDistance } from './closest-names.js';
 export { asObject, isObject, parseJson, parseJsonObject, type JsonObject } from './json.js';
 export { Peeked, peekFirst } from './peek-first.js';
+export { SwapList, type Listed } from './swap-list.js';

@@ -1,19 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requireScope, type CallerLimits, type Principal, type Scope, type TokenAuthenticator } from '../access/index.js';
-import { TrustedProxies } from '../core/index.js';
+import { SwapList, TrustedProxies } from '../core/index.js';
 import { GatewayError } from '../errors/index.js';
 import { RequestRecord, type RequestRecorder } from '../usage/index.js';
 import { sendError } from './send-response.js';
+
+/** A request whose response has not closed yet. */
+interface OpenRequest {
+  readonly response: ServerResponse;
+  readonly record: RequestRecord;
+  readonly controller: AbortController;
+  listSlot: number;
+}
 
 export interface TrackedRequest {
   record: RequestRecord;
   /** Aborted when the client leaves before its response is complete, or at the shutdown deadline. */
   cancellation: AbortSignal;
-}
-
-interface OpenRequest {
-  record: RequestRecord;
-  controller: AbortController;
 }
 
 /**
@@ -23,8 +26,8 @@ interface OpenRequest {
  */
 export class RequestGate {
   private closing = false;
-  /** Requests whose response has not closed yet, for the answers given from outside their route (body timeout, shutdown). */
-  private readonly open = new Map<ServerResponse, OpenRequest>();
+  /** Requests whose response has not closed yet, for the answers given from outside their route (body timeout, shutdown); not a Map (core/swap-list.ts says why). */
+  private readonly open = new SwapList<OpenRequest>();
 
   constructor(
     private readonly authenticator: TokenAuthenticator,
@@ -56,11 +59,12 @@ export class RequestGate {
     const controller = new AbortController();
     const { recorder, open } = this;
     recorder.begin();
-    open.set(response, { record, controller });
+    const entry: OpenRequest = { response, record, controller, listSlot: -1 };
+    open.add(entry);
     // One listener per request does both jobs: stop the upstream call if the client left, and log.
     // It runs outside any request's promise chain: an exception here would reach the process.
     response.on('close', () => {
-      open.delete(response);
+      open.remove(entry);
       try {
         if (response.writableFinished) return recorder.finish(record, response.statusCode);
         controller.abort(clientGone());
@@ -74,7 +78,8 @@ export class RequestGate {
 
   /** The record of the request a response belongs to, while it is open. */
   find(response: ServerResponse): RequestRecord | undefined {
-    return this.open.get(response)?.record;
+    // A linear search: only the body timeout asks, for a request it gives up on.
+    return this.open.find((entry) => entry.response === response)?.record;
   }
 
   /**
@@ -83,7 +88,7 @@ export class RequestGate {
    * stopped. Streams already under way are left for the caller to cut.
    */
   answerPending(): void {
-    for (const [response, { record, controller }] of this.open) {
+    for (const { response, record, controller } of this.open.values()) {
       if (response.headersSent) continue;
       record.errorCode = 'shutting_down';
       sendError(response, shuttingDown(), ['x-request-id', record.publicId, 'connection', 'close']);

@@ -1,3 +1,4 @@
+import { SwapList } from '../core/index.js';
 import { requireMilliseconds } from './check-arguments.js';
 import type { BudgetedEntry, BudgetOutcome, BudgetUsage, ByteBudget, ChargeOutcome, KeyCap, Meter, SharedState, WindowCount } from './shared-state.js';
 
@@ -57,6 +58,7 @@ export const DEFAULT_PROBE_INTERVAL_MS = 1_000;
 const PROBE_KEY = 'request-path-probe';
 
 interface Waiting {
+  listSlot: number;
   readonly deadline: number;
   readonly fail: (error: StateUnavailableError) => void;
   done: boolean;
@@ -77,15 +79,16 @@ interface Waiting {
  * undo it (caller limits give back an admission). Messages, `close` and `onAvailability` go to the
  * state as they are. Work off the request path (settlements, renewals) uses the state itself.
  *
- * The budget is kept with one timer for every waiting operation (their deadlines come in the order
- * they were asked), which fires its check after the event loop has read the sockets, so a reply
- * already received is never taken for a timeout.
+ * The budget is kept with one timer for every waiting operation, set for the earliest deadline,
+ * which fires its check after the event loop has read the sockets, so a reply already received is
+ * never taken for a timeout.
  */
 export class RequestPathState implements SharedState {
   private readonly budgetMs: number;
   private readonly failuresToOpen: number;
   private readonly probeIntervalMs: number;
-  private readonly waiting = new Set<Waiting>();
+  /** Not a Set (core/swap-list.ts says why); in no order, so expiry looks at each. */
+  private readonly waiting = new SwapList<Waiting>();
   private timer: NodeJS.Timeout | null = null;
   private failuresInARow = 0;
   private downSince: number | null = null;
@@ -195,7 +198,7 @@ export class RequestPathState implements SharedState {
       return Promise.reject(new StateUnavailableError('the shared state is declared down; not asked', true));
     }
     return new Promise<T>((resolve, reject) => {
-      const waiting: Waiting = { deadline: performance.now() + this.budgetMs, fail: reject, done: false, late: null };
+      const waiting: Waiting = { listSlot: -1, deadline: performance.now() + this.budgetMs, fail: reject, done: false, late: null };
       this.waiting.add(waiting);
       this.timer ??= this.armTimer(this.budgetMs);
       operation().then(
@@ -205,7 +208,7 @@ export class RequestPathState implements SharedState {
             return;
           }
           waiting.done = true;
-          this.waiting.delete(waiting);
+          this.waiting.remove(waiting);
           this.failuresInARow = 0;
           resolve(value);
         },
@@ -215,7 +218,7 @@ export class RequestPathState implements SharedState {
             return;
           }
           waiting.done = true;
-          this.waiting.delete(waiting);
+          this.waiting.remove(waiting);
           // A bad argument is the caller's bug, not the state's health.
           if (!(error instanceof TypeError)) this.noteFailure(error);
           reject(error);
@@ -234,10 +237,17 @@ export class RequestPathState implements SharedState {
   private expireWaiting(): void {
     this.timer = null;
     const now = performance.now();
-    for (const waiting of this.waiting) {
-      if (waiting.deadline > now) break;
+    let next = Number.POSITIVE_INFINITY;
+    // Backwards: removing the one at hand moves the last, which was looked at already.
+    for (let slot = this.waiting.size - 1; slot >= 0; slot--) {
+      const waiting = this.waiting.at(slot);
+      if (waiting === undefined) continue;
+      if (waiting.deadline > now) {
+        next = Math.min(next, waiting.deadline);
+        continue;
+      }
       waiting.done = true;
-      this.waiting.delete(waiting);
+      this.waiting.remove(waiting);
       this.counts.timeouts++;
       const late = new Promise<LateOutcome>((resolve) => {
         waiting.late = resolve;
@@ -246,8 +256,7 @@ export class RequestPathState implements SharedState {
       this.noteFailure(error);
       waiting.fail(error);
     }
-    const next = this.waiting.values().next();
-    if (!next.done) this.timer = this.armTimer(next.value.deadline - now);
+    if (next !== Number.POSITIVE_INFINITY) this.timer = this.armTimer(next - now);
   }
 
   private noteFailure(error: unknown): void {

@@ -4,7 +4,7 @@ import { DeadlineWatch, deadlineResolution, type WatchedCall } from './deadline-
 function call(): WatchedCall & { expired: number } {
   return {
     deadline: 0,
-    watchSlot: -1,
+    listSlot: -1,
     expired: 0,
     expire() {
       this.expired += 1;

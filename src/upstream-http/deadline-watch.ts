@@ -1,8 +1,8 @@
-/** Something in flight that must give up once `deadline` (a `performance.now()` time) has passed. */
-export interface WatchedCall {
+import { SwapList, type Listed } from '../core/index.js';
+
+/** Something in flight that must give up once `deadline` (a `performance.now()` time) has passed; `listSlot` (-1 when not watched) only the watch writes. */
+export interface WatchedCall extends Listed {
   deadline: number;
-  /** The call's place in its watch (-1 when not watched); only DeadlineWatch writes it. */
-  watchSlot: number;
   /** Called once, from a sweep, after the deadline has passed; the call is then no longer watched. */
   expire(): void;
 }
@@ -17,9 +17,9 @@ export interface WatchedCall {
  * deadline and one resolution later.
  */
 export class DeadlineWatch {
-  // An array with swap-remove, not a Set: at ~1,500 calls a second a Set's add/delete promoted
-  // ~15 KB more per scavenge (measured with --trace-gc-nvp), about what the fast timers had.
-  private readonly calls: WatchedCall[] = [];
+  // Not a Set (core/swap-list.ts): at ~1,500 calls a second a Set's add/delete promoted ~15 KB
+  // more per scavenge (measured with --trace-gc-nvp), about what the fast timers had.
+  private readonly calls = new SwapList<WatchedCall>();
   private timer: NodeJS.Timeout | null = null;
   private armed = false;
 
@@ -28,26 +28,17 @@ export class DeadlineWatch {
   /** Starts watching `call`, or moves its deadline: `timeoutMs` from now. */
   watch(call: WatchedCall, timeoutMs: number): void {
     call.deadline = performance.now() + timeoutMs;
-    if (call.watchSlot < 0) {
-      call.watchSlot = this.calls.length;
-      this.calls.push(call);
-    }
+    this.calls.add(call);
     if (!this.armed) this.arm();
   }
 
   unwatch(call: WatchedCall): void {
-    const slot = call.watchSlot;
-    if (slot < 0) return;
-    call.watchSlot = -1;
-    const last = this.calls.pop() as WatchedCall;
-    if (last === call) return;
-    this.calls[slot] = last;
-    last.watchSlot = slot;
+    this.calls.remove(call);
   }
 
   /** Calls being watched, for tests and diagnostics. */
   get size(): number {
-    return this.calls.length;
+    return this.calls.size;
   }
 
   private arm(): void {
@@ -65,14 +56,14 @@ export class DeadlineWatch {
   private readonly sweep = (): void => {
     const now = performance.now();
     // Backwards, so that a swap-remove only ever moves an already-checked call into this slot.
-    for (let slot = this.calls.length - 1; slot >= 0; slot--) {
+    for (let slot = this.calls.size - 1; slot >= 0; slot--) {
       // An expiry can end other calls too (the slot may be gone), and always ends its own first.
-      const call = this.calls[slot];
+      const call = this.calls.at(slot);
       if (call === undefined || call.deadline > now) continue;
       this.unwatch(call);
       call.expire();
     }
-    if (this.calls.length > 0) this.timer?.refresh();
+    if (this.calls.size > 0) this.timer?.refresh();
     else this.armed = false;
   };
 }

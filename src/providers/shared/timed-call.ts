@@ -22,7 +22,7 @@ export interface CallTimeouts {
  */
 export abstract class TimedCall implements WatchedCall {
   deadline = 0;
-  watchSlot = -1;
+  listSlot = -1;
   private headersReceived = false;
   /** When the whole call must have ended (`total_ms` from its start); Infinity without a limit. */
   private readonly endBy: number;
