@@ -21,6 +21,9 @@ import { ConsoleGate } from './http/console-gate.js';
 import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
+import { GatewayMetrics } from './observability/metrics.js';
+import { startMetricsListener, type MetricsListener } from './observability/metrics-listener.js';
+import { readinessCheck } from './gateway-readiness.js';
 import { LogThrottle } from './observability/log-throttle.js';
 import { createLogger, logOutput, type LogOutput, type Logger } from './observability/logger.js';
 import { logMigrations } from './observability/migration-log.js';
@@ -79,6 +82,8 @@ export interface Gateway {
   readonly consoleUrl: string | null;
   /** The address it listens on, e.g. `http://127.0.0.1:8080`. */
   readonly url: string;
+  /** Where `metrics.listen` serves `/metrics` without authentication, e.g. `http://127.0.0.1:9464`; null when unset or metrics are off. */
+  readonly metricsUrl: string | null;
   /**
    * Applies what a reload may change of `next` (upstreams, models, the log level; see
    * `configChanges`) in one step, and says what changed. Throws, changing nothing, when the new
@@ -146,6 +151,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
   let routingState: SharedRoutingState | null = null;
   let watcher: TokenChangeWatcher | null = null;
   let queue: RequestLogQueue | null = null;
+  let metricsListener: MetricsListener | null = null;
   try {
     const revision = await stores.tokens.readRevision();
     watcher = watchTokenChanges(stores.database, stores.tokens, revision, {
@@ -186,10 +192,33 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     // What a reload changes (configChanges): read through `running` wherever it is used after start.
     let running = config;
     let prices = modelPrices(running);
+    const requestLog = queue;
+    const metrics: GatewayMetrics | null = config.metrics.enabled
+      ? new GatewayMetrics(
+          {
+            team: config.metrics.labels.team,
+            maxLabelValues: config.metrics.max_label_values,
+            isModel: (id) => catalog.get(id) !== undefined,
+            onCapReached: (metric, label, cap) =>
+              logger.warn({ metric, label, cap }, 'a metric label reached metrics.max_label_values; its new values are counted under "other"'),
+          },
+          {
+            inFlight: (): ReadonlyMap<string, number> => gate.openByEndpoint(),
+            requestLogQueueRows: () => requestLog.size,
+            requestLogDroppedRows: () => requestLog.dropped,
+          },
+        )
+      : null;
+    const logFinished = accessLog(logger, config.logging.access);
     const recorder = new RequestRecorder(
       queue,
       (error) => logger.warn({ err: error }, 'usage estimate failed'),
-      accessLog(logger, config.logging.access),
+      metrics === null
+        ? logFinished
+        : (entry, record) => {
+            logFinished(entry, record);
+            metrics.requestFinished(entry);
+          },
       (model) => prices.get(model),
     );
     const limits = callerLimits(requestState, state, queue, stores.requestSearch, failures, parseDuration(config.state.slot_lease) as number);
@@ -260,6 +289,13 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         trustedProxies: proxies,
       },
       ...(requestPath === null ? {} : { healthDetail: () => ({ shared_state: describeRequestPath(requestPath) }) }),
+      readiness: readinessCheck({
+        draining: () => gate.draining,
+        stores,
+        state,
+        ...(requestPath === null ? {} : { stateDeclaredDown: () => !requestPath.status().available }),
+      }),
+      ...(metrics === null ? {} : { metrics }),
     });
     // One-time work of the adapters (the local word vectors) before listening: no caller waits for it.
     for (const adapter of adapters)
@@ -268,6 +304,14 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         warn: (message) => logger.warn({ endpoint: adapter.endpoint }, message),
       });
     await app.listen({ host: config.server.host, port: config.server.port });
+    if (metrics !== null && config.metrics.listen !== undefined) {
+      metricsListener = await startMetricsListener(config.metrics.listen, metrics, (error) =>
+        logger.warn({ err: error }, 'collecting the metrics failed'),
+      ).catch((error: unknown) => {
+        throw new ConfigError('metrics.listen', `cannot listen: ${error instanceof Error ? error.message : String(error)}`);
+      });
+    }
+    const activeMetricsListener = metricsListener;
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.server.port;
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
@@ -310,6 +354,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       credentials: credentialAdmin,
       accounts: upstreamAccounts,
       url: `http://${host}:${port}`,
+      metricsUrl: activeMetricsListener?.url ?? null,
       consoleUrl: config.console.enabled && CONSOLE_ROOT !== null ? `http://${host}:${port}/console/` : null,
       // One reload at a time: two signals in a row apply the file twice, in order.
       reload: (next) => {
@@ -319,10 +364,11 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       },
       reopenLogs: () => output?.reopen(),
       shutdown: async () => {
-        await closeServer(app, config.server.shutdown_timeout_ms, logger, () => {
+        await closeServer(app, gate, config.server.shutdown_timeout_ms, logger, () => {
           recorder.markShutdownDeadline();
           gate.answerPending();
         });
+        await activeMetricsListener?.close();
         await recorder.close();
         await limits.close();
         if (queue !== null && queue.size > 0) logger.error({ lostRows: queue.size }, 'request log rows could not be written at shutdown');
@@ -336,6 +382,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       },
     };
   } catch (error) {
+    await metricsListener?.close();
     await queue?.close(1).catch(() => undefined);
     accounts?.close();
     await watcher?.close();
@@ -444,11 +491,20 @@ async function createRouter(
   return { router, shared };
 }
 
-async function closeServer(app: FastifyInstance, deadlineMs: number, logger: Logger, onDeadline: () => void): Promise<void> {
+/**
+ * Drains, then closes: from the start `/ready` answers 503 and every new request 503
+ * `shutting_down` with `Connection: close`, while the listener stays open until the requests in
+ * flight end (a load balancer polling `/ready` moves away, and a client on a kept-alive
+ * connection is told to go rather than finding the port closed). Then the server closes; at the
+ * deadline what is still open is answered or cut.
+ */
+async function closeServer(app: FastifyInstance, gate: RequestGate, deadlineMs: number, logger: Logger, onDeadline: () => void): Promise<void> {
   let deadlineTimer: NodeJS.Timeout | undefined;
   const deadline = new Promise<'deadline'>((resolve) => {
     deadlineTimer = setTimeout(() => resolve('deadline'), deadlineMs);
   });
+  gate.close();
+  await Promise.race([gate.whenIdle(), deadline]);
   // server.close() drops only the connections idle at that moment; a keep-alive connection whose
   // stream ends later would otherwise stay open until the client lets go of it.
   const idleSweeper = setInterval(() => app.server.closeIdleConnections(), 50);

@@ -338,6 +338,34 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    metrics: Type.Object(
+      {
+        enabled: Type.Boolean({
+          default: true,
+          description:
+            'Prometheus metrics: `GET /metrics` on the main port for a token with the `metrics` scope, and on `metrics.listen` when set. `false` removes both and every cost of them (docs/metrics.md)',
+        }),
+        listen: Type.Optional(
+          Type.String({
+            pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:\\[\\]]+):[0-9]{1,5}$',
+            hint: 'host:port, such as 127.0.0.1:9464',
+            description:
+              'a second listener, `host:port` (`127.0.0.1:9464`), serving `GET /metrics` without authentication for in-cluster scraping; bind it where only the monitoring system reaches it. Unset: none',
+          }),
+        ),
+        labels: Type.Object(
+          {
+            team: Type.Boolean({ default: true, description: "label request, token and cost metrics with the caller's team; `false` drops the label" }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
+        max_label_values: PositiveInteger(
+          500,
+          'distinct values one label may take in one metric; past it new values are counted under `other`, and one warning names the metric and the label',
+        ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     request_log: Type.Object(
       {
         batch_size: PositiveInteger(100, 'rows per insert; requests run between batches, so a SQLite flush never blocks for more than one batch (~0.5 ms)'),

@@ -34,7 +34,8 @@ import { registerEmbeddingsRoute } from './routes/embeddings-route.js';
 import { registerRerankRoute } from './routes/rerank-route.js';
 import { registerSpeechRoute } from './routes/speech-route.js';
 import { registerTranscriptionsRoute } from './routes/transcriptions-route.js';
-import { registerHealthRoute } from './routes/health-route.js';
+import { registerHealthRoute, registerReadyRoute, type Readiness } from './routes/health-route.js';
+import { registerMetricsRoute, type MetricsExposition } from './routes/metrics-route.js';
 import { registerModelsRoutes } from './routes/models-route.js';
 import { registerAdminRoutes } from './routes/admin-routes.js';
 import { registerConsoleRoute } from './routes/console-route.js';
@@ -68,6 +69,10 @@ export interface AppServices {
   limits: EdgeLimits;
   /** What `/health` adds to its `status` (the shared state's breaker, with Redis); absent: nothing. */
   healthDetail?: () => Readonly<Record<string, unknown>>;
+  /** What `/ready` answers (the database, the shared state, draining); absent: ready while not draining. */
+  readiness?: () => Promise<Readiness>;
+  /** `GET /metrics` for a token with the `metrics` scope; absent when `metrics.enabled` is false. */
+  metrics?: MetricsExposition;
 }
 
 export interface ConsoleServices {
@@ -131,6 +136,8 @@ export function buildApp(services: AppServices): FastifyInstance {
   });
   registerPipeline(app, gate, services.console?.gate ?? null);
   registerHealthRoute(app, services.healthDetail);
+  registerReadyRoute(app, services.readiness ?? (async () => (gate.draining ? 'draining' : 'ready')));
+  if (services.metrics !== undefined) registerMetricsRoute(app, services.metrics);
   registerModelsRoutes(app, services.catalog);
   registerAdminRoutes(app, services.adminRoutes);
   if (services.console !== null) {

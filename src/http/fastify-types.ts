@@ -9,6 +9,8 @@ declare module 'fastify' {
     scope?: Scope;
     /** The name the request log uses for the route; routes without one are not logged. */
     endpoint?: string;
+    /** A probe (`/health`, `/ready`): answered while the gateway drains, when every other route is refused. */
+    probe?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;

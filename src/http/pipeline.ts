@@ -53,7 +53,8 @@ const requestIdStage: Stage = (request, reply, done) => {
 };
 
 function shutdownStage(gate: RequestGate): Stage {
-  return (_request, reply, done) => {
+  return (request, reply, done) => {
+    if (request.routeOptions.config.probe === true) return done();
     const refusal = gate.refusal();
     if (refusal === null) return done();
     reply.header('connection', 'close');

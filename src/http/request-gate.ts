@@ -26,6 +26,8 @@ export interface TrackedRequest {
  */
 export class RequestGate {
   private closing = false;
+  /** Shutdown waits on these: told once no request is open any more. */
+  private idleWaiters: (() => void)[] = [];
   /** Requests whose response has not closed yet, for the answers given from outside their route (body timeout, shutdown); not a Map (core/swap-list.ts says why). */
   private readonly open = new SwapList<OpenRequest>();
 
@@ -43,6 +45,24 @@ export class RequestGate {
   /** From now on requests are refused with 503 `shutting_down` (the connection is closed after the answer). */
   close(): void {
     this.closing = true;
+  }
+
+  /** Whether the gateway is draining (`close` was called): `/ready` answers 503. */
+  get draining(): boolean {
+    return this.closing;
+  }
+
+  /** Resolves once no request is open (at once when none is). */
+  whenIdle(): Promise<void> {
+    if (this.open.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Open requests by endpoint, for the in-flight gauge (read at a scrape). */
+  openByEndpoint(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const { record } of this.open.values()) counts.set(record.endpoint, (counts.get(record.endpoint) ?? 0) + 1);
+    return counts;
   }
 
   /** A request that arrives on a kept-alive connection during shutdown: refuse it and let the client reconnect elsewhere. */
@@ -65,6 +85,7 @@ export class RequestGate {
     // It runs outside any request's promise chain: an exception here would reach the process.
     response.on('close', () => {
       open.remove(entry);
+      if (open.size === 0 && this.idleWaiters.length > 0) this.tellIdle();
       try {
         if (response.writableFinished) return recorder.finish(record, response.statusCode);
         controller.abort(clientGone());
@@ -74,6 +95,12 @@ export class RequestGate {
       }
     });
     return { record, cancellation: controller.signal };
+  }
+
+  private tellIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   /** The record of the request a response belongs to, while it is open. */

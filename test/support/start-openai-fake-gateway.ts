@@ -12,6 +12,8 @@ export interface OpenAIFakeGatewayOptions {
   databaseUrl?: string;
   /** Extra YAML keys merged over the default document. */
   config?: Record<string, unknown>;
+  /** Collects the log lines (level info and above), parsed; logs are off without it. */
+  logLines?: Array<Record<string, unknown>>;
 }
 
 /**
@@ -57,6 +59,7 @@ export async function startOpenAIFakeGateway(options: OpenAIFakeGatewayOptions =
   };
   const started = await startTestGateway(document, {
     ...(options.databaseUrl === undefined ? {} : { databaseUrl: options.databaseUrl }),
+    ...(options.logLines === undefined ? {} : { logLines: options.logLines }),
     afterClose: async () => {
       await Promise.all([upstream.close(), backupUpstream.close()]);
     },

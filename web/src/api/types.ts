@@ -7,7 +7,7 @@ export const LIMIT_NAMES = ['rpm', 'tpm', 'max_concurrent', 'tokens_per_day', 't
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
 /** The token scopes (src/access/scopes.ts: the document types a scope as a string). */
-export const SCOPES = ['models:read', 'chat', 'native', 'embeddings', 'rerank', 'audio:transcribe', 'audio:speak', 'admin'] as const;
+export const SCOPES = ['models:read', 'chat', 'native', 'embeddings', 'rerank', 'audio:transcribe', 'audio:speak', 'admin', 'metrics'] as const;
 
 /** The envelope of every admin list. */
 export interface ListPage<T> {

@@ -11,7 +11,7 @@ import { TextField, type FormError } from './text-field';
 import { FormActions, TokenFields, type TokenFieldValues } from './token-fields';
 import { useTeamSuggestions } from './use-team-suggestions';
 
-const DEFAULT_SCOPES = SCOPES.filter((scope) => scope !== 'admin');
+const DEFAULT_SCOPES = SCOPES.filter((scope) => scope !== 'admin' && scope !== 'metrics');
 
 interface TokenCreateDialogProps {
   onCreated: (token: CreatedToken) => void;

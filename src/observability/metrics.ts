@@ -1,0 +1,195 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RequestLogEntry } from '../store/index.js';
+import { BoundedSeries } from './bounded-series.js';
+
+/** The model label of a request whose model is not one the gateway serves (a typo, a probe). */
+export const UNKNOWN_MODEL = 'unknown';
+
+/** Seconds; a chat answer takes from a second to minutes, a stream's whole life longer. */
+export const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/** Seconds to the first byte (and an upstream's answer head): tens of milliseconds to tens of seconds. */
+export const FIRST_BYTE_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Seconds the gateway itself adds: fractions of a millisecond when all is well. */
+export const OVERHEAD_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+export interface GatewayMetricsOptions {
+  /** `metrics.labels.team`: label requests, tokens and cost with the caller's team. */
+  team: boolean;
+  /** `metrics.max_label_values`: distinct values one label of one metric may take. */
+  maxLabelValues: number;
+  /** Whether a model id is one the gateway serves now (anything else is labelled `unknown`). */
+  isModel: (id: string) => boolean;
+  /** A label reached its cap (told once per metric and label). */
+  onCapReached: (metric: string, label: string, cap: number) => void;
+}
+
+/** Live figures read at each scrape, from the parts that hold them. */
+export interface MetricsSources {
+  /** Requests whose response has not closed, by endpoint. */
+  inFlight: () => ReadonlyMap<string, number>;
+  /** Request-log rows waiting to be written. */
+  requestLogQueueRows: () => number;
+  /** Request-log rows dropped so far (the queue was full while the database refused writes). */
+  requestLogDroppedRows: () => number;
+}
+
+type CounterChild = ReturnType<Counter<string>['labels']>;
+type HistogramChild = ReturnType<Histogram<string>['labels']>;
+
+const TOKEN_KINDS = ['prompt', 'completion', 'cached', 'reasoning'] as const;
+
+/**
+ * The gateway's Prometheus metrics (docs/metrics.md), in a registry of its own, exposed by
+ * prom-client. What a request leaves is counted once, when it ends, from its request-log entry,
+ * so the counters agree with the request log by construction. Labels carry only bounded values:
+ * configured models, endpoints, status classes, error codes, credentials, teams; never a token,
+ * session or request id or a caller's free text.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests: BoundedSeries<CounterChild>;
+  private readonly duration: BoundedSeries<HistogramChild>;
+  private readonly firstByte: BoundedSeries<HistogramChild>;
+  private readonly overhead: BoundedSeries<HistogramChild>;
+  private readonly attempts: BoundedSeries<CounterChild>;
+  private readonly upstreamDuration: BoundedSeries<HistogramChild>;
+  private readonly tokens: BoundedSeries<CounterChild>;
+  private readonly cost: BoundedSeries<CounterChild>;
+  private readonly affinity: BoundedSeries<CounterChild>;
+
+  constructor(
+    private readonly options: GatewayMetricsOptions,
+    sources: MetricsSources,
+  ) {
+    const registers = [this.registry];
+    const team = options.team ? ['team'] : [];
+    const series = <Child>(name: string, labels: readonly string[], make: (values: readonly string[]) => Child) =>
+      new BoundedSeries(name, labels, options.maxLabelValues, make, options.onCapReached);
+    const counter = (name: string, help: string, labels: readonly string[]) => {
+      const metric = new Counter({ name, help, labelNames: labels, registers });
+      return series(name, labels, (values) => metric.labels(...values));
+    };
+    const histogram = (name: string, help: string, labels: readonly string[], buckets: number[]) => {
+      const metric = new Histogram({ name, help, labelNames: labels, buckets, registers });
+      return series(name, labels, (values) => metric.labels(...values));
+    };
+    this.requests = counter('switchyard_requests_total', 'Requests to /v1 routes, counted when they end.', [
+      'endpoint',
+      'model',
+      'status_class',
+      'error_code',
+      ...team,
+    ]);
+    this.duration = histogram(
+      'switchyard_request_duration_seconds',
+      'Time from a request to the end of its response.',
+      ['endpoint', 'model'],
+      DURATION_BUCKETS,
+    );
+    this.firstByte = histogram(
+      'switchyard_time_to_first_byte_seconds',
+      "Time from a request to its response's first body byte.",
+      ['endpoint', 'model'],
+      FIRST_BYTE_BUCKETS,
+    );
+    this.overhead = histogram(
+      'switchyard_gateway_overhead_seconds',
+      "Time to the first byte less the time spent waiting on upstreams' answers: what the gateway itself added.",
+      ['endpoint'],
+      OVERHEAD_BUCKETS,
+    );
+    this.attempts = counter('switchyard_upstream_attempts_total', 'Upstream attempts, by credential and outcome (`ok` or the error code).', [
+      'credential',
+      'model',
+      'outcome',
+    ]);
+    this.upstreamDuration = histogram(
+      'switchyard_upstream_duration_seconds',
+      "Time from an attempt's start to the upstream's answer (its head, for a stream).",
+      ['credential'],
+      FIRST_BYTE_BUCKETS,
+    );
+    this.tokens = counter('switchyard_tokens_total', 'Tokens of finished requests, as the request log counts them.', ['model', ...team, 'kind']);
+    this.cost = counter('switchyard_cost_usd_total', "Cost in US dollars of finished requests, by their model's configured price.", ['model', ...team]);
+    this.affinity = counter('switchyard_session_affinity_total', "What became of sessions' credential bindings.", ['decision']);
+
+    new Gauge({
+      name: 'switchyard_requests_in_flight',
+      help: 'Requests whose response has not ended.',
+      labelNames: ['endpoint'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [endpoint, count] of sources.inFlight()) this.set({ endpoint }, count);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_request_log_queue_rows',
+      help: 'Request-log rows waiting to be written.',
+      registers,
+      collect() {
+        this.set(sources.requestLogQueueRows());
+      },
+    });
+    let droppedSoFar = 0;
+    new Counter({
+      name: 'switchyard_request_log_dropped_total',
+      help: 'Request-log rows dropped because the queue was full while the database refused writes.',
+      registers,
+      collect() {
+        const dropped = sources.requestLogDroppedRows();
+        if (dropped > droppedSoFar) this.inc(dropped - droppedSoFar);
+        droppedSoFar = dropped;
+      },
+    });
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** A `/v1` request ended: its entry is what the request log writes. */
+  requestFinished(entry: RequestLogEntry): void {
+    const { endpoint } = entry;
+    const model = this.modelLabel(entry.model);
+    const team = entry.team ?? '';
+    const statusClass = `${Math.floor(entry.status / 100)}xx`;
+    const errorCode = entry.errorCode ?? '';
+    (this.options.team ? this.requests.of(endpoint, model, statusClass, errorCode, team) : this.requests.of(endpoint, model, statusClass, errorCode)).inc();
+    this.duration.of(endpoint, model).observe(entry.latencyMs / 1000);
+    if (entry.ttfbMs !== null) this.firstByte.of(endpoint, model).observe(entry.ttfbMs / 1000);
+    const attempts = entry.attempts;
+    if (attempts !== null) {
+      let waitedMs = 0;
+      for (const attempt of attempts) {
+        this.attempts.of(attempt.credential, model, attempt.outcome).inc();
+        this.upstreamDuration.of(attempt.credential).observe(attempt.ms / 1000);
+        waitedMs += attempt.ms;
+      }
+      const answeredMs = entry.ttfbMs ?? entry.latencyMs;
+      if (entry.errorCode === null) this.overhead.of(endpoint).observe(Math.max(0, answeredMs - waitedMs) / 1000);
+    }
+    if (entry.affinity !== null) this.affinity.of(entry.affinity).inc();
+    this.countTokens(model, team, 'prompt', entry.promptTokens);
+    this.countTokens(model, team, 'completion', entry.completionTokens);
+    this.countTokens(model, team, 'cached', entry.cachedTokens);
+    this.countTokens(model, team, 'reasoning', entry.reasoningTokens);
+    if (entry.costUsd !== null && entry.costUsd > 0) (this.options.team ? this.cost.of(model, team) : this.cost.of(model)).inc(entry.costUsd);
+  }
+
+  /** The exposition, in Prometheus's text format. */
+  async text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private countTokens(model: string, team: string, kind: (typeof TOKEN_KINDS)[number], count: number | null): void {
+    if (count === null || count <= 0) return;
+    (this.options.team ? this.tokens.of(model, team, kind) : this.tokens.of(model, kind)).inc(count);
+  }
+
+  private modelLabel(model: string | null): string {
+    if (model === null) return '';
+    return this.options.isModel(model) ? model : UNKNOWN_MODEL;
+  }
+}
