@@ -33,6 +33,21 @@ export interface MetricsSources {
   requestLogDroppedRows: () => number;
 }
 
+/**
+ * prom-client's default metrics (CPU, memory, event-loop lag, GC), collected once per process: its
+ * event-loop monitor and GC observer cannot be stopped, so a process that starts gateways again
+ * (a test run, a restart in place) must not start them again each time.
+ */
+let processMetrics: Registry | null = null;
+
+function processRegistry(): Registry {
+  if (processMetrics === null) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}
+
 type CounterChild = ReturnType<Counter<string>['labels']>;
 type HistogramChild = ReturnType<Histogram<string>['labels']>;
 
@@ -46,7 +61,9 @@ const TOKEN_KINDS = ['prompt', 'completion', 'cached', 'reasoning'] as const;
  * session or request id or a caller's free text.
  */
 export class GatewayMetrics {
-  readonly registry = new Registry();
+  private readonly registry = new Registry();
+  /** What a scrape sees: the gateway's metrics and the process's. */
+  private readonly exposed: Registry;
   private readonly requests: BoundedSeries<CounterChild>;
   private readonly duration: BoundedSeries<HistogramChild>;
   private readonly firstByte: BoundedSeries<HistogramChild>;
@@ -142,7 +159,7 @@ export class GatewayMetrics {
         droppedSoFar = dropped;
       },
     });
-    collectDefaultMetrics({ register: this.registry });
+    this.exposed = Registry.merge([processRegistry(), this.registry]);
   }
 
   /** A `/v1` request ended: its entry is what the request log writes. */
@@ -176,11 +193,11 @@ export class GatewayMetrics {
 
   /** The exposition, in Prometheus's text format. */
   async text(): Promise<string> {
-    return this.registry.metrics();
+    return this.exposed.metrics();
   }
 
   get contentType(): string {
-    return this.registry.contentType;
+    return this.exposed.contentType;
   }
 
   private countTokens(model: string, team: string, kind: (typeof TOKEN_KINDS)[number], count: number | null): void {

@@ -44,7 +44,7 @@ describe('the command line', () => {
     const answer = await cli('tokens', 'create', '--team', 't', '--scopes', 'chat,fly', '--config', harness.configPath);
     expect(answer.code).toBe(64);
     expect(answer.stderr.join('\n')).toContain(
-      'unknown scope fly (valid scopes: models:read, chat, native, embeddings, rerank, audio:transcribe, audio:speak, admin)',
+      'unknown scope fly (valid scopes: models:read, chat, native, embeddings, rerank, audio:transcribe, audio:speak, admin, metrics)',
     );
   });
 
