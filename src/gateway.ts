@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { CallerLimits, ConsoleSessions, TeamService, TokenAuthenticator, TokenService } from './access/index.js';
+import { CallerLimits, ConsoleSessions, TeamService, TokenAuthenticator, TokenService, type CallerLimitsOptions } from './access/index.js';
 import {
   ACCOUNT_PROVIDERS,
   CredentialAdmin,
@@ -11,6 +11,7 @@ import {
   UpstreamAccounts,
   withOpenApi,
   type AccountDocumentCheck,
+  type AdministeredCredential,
   type AdminRoute,
 } from './admin/index.js';
 import { ConfigError, configChanges, reloadedConfig, type ConfigChanges, type SwitchyardConfig } from './config/index.js';
@@ -21,7 +22,7 @@ import { ConsoleGate } from './http/console-gate.js';
 import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
-import { GatewayMetrics } from './observability/metrics.js';
+import { GatewayMetrics, type CredentialGauges } from './observability/metrics.js';
 import { startMetricsListener, type MetricsListener } from './observability/metrics-listener.js';
 import { readinessCheck } from './gateway-readiness.js';
 import { LogThrottle } from './observability/log-throttle.js';
@@ -35,6 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import {
   buildCatalog,
+  CREDENTIAL_STATES,
   CredentialHealth,
   InFlight,
   ModelCatalog,
@@ -203,7 +205,9 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
               logger.warn({ metric, label, cap }, 'a metric label reached metrics.max_label_values; its new values are counted under "other"'),
           },
           {
-            inFlight: (): ReadonlyMap<string, number> => gate.openByEndpoint(),
+            credentials: () => credentialGauges(credentials, router),
+            credentialStates: CREDENTIAL_STATES,
+            inFlight: (): ReadonlyMap<string, { open: number; streaming: number }> => gate.openByEndpoint(),
             requestLogQueueRows: () => requestLog.size,
             requestLogDroppedRows: () => requestLog.dropped,
           },
@@ -221,7 +225,11 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
           },
       (model) => prices.get(model),
     );
-    const limits = callerLimits(requestState, state, queue, stores.requestSearch, failures, parseDuration(config.state.slot_lease) as number);
+    const onStateError = (operation: string): void => metrics?.stateFailed(operation);
+    const limits = callerLimits(requestState, state, queue, stores.requestSearch, failures, parseDuration(config.state.slot_lease) as number, {
+      onStateError,
+      ...(metrics === null ? {} : { onRefusal: (holderKind, limit) => metrics.limitRefused(holderKind, limit) }),
+    });
     const proxies = TrustedProxies.parse(config.server.trusted_proxies);
     const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'), limits, proxies);
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
@@ -238,10 +246,18 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     });
     await accounts.start();
     rebuildCatalog();
-    const { router, shared } = await createRouter(config, logger, failures, state, requestState, {
-      has: (id) => credentials.has(id),
-      [Symbol.iterator]: () => credentials.keys(),
-    });
+    const { router, shared } = await createRouter(
+      config,
+      logger,
+      failures,
+      state,
+      requestState,
+      {
+        has: (id) => credentials.has(id),
+        [Symbol.iterator]: () => credentials.keys(),
+      },
+      onStateError,
+    );
     routingState = shared;
     const credentialAdmin = new CredentialAdmin(credentials, router.health, router.inFlight, router.recent);
     const runtimeAccounts = accounts;
@@ -262,7 +278,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       recorder,
       catalog,
       chat: new ChatCompletionService(catalog, router, { inferSessions: config.routing.infer_sessions }),
-      responses: new ResponsesService(catalog, router, responseStore(config, requestState, failures), {
+      responses: new ResponsesService(catalog, router, responseStore(config, requestState, failures, onStateError), {
         inferSessions: config.routing.infer_sessions,
         onDroppedTool: ({ type, param, model }) =>
           logger.warn(
@@ -395,6 +411,22 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
   }
 }
 
+/** Each credential as the metrics' gauges show it: its state, cooldown, requests in flight and, for an account, its quota and token. */
+function* credentialGauges(credentials: ReadonlyMap<string, AdministeredCredential>, router: Router): Iterable<CredentialGauges> {
+  for (const [id, entry] of credentials) {
+    const status = router.health.current(id);
+    const account = entry.credential?.account;
+    yield {
+      id,
+      state: status.state,
+      until: status.state === 'cooling' ? status.until : null,
+      inFlight: router.inFlight.count(id),
+      quotaUse: account?.quotaUse() ?? [],
+      tokenExpiresAt: account?.tokenExpiresAt() ?? null,
+    };
+  }
+}
+
 /** Where the log lines go; a file that cannot be opened is a config error naming the key. */
 function openLogOutput(file: string | undefined): LogOutput {
   try {
@@ -450,6 +482,8 @@ async function createRouter(
   state: SharedState,
   requestState: SharedState,
   credentialIds: SharedRoutingStateOptions['credentialIds'],
+  /** Counts a shared-state operation that failed (the metrics). */
+  onStateError: (operation: string) => void,
 ): Promise<{ router: Router; shared: SharedRoutingState }> {
   const { routing } = config;
   let shared: SharedRoutingState | null = null;
@@ -474,7 +508,10 @@ async function createRouter(
         'shared state unreachable; routing on with what this process knows (credential states, rendezvous choices for sessions)',
       ),
     onRecovery: () => logger.info('shared state reachable again; credential states caught up'),
-    onError: (error) => failures.failure('shared-routing-state', error, {}, 'shared routing state could not be read'),
+    onError: (error) => {
+      onStateError('routing_state');
+      failures.failure('shared-routing-state', error, {}, 'shared routing state could not be read');
+    },
   });
   const sharedState = shared;
   // Read on the request path: within the state's budget. Its timeouts and refusals are the breaker's news, told once.
@@ -482,6 +519,7 @@ async function createRouter(
     requestState,
     parseDuration(routing.session_ttl) as number,
     (error) => {
+      onStateError('session_bindings');
       if (!(error instanceof StateUnavailableError)) sharedState.noteFailure(error);
     },
     routing.max_sessions_per_team,
@@ -532,16 +570,19 @@ function callerLimits(
   requestLog: Stores['requestSearch'],
   failures: LogThrottle,
   slotLeaseMs: number,
+  observers: { onStateError: (operation: string) => void; onRefusal?: CallerLimitsOptions['onRefusal'] },
 ): CallerLimits {
   return new CallerLimits({
     state: requestState,
     background: state,
     slotLeaseMs,
+    ...(observers.onRefusal === undefined ? {} : { onRefusal: observers.onRefusal }),
     ledger: async (match, fromMs, toMs) => {
       await queue.flush();
       return requestLog.spent({ ...match, from: fromMs, to: toMs });
     },
     onError: (error) => {
+      observers.onStateError('caller_limits');
       // A timeout or a refusal of the breaker: it said so once already (guardRequestPath).
       if (error instanceof StateUnavailableError) return;
       failures.failure(
@@ -580,9 +621,10 @@ function describeRequestPath(requestPath: RequestPathState): Record<string, unkn
 }
 
 /** Responses made by conversion, kept in the shared state for `responses.retention` (docs/responses-api.md). */
-function responseStore(config: SwitchyardConfig, state: SharedState, failures: LogThrottle): ResponseStore {
+function responseStore(config: SwitchyardConfig, state: SharedState, failures: LogThrottle, onStateError: (operation: string) => void): ResponseStore {
   const budget = { teamBytes: config.responses.max_bytes_per_team, totalBytes: config.responses.max_bytes };
   return new ResponseStore(state, parseDuration(config.responses.retention) as number, budget, (error) => {
+    onStateError('response_store');
     // While the state is declared down the breaker has said so; a single timeout loses this response, and is said.
     if (!(error instanceof StateUnavailableError && error.breakerOpen))
       failures.failure('response-store', error, {}, 'a response could not be stored; continuing it by previous_response_id will be refused');

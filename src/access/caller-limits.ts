@@ -4,7 +4,7 @@ import { StateUnavailableError, type ChargeOutcome, type LateOutcome, type Meter
 import type { LimitHolder, SpendMatch } from './limit-holders.js';
 import { CounterRooms, ROOM_IDLE_MS } from './counter-rooms.js';
 import { SlotRooms } from './slot-rooms.js';
-import { MeterPlans, planMinute, settlementMeters, type MeterPlan, type PlannedMeter, type Quantity } from './limit-plan.js';
+import { MeterPlans, planMinute, settlementMeters, type LimitName, type MeterPlan, type PlannedMeter, type Quantity } from './limit-plan.js';
 import { refusal } from './limit-refusal.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 
@@ -41,6 +41,8 @@ export interface CallerLimitsOptions {
   ledger: SpendLedger;
   /** Told when the state could not be reached (requests are then let through) or a settlement was lost. */
   onError: (error: unknown) => void;
+  /** Told of each request refused, by the kind of the holder whose limit refused it and the limit's name (the metrics). */
+  onRefusal?: (holderKind: LimitHolder['kind'], limit: LimitName) => void;
   /**
    * A slot among the requests in flight is a lease of this long, renewed every third of it while
    * its request lives: a slot outlives its request (its process crashed, or lost the state as the
@@ -100,12 +102,14 @@ export class CallerLimits {
   /** Room taken in advance on slot sets far from their limits (slot-rooms.ts). */
   private readonly slotRooms = new SlotRooms();
   private readonly roomRelease: NodeJS.Timeout;
+  private readonly onRefusal: CallerLimitsOptions['onRefusal'] | null;
 
   constructor(options: CallerLimitsOptions) {
     this.state = options.state;
     this.background = options.background ?? options.state;
     this.ledger = options.ledger;
     this.onError = options.onError;
+    this.onRefusal = options.onRefusal ?? null;
     this.slotLeaseMs = options.slotLeaseMs ?? DEFAULT_SLOT_LEASE_MS;
     this.plans = new MeterPlans(this.slotLeaseMs);
     this.now = options.now ?? Date.now;
@@ -226,6 +230,7 @@ export class CallerLimits {
     const refusedBy = refused ? askedEntries[outcome.refused] : undefined;
     if (refusedBy === undefined) return this.admitted(plan, requestId, estimatedTokens, values, now, slotNames);
     this.undoLocal(planned, local, slotNames, estimatedTokens, now);
+    this.onRefusal?.(refusedBy.holder.kind, refusedBy.name);
     return { admission: null, refusal: refusal(refusedBy, now), headers: rateLimitHeaders(planned, values, now) };
   }
 

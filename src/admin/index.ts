@@ -1,4 +1,4 @@
-export { CredentialAdmin, type CredentialView } from './credential-admin.js';
+export { CredentialAdmin, type AdministeredCredential, type CredentialView } from './credential-admin.js';
 export {
   ACCOUNT_PROVIDERS,
   accountSealContext,

@@ -58,10 +58,21 @@ export class RequestGate {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Open requests by endpoint, for the in-flight gauge (read at a scrape). */
-  openByEndpoint(): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const { record } of this.open.values()) counts.set(record.endpoint, (counts.get(record.endpoint) ?? 0) + 1);
+  /**
+   * Open requests by endpoint, and of them those streaming (their head sent, their body not
+   * ended: a stream of events or bytes under way), for the gauges read at a scrape.
+   */
+  openByEndpoint(): Map<string, { open: number; streaming: number }> {
+    const counts = new Map<string, { open: number; streaming: number }>();
+    for (const { record, response } of this.open.values()) {
+      let count = counts.get(record.endpoint);
+      if (count === undefined) {
+        count = { open: 0, streaming: 0 };
+        counts.set(record.endpoint, count);
+      }
+      count.open++;
+      if (response.headersSent && !response.writableEnded) count.streaming++;
+    }
     return counts;
   }
 

@@ -23,10 +23,27 @@ export interface GatewayMetricsOptions {
   onCapReached: (metric: string, label: string, cap: number) => void;
 }
 
+/** A credential as the gauges show it, read at each scrape. */
+export interface CredentialGauges {
+  readonly id: string;
+  readonly state: string;
+  /** When its cooldown ends (ms since the epoch); null when it is not cooling. */
+  readonly until: number | null;
+  readonly inFlight: number;
+  /** An OAuth account's quota windows as the upstream last reported them; empty for an API key. */
+  readonly quotaUse: ReadonlyArray<{ readonly window: string; readonly usedRatio: number }>;
+  /** An OAuth account's access token's expiry (ms since the epoch); null for an API key or when unknown. */
+  readonly tokenExpiresAt: number | null;
+}
+
 /** Live figures read at each scrape, from the parts that hold them. */
 export interface MetricsSources {
-  /** Requests whose response has not closed, by endpoint. */
-  inFlight: () => ReadonlyMap<string, number>;
+  /** Every credential, as the router sees it now. */
+  credentials: () => Iterable<CredentialGauges>;
+  /** The states a credential can be in (each gets a series: 1 for the current one, 0 for the others). */
+  credentialStates: readonly string[];
+  /** Requests whose response has not closed, by endpoint, and of them those streaming (head sent, body not ended). */
+  inFlight: () => ReadonlyMap<string, { readonly open: number; readonly streaming: number }>;
   /** Request-log rows waiting to be written. */
   requestLogQueueRows: () => number;
   /** Request-log rows dropped so far (the queue was full while the database refused writes). */
@@ -39,6 +56,11 @@ export interface MetricsSources {
  * (a test run, a restart in place) must not start them again each time.
  */
 let processMetrics: Registry | null = null;
+
+/** `maxConcurrent` → `max_concurrent`: a limit's name as the config and the admin API write it. */
+function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
 
 function processRegistry(): Registry {
   if (processMetrics === null) {
@@ -73,6 +95,8 @@ export class GatewayMetrics {
   private readonly tokens: BoundedSeries<CounterChild>;
   private readonly cost: BoundedSeries<CounterChild>;
   private readonly affinity: BoundedSeries<CounterChild>;
+  private readonly refusals: BoundedSeries<CounterChild>;
+  private readonly stateErrors: BoundedSeries<CounterChild>;
 
   constructor(
     private readonly options: GatewayMetricsOptions,
@@ -130,6 +154,71 @@ export class GatewayMetrics {
     this.cost = counter('switchyard_cost_usd_total', "Cost in US dollars of finished requests, by their model's configured price.", ['model', ...team]);
     this.affinity = counter('switchyard_session_affinity_total', "What became of sessions' credential bindings.", ['decision']);
 
+    this.refusals = counter('switchyard_limit_refusals_total', "Requests refused by a caller's own limit or quota, by the holder whose limit refused.", [
+      'holder_kind',
+      'limit',
+    ]);
+    this.stateErrors = counter(
+      'switchyard_state_errors_total',
+      'Shared-state operations that failed or timed out (requests went on without them), by operation.',
+      ['operation'],
+    );
+    new Gauge({
+      name: 'switchyard_credential_state',
+      help: "A credential's state: 1 for the current one, 0 for the others.",
+      labelNames: ['credential', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const credential of sources.credentials())
+          for (const state of sources.credentialStates) this.set({ credential: credential.id, state }, credential.state === state ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_credential_cooldown_seconds',
+      help: 'Seconds until a cooling credential may serve again; 0 when it is not cooling.',
+      labelNames: ['credential'],
+      registers,
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const credential of sources.credentials())
+          this.set({ credential: credential.id }, credential.until === null ? 0 : Math.max(0, (credential.until - now) / 1000));
+      },
+    });
+    new Gauge({
+      name: 'switchyard_credential_in_flight',
+      help: 'Requests in flight on a credential, in every gateway process sharing the state.',
+      labelNames: ['credential'],
+      registers,
+      collect() {
+        this.reset();
+        for (const credential of sources.credentials()) this.set({ credential: credential.id }, credential.inFlight);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_account_quota_used_ratio',
+      help: "A ChatGPT account's quota window, the share used, as its last answer reported it.",
+      labelNames: ['credential', 'window'],
+      registers,
+      collect() {
+        this.reset();
+        for (const credential of sources.credentials())
+          for (const { window, usedRatio } of credential.quotaUse) this.set({ credential: credential.id, window }, usedRatio);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_account_token_expiry_seconds',
+      help: "Seconds until a ChatGPT account's access token expires (negative once it has; it is refreshed before use).",
+      labelNames: ['credential'],
+      registers,
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const credential of sources.credentials())
+          if (credential.tokenExpiresAt !== null) this.set({ credential: credential.id }, (credential.tokenExpiresAt - now) / 1000);
+      },
+    });
     new Gauge({
       name: 'switchyard_requests_in_flight',
       help: 'Requests whose response has not ended.',
@@ -137,7 +226,17 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.reset();
-        for (const [endpoint, count] of sources.inFlight()) this.set({ endpoint }, count);
+        for (const [endpoint, { open }] of sources.inFlight()) this.set({ endpoint }, open);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_streams_active',
+      help: 'Responses streaming now (their head sent, their body not ended), by endpoint.',
+      labelNames: ['endpoint'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [endpoint, { streaming }] of sources.inFlight()) this.set({ endpoint }, streaming);
       },
     });
     new Gauge({
@@ -189,6 +288,16 @@ export class GatewayMetrics {
     this.countTokens(model, team, 'cached', entry.cachedTokens);
     this.countTokens(model, team, 'reasoning', entry.reasoningTokens);
     if (entry.costUsd !== null && entry.costUsd > 0) (this.options.team ? this.cost.of(model, team) : this.cost.of(model)).inc(entry.costUsd);
+  }
+
+  /** A request was refused by a caller's own limit: the holder's kind (`token`, `project`, `team`) and the limit's name as the config writes it. */
+  limitRefused(holderKind: string, limit: string): void {
+    this.refusals.of(holderKind, snakeCase(limit)).inc();
+  }
+
+  /** A shared-state operation failed or timed out (`caller_limits`, `session_bindings`, `routing_state`, `response_store`). */
+  stateFailed(operation: string): void {
+    this.stateErrors.of(operation).inc();
   }
 
   /** The exposition, in Prometheus's text format. */

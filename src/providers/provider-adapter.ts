@@ -40,6 +40,10 @@ export interface CredentialAccount {
   describe(): Readonly<Record<string, unknown>>;
   /** Reads its document again: another process changed it (new tokens after a refresh there). */
   reload(): Promise<void>;
+  /** The quota windows the upstream last reported (`primary`, `secondary`), each the share used (0–1); empty before its first answer. */
+  quotaUse(): ReadonlyArray<{ readonly window: string; readonly usedRatio: number }>;
+  /** When its access token expires (ms since the epoch); null when it does not say. */
+  tokenExpiresAt(): number | null;
 }
 
 /**

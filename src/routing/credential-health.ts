@@ -10,7 +10,8 @@ import { rateLimitResetMs } from './rate-limit-reset.js';
  * - `failed`: the upstream refused the credential itself (401/403); until an operator resets it.
  * - `disabled`: by an operator.
  */
-export type CredentialState = 'healthy' | 'cooling' | 'failed' | 'disabled';
+export const CREDENTIAL_STATES = ['healthy', 'cooling', 'failed', 'disabled'] as const;
+export type CredentialState = (typeof CREDENTIAL_STATES)[number];
 
 export interface CredentialStatus {
   readonly state: CredentialState;

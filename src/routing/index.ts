@@ -1,5 +1,5 @@
 export { buildCatalog, ModelCatalog, nativeModelOf, type CatalogModel, type CredentialEntry, type Route } from './model-catalog.js';
-export { CredentialHealth, type CredentialState, type CredentialStatus, type CredentialTransition } from './credential-health.js';
+export { CREDENTIAL_STATES, CredentialHealth, type CredentialState, type CredentialStatus, type CredentialTransition } from './credential-health.js';
 export { InFlight } from './in-flight.js';
 export { inferSessionId } from './infer-session-id.js';
 export { withPublishedModels } from './published-models.js';

@@ -90,11 +90,15 @@ describe('GET /metrics', () => {
     await leaving;
     await new Promise((resolve) => setTimeout(resolve, 500));
     harness.upstream.options = {};
+    // A credential put in cooldown by its upstream's 429, and one disabled by an operator.
+    harness.upstream.failNext({ status: 429, headers: { 'retry-after': '30' } });
+    expect(await chat(harness, harness.token, { model: 'slow-chat', messages: hi })).toBe(429);
+    harness.gateway.credentials.disable('unreachable');
 
     const rows = await vi.waitFor(
       async () => {
         const written = await harness.gateway.stores.requestLogs.query({ limit: 1000 });
-        if (written.length < 10) throw new Error(`${written.length} rows so far`);
+        if (written.length < 11) throw new Error(`${written.length} rows so far`);
         return written;
       },
       { timeout: 5_000, interval: 50 },
@@ -135,8 +139,39 @@ describe('GET /metrics', () => {
     expect(total(samples, 'switchyard_request_duration_seconds_count')).toBe(rows.length);
     expect(total(samples, 'switchyard_session_affinity_total')).toBe(rows.filter((row) => row.affinity !== null).length);
     expect(total(samples, 'switchyard_request_log_queue_rows')).toBe(0);
+    expect(total(samples, 'switchyard_limit_refusals_total')).toBe(1);
+    expect(total(samples, 'switchyard_limit_refusals_total', { holder_kind: 'token', limit: 'rpm' })).toBe(1);
+    // The credentials' gauges say what the admin API says.
+    const credentials = harness.gateway.credentials.list();
+    expect(credentials.find((credential) => credential.id === 'slow')?.state).toBe('cooling');
+    expect(credentials.find((credential) => credential.id === 'unreachable')?.state).toBe('disabled');
+    for (const credential of credentials) {
+      expect(total(samples, 'switchyard_credential_state', { credential: credential.id })).toBe(1);
+      expect(total(samples, 'switchyard_credential_state', { credential: credential.id, state: credential.state })).toBe(1);
+      expect(total(samples, 'switchyard_credential_in_flight', { credential: credential.id })).toBe(credential.in_flight);
+      expect(total(samples, 'switchyard_credential_cooldown_seconds', { credential: credential.id }) > 0).toBe(credential.state === 'cooling');
+    }
     // Labels never carry a token, session or request id.
     for (const sample of samples) for (const value of Object.values(sample.labels)) expect(value).not.toMatch(/^(svc_|tok_|req_|inf_)/);
+  });
+
+  it('shows a stream under way as active and in flight, and neither once it ended', async () => {
+    harness.upstream.options = { chunkDelayMs: 40, splitBytes: false };
+    const stream = await request(`${harness.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${harness.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: hi, stream: true }),
+    });
+    const during = await samplesOf(harness, metricsToken);
+    expect(total(during, 'switchyard_streams_active', { endpoint: 'chat.completions' })).toBe(1);
+    expect(total(during, 'switchyard_requests_in_flight', { endpoint: 'chat.completions' })).toBe(1);
+    await stream.body.text();
+    harness.upstream.options = {};
+    await vi.waitFor(async () => {
+      const after = await samplesOf(harness, metricsToken);
+      expect(total(after, 'switchyard_streams_active')).toBe(0);
+      expect(total(after, 'switchyard_requests_in_flight', { endpoint: 'chat.completions' })).toBe(0);
+    });
   });
 
   it.skipIf(PROMTOOL === null)("passes promtool's checks, but for the names of prom-client's own default metrics", async () => {

@@ -157,6 +157,20 @@ describe('CodexAccount', () => {
     expect(JSON.stringify(described)).not.toContain('rt-1');
     expect(JSON.stringify(described)).not.toContain(store.tokens.accessToken);
   });
+
+  it('says each quota window as the share used, and when its access token expires, for the metrics', () => {
+    const expiresAt = now + 3_600_000;
+    const store = new MemoryStore(tokens(1, expiresAt));
+    const account = new CodexAccount('a', store.tokens, store, context(), () => now);
+    expect(account.quotaUse()).toEqual([]);
+    account.noteQuota({ 'x-codex-primary-used-percent': '42', 'x-codex-secondary-used-percent': '7.5', 'x-codex-primary-window-minutes': '300' });
+    expect(account.quotaUse()).toEqual([
+      { window: 'primary', usedRatio: 0.42 },
+      { window: 'secondary', usedRatio: 0.075 },
+    ]);
+    // The token says it in seconds (a JWT's `exp`): within a millisecond of it.
+    expect(Math.abs((account.tokenExpiresAt() as number) - expiresAt)).toBeLessThanOrEqual(1);
+  });
 });
 
 describe('CodexAuthStore over a file', () => {

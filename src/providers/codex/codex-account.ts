@@ -14,6 +14,8 @@ export interface CodexGrant {
 export type CodexRefresher = (tokens: CodexTokens) => Promise<CodexTokens>;
 
 const QUOTA_HEADER = /^x-codex-/;
+/** A quota window's share used, in percent: `x-codex-primary-used-percent`, `x-codex-secondary-used-percent`. */
+const USED_PERCENT_HEADER = /^x-codex-([a-z0-9]+)-used-percent$/;
 
 export interface CodexAccountOptions {
   /** How long a refresh waits for another process's refresh of the same account (at least two leases of the lock whatever it says). */
@@ -112,6 +114,21 @@ export class CodexAccount implements CredentialAccount {
       quota: this.quota,
       quota_reported_at: this.quotaAt === null ? null : new Date(this.quotaAt).toISOString(),
     };
+  }
+
+  quotaUse(): ReadonlyArray<{ readonly window: string; readonly usedRatio: number }> {
+    const windows = [];
+    for (const [name, value] of Object.entries(this.quota)) {
+      const window = USED_PERCENT_HEADER.exec(name)?.[1];
+      const percent = Number(value);
+      if (window !== undefined && value.trim() !== '' && Number.isFinite(percent)) windows.push({ window, usedRatio: percent / 100 });
+    }
+    return windows;
+  }
+
+  tokenExpiresAt(): number | null {
+    const expiry = accessTokenExpiry(this.tokens);
+    return expiry === null ? null : Date.parse(expiry);
   }
 
   /**
