@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { CallerLimits, ConsoleSessions, TeamService, TokenAuthenticator, TokenService, type CallerLimitsOptions } from './access/index.js';
+import { CallerLimits, ConsoleSessions, quotaHolders, TeamService, TokenAuthenticator, TokenService, type CallerLimitsOptions } from './access/index.js';
 import {
   ACCOUNT_PROVIDERS,
   CredentialAdmin,
@@ -22,7 +22,7 @@ import { ConsoleGate } from './http/console-gate.js';
 import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
-import { GatewayMetrics, type CredentialGauges } from './observability/metrics.js';
+import { GatewayMetrics, type CredentialGauges, type QuotaGauge } from './observability/metrics.js';
 import { startMetricsListener, type MetricsListener } from './observability/metrics-listener.js';
 import { readinessCheck } from './gateway-readiness.js';
 import { LogThrottle } from './observability/log-throttle.js';
@@ -208,6 +208,13 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
             credentials: () => credentialGauges(credentials, router),
             credentialStates: CREDENTIAL_STATES,
             inFlight: (): ReadonlyMap<string, { open: number; streaming: number }> => gate.openByEndpoint(),
+            quotaUse: async (): Promise<QuotaGauge[]> =>
+              (await limits.quotaUse(quotaHolders(authenticator.limitsOfHolders))).map(({ holder, limit, usedRatio }) => ({
+                holderKind: holder.kind,
+                holder: holder.match.project === undefined ? (holder.match.team as string) : `${holder.match.team as string}/${holder.match.project}`,
+                limit,
+                usedRatio,
+              })),
             requestLogQueueRows: () => requestLog.size,
             requestLogDroppedRows: () => requestLog.dropped,
           },

@@ -52,6 +52,13 @@ export interface CallerLimitsOptions {
   now?: () => number;
 }
 
+/** One quota of a holder, as the share of it spent. */
+export interface QuotaUse {
+  readonly holder: LimitHolder;
+  readonly limit: LimitName;
+  readonly usedRatio: number;
+}
+
 export const DEFAULT_SLOT_LEASE_MS = 30_000;
 const ERROR_REPORT_INTERVAL_MS = 10_000;
 /** A settlement that failed is tried again after this, doubling up to RETRY_MAX_MS. */
@@ -338,6 +345,26 @@ export class CallerLimits {
       (counted[entry.holder.key] ??= {})[entry.name] = (outcome.values[index] ?? 0) - held;
     });
     return counted;
+  }
+
+  /**
+   * Each quota of these holders as the share of it spent (`used ÷ limit`), read off the request
+   * path, `chunk` holders to a round trip. A quota the state lost (a restart with memory state, a
+   * Redis flushed) reads 0 until its holder's next request rebuilds it from the request log.
+   */
+  async quotaUse(holders: readonly LimitHolder[], chunk = 100): Promise<QuotaUse[]> {
+    const uses: QuotaUse[] = [];
+    for (let start = 0; start < holders.length; start += chunk) {
+      const part = holders.slice(start, start + chunk);
+      const counted = await this.read(part);
+      for (const holder of part)
+        for (const name of Object.keys(holder.limits) as LimitName[]) {
+          const limit = holder.limits[name];
+          if (limit === undefined || limit <= 0) continue;
+          uses.push({ holder, limit: name, usedRatio: Math.max(0, counted[holder.key]?.[name] ?? 0) / limit });
+        }
+    }
+    return uses;
   }
 
   /** Waits for the settlements queued so far (tests); those that failed wait for their retry. */

@@ -6,6 +6,14 @@ export { TokenService, type CreateTokenInput, type CreatedToken, type TokenListR
 export { TeamService, type NewTeam, type TeamUpdate } from './team-service.js';
 export { allPages, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type Page, type PageRequest } from './list-page.js';
 export { invalidField, type FieldLocation } from './input-checks.js';
-export { CallerLimits, type Admission, type AdmissionResult, type CallerLimitsOptions, type Spending, type SpendLedger } from './caller-limits.js';
-export { projectKey, type HolderLimits, type LimitHolder, type SpendMatch } from './limit-holders.js';
+export {
+  CallerLimits,
+  type Admission,
+  type AdmissionResult,
+  type CallerLimitsOptions,
+  type QuotaUse,
+  type Spending,
+  type SpendLedger,
+} from './caller-limits.js';
+export { projectKey, quotaHolders, QUOTA_LIMITS, type HolderLimits, type LimitHolder, type SpendMatch } from './limit-holders.js';
 export { ConsoleSessions, csrfTokenMatches, type ConsoleSession, type ConsoleSessionTimes } from './console-sessions.js';

@@ -55,6 +55,39 @@ export function holdersOf(token: { id: string; team: string; project: string | n
   return holders;
 }
 
+/** The limits that are quotas (a period's spending, or all of it), not rates or slots. */
+export const QUOTA_LIMITS = ['tokensPerDay', 'tokensPerMonth', 'tokensTotal', 'usdPerDay', 'usdPerMonth'] as const satisfies ReadonlyArray<keyof Limits>;
+
+/** Every team and project with a quota, as holders of those quotas alone (the metrics' quota gauges). */
+export function quotaHolders(limits: HolderLimits): LimitHolder[] {
+  const holders: LimitHolder[] = [];
+  for (const [team, teamLimits] of limits.teams) {
+    const quotas = quotasOf(teamLimits);
+    if (quotas !== null) holders.push({ kind: 'team', key: `team:${team}`, label: `team ${JSON.stringify(team)}`, match: { team }, limits: quotas });
+  }
+  for (const [key, projectLimits] of limits.projects) {
+    const quotas = quotasOf(projectLimits);
+    const slash = key.indexOf('/');
+    const team = key.slice(0, slash);
+    const project = key.slice(slash + 1);
+    if (quotas !== null)
+      holders.push({
+        kind: 'project',
+        key: `project:${key}`,
+        label: `project ${JSON.stringify(project)} of team ${JSON.stringify(team)}`,
+        match: { team, project },
+        limits: quotas,
+      });
+  }
+  return holders;
+}
+
+function quotasOf(limits: Limits): Limits | null {
+  let quotas: Limits | null = null;
+  for (const name of QUOTA_LIMITS) if (limits[name] !== undefined) (quotas ??= {})[name] = limits[name];
+  return quotas;
+}
+
 function hasAny(limits: Limits): boolean {
   for (const value of Object.values(limits)) if (value !== undefined) return true;
   return false;

@@ -36,6 +36,11 @@ export class TokenAuthenticator {
   private lookupBudget = MISS_LOOKUPS_PER_SECOND;
   private budgetRefilledAt = 0;
   private holderLimits: HolderLimits = NO_HOLDER_LIMITS;
+
+  /** The teams' and projects' limits, as of the last load of the tokens. */
+  get limitsOfHolders(): HolderLimits {
+    return this.holderLimits;
+  }
   /** A reload failed: when to try it again (the change it was for was taken from the watcher). */
   private reloadAgainAt = Number.POSITIVE_INFINITY;
 

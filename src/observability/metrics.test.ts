@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseExposition, total } from '../../test/support/prometheus-text.js';
 import { requestLogEntry } from '../../test/support/request-log-entries.js';
-import { GatewayMetrics, type CredentialGauges, type MetricsSources } from './metrics.js';
+import { GatewayMetrics, type CredentialGauges, type MetricsSources, type QuotaGauge } from './metrics.js';
 
 const STATES = ['healthy', 'cooling', 'failed', 'disabled'];
 
@@ -12,6 +12,7 @@ function metricsWith(credentials: CredentialGauges[], overrides: Partial<Metrics
       credentials: () => credentials,
       credentialStates: STATES,
       inFlight: () => new Map(),
+      quotaUse: async () => [],
       requestLogQueueRows: () => 0,
       requestLogDroppedRows: () => 0,
       ...overrides,
@@ -75,6 +76,38 @@ describe('GatewayMetrics', () => {
     expect(total(samples, 'switchyard_requests_in_flight', { endpoint: 'chat.completions' })).toBe(5);
     expect(total(samples, 'switchyard_streams_active', { endpoint: 'chat.completions' })).toBe(2);
     expect(total(samples, 'switchyard_streams_active', { endpoint: 'embeddings' })).toBe(0);
+  });
+
+  it("shows quotas' shares spent as the config names them, the holders nearest their quotas first past the label cap, and none while the state is away", async () => {
+    let answer: () => Promise<QuotaGauge[]> = async () => [
+      { holderKind: 'team', holder: 'search', limit: 'tokensPerDay', usedRatio: 0.25 },
+      { holderKind: 'project', holder: 'search/ranker', limit: 'usdPerMonth', usedRatio: 0.9 },
+      { holderKind: 'team', holder: 'ads', limit: 'tokensTotal', usedRatio: 0.1 },
+    ];
+    const capped = new GatewayMetrics(
+      { team: true, maxLabelValues: 2, isModel: () => true, onCapReached: () => undefined },
+      {
+        credentials: () => [],
+        credentialStates: STATES,
+        inFlight: () => new Map(),
+        quotaUse: () => answer(),
+        requestLogQueueRows: () => 0,
+        requestLogDroppedRows: () => 0,
+      },
+    );
+    const samples = parseExposition(await capped.text());
+    const quotas = samples.filter((sample) => sample.name === 'switchyard_quota_used_ratio');
+    expect(quotas.map((sample) => [sample.labels, sample.value])).toEqual([
+      [{ holder_kind: 'project', holder: 'search/ranker', limit: 'usd_per_month' }, 0.9],
+      [{ holder_kind: 'team', holder: 'search', limit: 'tokens_per_day' }, 0.25],
+    ]);
+    answer = async () => {
+      throw new Error('state away');
+    };
+    const without = parseExposition(await capped.text());
+    expect(without.filter((sample) => sample.name === 'switchyard_quota_used_ratio')).toEqual([]);
+    // Counted while a scrape collects, so shown by the next one: this one shows the failure of the one before.
+    expect(total(parseExposition(await capped.text()), 'switchyard_state_errors_total', { operation: 'quota_read' })).toBe(1);
   });
 
   it('counts a request under `unknown` for a model it does not serve, and its overhead only when it succeeded upstream', async () => {

@@ -36,6 +36,15 @@ export interface CredentialGauges {
   readonly tokenExpiresAt: number | null;
 }
 
+/** One quota of a team (`holder`: its id) or a project (`team/project`), as the share spent. */
+export interface QuotaGauge {
+  readonly holderKind: string;
+  readonly holder: string;
+  /** The limit's name as the code has it (`tokensPerDay`); shown as the config writes it (`tokens_per_day`). */
+  readonly limit: string;
+  readonly usedRatio: number;
+}
+
 /** Live figures read at each scrape, from the parts that hold them. */
 export interface MetricsSources {
   /** Every credential, as the router sees it now. */
@@ -44,6 +53,8 @@ export interface MetricsSources {
   credentialStates: readonly string[];
   /** Requests whose response has not closed, by endpoint, and of them those streaming (head sent, body not ended). */
   inFlight: () => ReadonlyMap<string, { readonly open: number; readonly streaming: number }>;
+  /** Each quota of the teams and projects that have one, as the share spent (read from the shared state at the scrape, off the request path). */
+  quotaUse: () => Promise<ReadonlyArray<QuotaGauge>>;
   /** Request-log rows waiting to be written. */
   requestLogQueueRows: () => number;
   /** Request-log rows dropped so far (the queue was full while the database refused writes). */
@@ -217,6 +228,34 @@ export class GatewayMetrics {
         const now = Date.now();
         for (const credential of sources.credentials())
           if (credential.tokenExpiresAt !== null) this.set({ credential: credential.id }, (credential.tokenExpiresAt - now) / 1000);
+      },
+    });
+    const { maxLabelValues } = options;
+    const stateFailed = (operation: string) => this.stateFailed(operation);
+    new Gauge({
+      name: 'switchyard_quota_used_ratio',
+      help: "The share spent of each team's and project's quotas (1 = the quota is reached).",
+      labelNames: ['holder_kind', 'holder', 'limit'],
+      registers,
+      async collect() {
+        this.reset();
+        let uses: ReadonlyArray<QuotaGauge>;
+        try {
+          uses = await sources.quotaUse();
+        } catch {
+          // The state did not answer: no quota series this scrape, and the error is counted.
+          stateFailed('quota_read');
+          return;
+        }
+        // Past the label cap, the holders nearest their quotas are the ones shown.
+        const shown = new Set<string>();
+        for (const use of [...uses].sort((first, second) => second.usedRatio - first.usedRatio)) {
+          if (!shown.has(use.holder)) {
+            if (shown.size >= maxLabelValues) continue;
+            shown.add(use.holder);
+          }
+          this.set({ holder_kind: use.holderKind, holder: use.holder, limit: snakeCase(use.limit) }, use.usedRatio);
+        }
       },
     });
     new Gauge({

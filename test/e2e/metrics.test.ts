@@ -174,6 +174,28 @@ describe('GET /metrics', () => {
     });
   });
 
+  it("shows a team's and a project's quota as the share spent, as the request log counts it", async () => {
+    await harness.gateway.teams.createTeam({ id: 'quota-team', limits: { tokensPerDay: 10_000 } });
+    await harness.gateway.teams.createProject('quota-team', { id: 'ranker', limits: { usdPerMonth: 5, rpm: 100 } });
+    const token = await harness.createToken({ team: 'quota-team', project: 'ranker' });
+    expect(await chat(harness, token, { model: 'gpt-4o-mini', messages: hi })).toBe(200);
+    const spent = await vi.waitFor(async () => {
+      const rows = (await harness.gateway.stores.requestLogs.query({ limit: 1000 })).filter((row) => row.team === 'quota-team');
+      expect(rows).toHaveLength(1);
+      return rows.reduce((all, row) => all + (row.promptTokens ?? 0) + (row.completionTokens ?? 0), 0);
+    });
+    expect(spent).toBeGreaterThan(0);
+    await harness.gateway.limits.drain();
+    const samples = await samplesOf(harness, metricsToken);
+    expect(total(samples, 'switchyard_quota_used_ratio', { holder_kind: 'team', holder: 'quota-team', limit: 'tokens_per_day' })).toBeCloseTo(
+      spent / 10_000,
+      6,
+    );
+    // The project's quota is in dollars; the model has no price, so nothing is spent. Its rate limit is no quota.
+    expect(total(samples, 'switchyard_quota_used_ratio', { holder_kind: 'project', holder: 'quota-team/ranker', limit: 'usd_per_month' })).toBe(0);
+    expect(samples.filter((sample) => sample.name === 'switchyard_quota_used_ratio' && sample.labels['limit'] === 'rpm')).toEqual([]);
+  });
+
   it.skipIf(PROMTOOL === null)("passes promtool's checks, but for the names of prom-client's own default metrics", async () => {
     const { text } = await scrape(harness.gateway.url, metricsToken);
     const checked = spawnSync(PROMTOOL as string, ['check', 'metrics'], { input: text, encoding: 'utf8' });
