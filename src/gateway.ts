@@ -25,6 +25,7 @@ import { accessLog } from './observability/access-log.js';
 import { GatewayMetrics, type CredentialGauges, type QuotaGauge } from './observability/metrics.js';
 import { startMetricsListener, type MetricsListener } from './observability/metrics-listener.js';
 import { readinessCheck } from './gateway-readiness.js';
+import { GatewayTracing } from './observability/tracing.js';
 import { LogThrottle } from './observability/log-throttle.js';
 import { createLogger, logOutput, type LogOutput, type Logger } from './observability/logger.js';
 import { logMigrations } from './observability/migration-log.js';
@@ -154,6 +155,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
   let watcher: TokenChangeWatcher | null = null;
   let queue: RequestLogQueue | null = null;
   let metricsListener: MetricsListener | null = null;
+  let activeTracing: GatewayTracing | null = null;
   try {
     const revision = await stores.tokens.readRevision();
     watcher = watchTokenChanges(stores.database, stores.tokens, revision, {
@@ -195,6 +197,8 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     let running = config;
     let prices = modelPrices(running);
     const requestLog = queue;
+    const tracing = gatewayTracing(config, logger, (id) => credentials.get(id)?.provider ?? null);
+    activeTracing = tracing;
     const metrics: GatewayMetrics | null = config.metrics.enabled
       ? new GatewayMetrics(
           {
@@ -217,6 +221,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
               })),
             requestLogQueueRows: () => requestLog.size,
             requestLogDroppedRows: () => requestLog.dropped,
+            spansDropped: () => tracing?.droppedSpans ?? 0,
           },
         )
       : null;
@@ -224,11 +229,12 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     const recorder = new RequestRecorder(
       queue,
       (error) => logger.warn({ err: error }, 'usage estimate failed'),
-      metrics === null
+      metrics === null && tracing === null
         ? logFinished
         : (entry, record) => {
             logFinished(entry, record);
-            metrics.requestFinished(entry);
+            metrics?.requestFinished(entry);
+            tracing?.finish(entry, record.trace);
           },
       (model) => prices.get(model),
     );
@@ -238,7 +244,14 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       ...(metrics === null ? {} : { onRefusal: (holderKind, limit) => metrics.limitRefused(holderKind, limit) }),
     });
     const proxies = TrustedProxies.parse(config.server.trusted_proxies);
-    const gate = new RequestGate(authenticator, recorder, (error) => logger.error({ err: error }, 'recording a finished request failed'), limits, proxies);
+    const gate = new RequestGate(
+      authenticator,
+      recorder,
+      (error) => logger.error({ err: error }, 'recording a finished request failed'),
+      limits,
+      proxies,
+      tracing,
+    );
     const pausedStreams = new PausedStreams(config.server.paused_stream_timeout_ms, (credentialId) => credentials.get(credentialId)?.pool ?? null, logger);
     const catalog = new ModelCatalog([]);
     const rebuildCatalog = (): void => catalog.replaceWith(buildCatalog(withPublishedModels(running.models, credentials), credentials));
@@ -393,6 +406,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         });
         await activeMetricsListener?.close();
         await recorder.close();
+        await activeTracing?.close();
         await limits.close();
         if (queue !== null && queue.size > 0) logger.error({ lostRows: queue.size }, 'request log rows could not be written at shutdown');
         runtimeAccounts.close();
@@ -406,6 +420,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     };
   } catch (error) {
     await metricsListener?.close();
+    await activeTracing?.close();
     await queue?.close(1).catch(() => undefined);
     accounts?.close();
     await watcher?.close();
@@ -416,6 +431,27 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     await wired.close();
     throw error;
   }
+}
+
+/** OpenTelemetry tracing when `tracing.otlp_endpoint` (or `otlp_traces_endpoint`, or their OTEL_* variables) names a collector; null otherwise. */
+function gatewayTracing(config: SwitchyardConfig, logger: Logger, providerOf: (credentialId: string) => string | null): GatewayTracing | null {
+  const { otlp_endpoint: base, otlp_traces_endpoint: full } = config.tracing;
+  const tracesUrl = full ?? (base === undefined ? null : `${base.replace(/\/+$/, '')}/v1/traces`);
+  if (tracesUrl === null) return null;
+  return new GatewayTracing({
+    tracesUrl,
+    serviceName: config.tracing.service_name,
+    serviceVersion: releaseVersion(),
+    sampleRatio: config.tracing.sample_ratio,
+    maxQueueSpans: config.tracing.max_queue_spans,
+    providerOf,
+    onExportFailure: (error) =>
+      logger.warn(
+        { err: error, tracesUrl: tracesUrl.replace(/\/\/[^@/]*@/, '//***@') },
+        'trace export failed; spans are dropped while the collector does not take them (switchyard_spans_dropped_total)',
+      ),
+    onExportRecovered: () => logger.info('trace export works again'),
+  });
 }
 
 /** Each credential as the metrics' gauges show it: its state, cooldown, requests in flight and, for an account, its quota and token. */

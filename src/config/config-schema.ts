@@ -366,6 +366,35 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    tracing: Type.Object(
+      {
+        otlp_endpoint: Type.Optional(
+          Type.String({
+            pattern: '^https?://[^\\s]+$',
+            description:
+              "turns OpenTelemetry tracing on: the OTLP/HTTP collector's base URL (`http://collector:4318`); spans go to its `/v1/traces`. Else `OTEL_EXPORTER_OTLP_ENDPOINT`. Unset (and no `otlp_traces_endpoint`): tracing is off and costs nothing (docs/tracing.md)",
+          }),
+        ),
+        otlp_traces_endpoint: Type.Optional(
+          Type.String({
+            pattern: '^https?://[^\\s]+$',
+            description: 'the whole URL spans are posted to, instead of `otlp_endpoint` + `/v1/traces`. Else `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`',
+          }),
+        ),
+        service_name: Type.String({ minLength: 1, default: 'switchyard', description: "the spans' `service.name`. Else `OTEL_SERVICE_NAME`" }),
+        sample_ratio: Type.Number({
+          minimum: 0,
+          maximum: 1,
+          default: 1,
+          description: 'the share of new traces recorded; a request whose caller sent a sampled `traceparent` is recorded whatever this says',
+        }),
+        max_queue_spans: PositiveInteger(
+          2_048,
+          'spans held for export while the collector is slow or away; past it new spans are dropped and counted (`switchyard_spans_dropped_total`)',
+        ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     request_log: Type.Object(
       {
         batch_size: PositiveInteger(100, 'rows per insert; requests run between batches, so a SQLite flush never blocks for more than one batch (~0.5 ms)'),

@@ -56,6 +56,16 @@ const DEFAULT_FILE = 'switchyard.yaml';
  */
 const DEFAULT_DOCUMENT = { upstreams: [{ id: 'local', provider: 'local' }] };
 
+/**
+ * OpenTelemetry's standard variables: each fills its key only when the file leaves it unset (the
+ * file is the more specific of the two), unlike the `SWITCHYARD_*` overrides.
+ */
+const ENVIRONMENT_FALLBACKS: ReadonlyArray<{ variable: string; section: 'tracing'; key: string }> = [
+  { variable: 'OTEL_EXPORTER_OTLP_ENDPOINT', section: 'tracing', key: 'otlp_endpoint' },
+  { variable: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', section: 'tracing', key: 'otlp_traces_endpoint' },
+  { variable: 'OTEL_SERVICE_NAME', section: 'tracing', key: 'service_name' },
+];
+
 /** Environment variables that override one key each, applied after the file is read. */
 const ENVIRONMENT_OVERRIDES: ReadonlyArray<{ variable: string; section: 'server' | 'database' | 'state' | 'security'; key: string }> = [
   { variable: 'SWITCHYARD_HOST', section: 'server', key: 'host' },
@@ -177,6 +187,14 @@ function applyOverrides(document: Record<string, unknown>, env: NodeJS.ProcessEn
     const current = document[section];
     const target = current !== null && typeof current === 'object' && !Array.isArray(current) ? (current as Record<string, unknown>) : {};
     target[key] = value;
+    document[section] = target;
+  }
+  for (const { variable, section, key } of ENVIRONMENT_FALLBACKS) {
+    const value = env[variable];
+    if (value === undefined || value === '') continue;
+    const current = document[section];
+    const target = current !== null && typeof current === 'object' && !Array.isArray(current) ? (current as Record<string, unknown>) : {};
+    target[key] ??= value;
     document[section] = target;
   }
   return document;

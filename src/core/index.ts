@@ -9,3 +9,4 @@ export { closestNames, editDistance } from './closest-names.js';
 export { asObject, isObject, parseJson, parseJsonObject, type JsonObject } from './json.js';
 export { Peeked, peekFirst } from './peek-first.js';
 export { SwapList, type Listed } from './swap-list.js';
+export type { RequestTrace, RequestTracing, TracedAttempt } from './request-trace.js';

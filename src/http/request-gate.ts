@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requireScope, type CallerLimits, type Principal, type Scope, type TokenAuthenticator } from '../access/index.js';
-import { SwapList, TrustedProxies } from '../core/index.js';
+import { SwapList, TrustedProxies, type RequestTracing } from '../core/index.js';
 import { GatewayError } from '../errors/index.js';
 import { RequestRecord, type RequestRecorder } from '../usage/index.js';
 import { sendError } from './send-response.js';
@@ -40,6 +40,8 @@ export class RequestGate {
     private readonly limits: CallerLimits | null = null,
     /** Whose `X-Forwarded-For` names the client in the logs (`server.trusted_proxies`). */
     private readonly proxies: TrustedProxies = TrustedProxies.none,
+    /** Starts each request's trace; null while tracing is off. */
+    private readonly tracing: RequestTracing | null = null,
   ) {}
 
   /** From now on requests are refused with 503 `shutting_down` (the connection is closed after the answer). */
@@ -87,6 +89,8 @@ export class RequestGate {
     record.method = request.method ?? '';
     record.path = request.url ?? '';
     record.clientAddress = this.proxies.clientOf(request.socket.remoteAddress, request.headers['x-forwarded-for']);
+    if (this.tracing !== null)
+      record.trace = this.tracing.start(endpoint, oneHeader(request.headers.traceparent), oneHeader(request.headers.tracestate), record.createdAt);
     const controller = new AbortController();
     const { recorder, open } = this;
     recorder.begin();
@@ -168,6 +172,10 @@ export class RequestGate {
       record.onUsage = (usage) => limits.settle(admission, usage === null ? 0 : usage.promptTokens + usage.completionTokens, record.costUsd ?? 0);
     });
   }
+}
+
+function oneHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /** The reason a call is aborted with when its client left: engines that reject with it say why. */

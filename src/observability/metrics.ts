@@ -59,6 +59,8 @@ export interface MetricsSources {
   requestLogQueueRows: () => number;
   /** Request-log rows dropped so far (the queue was full while the database refused writes). */
   requestLogDroppedRows: () => number;
+  /** Trace spans dropped so far (the export queue was full, or an export failed); 0 while tracing is off. */
+  spansDropped?: () => number;
 }
 
 /**
@@ -295,6 +297,17 @@ export class GatewayMetrics {
         const dropped = sources.requestLogDroppedRows();
         if (dropped > droppedSoFar) this.inc(dropped - droppedSoFar);
         droppedSoFar = dropped;
+      },
+    });
+    let spansDroppedSoFar = 0;
+    new Counter({
+      name: 'switchyard_spans_dropped_total',
+      help: 'Trace spans dropped: the export queue was full, or the collector did not take them.',
+      registers,
+      collect() {
+        const dropped = sources.spansDropped?.() ?? 0;
+        if (dropped > spansDroppedSoFar) this.inc(dropped - spansDroppedSoFar);
+        spansDroppedSoFar = dropped;
       },
     });
     this.exposed = Registry.merge([processRegistry(), this.registry]);

@@ -91,6 +91,8 @@ export interface AnswerHead {
 /** One try of one credential, as the router hands it to an adapter. */
 export interface Attempt {
   readonly credential: Credential;
+  /** The W3C trace context of this attempt's span, sent upstream as `traceparent`; null while tracing is off. */
+  readonly traceparent?: string | null;
   /**
    * Told of the upstream's answer when its head arrives, whatever its status: the router reads a
    * credential's rate-limit state from successful answers too.

@@ -36,6 +36,8 @@ export interface AttemptObserver {
   noteUpstreamFailure(credentialId: string, error: unknown, failure: UpstreamFailure): void;
   noteAttempt(attempt: AttemptSummary): void;
   holdUntilFinished(release: () => void): void;
+  /** An attempt begins (`startedAt`: the router's clock, ms since the epoch): the W3C `traceparent` of its span, while tracing is on. */
+  attemptStarted?(credentialId: string, startedAt: number): string | null;
 }
 
 /** One try of one credential: what the adapter is given, and what it tells of the upstream's answer. */
@@ -43,6 +45,7 @@ export class CredentialAttempt implements Attempt {
   statusCode: number | null = null;
   answerHead: AnswerHead | null = null;
   readonly startedAt: number;
+  traceparent: string | null = null;
 
   constructor(
     readonly credential: Credential,
@@ -73,7 +76,9 @@ export class AttemptRecorder {
 
   start(credential: Credential): CredentialAttempt {
     this.observer.upstream = credential.id;
-    return new CredentialAttempt(credential, this.now());
+    const attempt = new CredentialAttempt(credential, this.now());
+    if (this.observer.attemptStarted !== undefined) attempt.traceparent = this.observer.attemptStarted(credential.id, attempt.startedAt);
+    return attempt;
   }
 
   succeeded(attempt: CredentialAttempt): readonly AttemptOutcome[] {

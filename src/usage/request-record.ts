@@ -1,4 +1,4 @@
-import { maskSecrets, type Usage } from '../core/index.js';
+import { maskSecrets, type RequestTrace, type Usage } from '../core/index.js';
 import type { FailureClass, UpstreamFailure } from '../errors/index.js';
 import type { LoggedAttempt, UsageSource } from '../store/index.js';
 
@@ -54,6 +54,8 @@ export class RequestRecord {
   clientAddress = '';
   /** Attempts that failed, for this request's log lines: which credential, and why. Null while there are none. */
   upstreamFailures: FailedAttempt[] | null = null;
+  /** Its trace, while tracing is on (observability/tracing.ts); null otherwise. */
+  trace: RequestTrace | null = null;
 
   constructor(
     /** The gateway's own id: unique, time-ordered, the request log's key. */
@@ -86,6 +88,12 @@ export class RequestRecord {
 
   noteAttempt(attempt: LoggedAttempt): void {
     (this.attempts ??= []).push(attempt);
+    this.trace?.attemptEnded(attempt);
+  }
+
+  /** An upstream attempt begins: the `traceparent` to send it, while tracing is on. */
+  attemptStarted(credentialId: string, startedAt: number): string | null {
+    return this.trace === null ? null : this.trace.attemptStarted(credentialId, startedAt);
   }
 
   holdUntilFinished(release: () => void): void {
