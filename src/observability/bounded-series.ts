@@ -1,14 +1,21 @@
 import { LabelValues } from './label-values.js';
 
+/** A level of the series' tree: the next label's values, and at the last label the series itself. */
+interface Branch<Child> {
+  readonly next: Map<string, Branch<Child>>;
+  child: Child | null;
+}
+
 /**
- * The children of one labelled metric (prom-client's `metric.labels(...)`: a counter's or a
- * histogram's series), each made once and kept by its label values. Every label has its own cap
- * (`LabelValues`): past it a new value is counted under `other`, so the series, and this map, stay
- * bounded whatever callers send. A value past the cap is not kept by its own name either.
+ * The children of one labelled metric (a counter's or a histogram's series), each made once and
+ * kept by its label values, in a tree of maps (no key string is built on the request path). Every
+ * label has its own cap (`LabelValues`): past it a new value is counted under `other`, so the
+ * series stay bounded whatever callers send. A value past the cap is not kept by its own name.
  */
 export class BoundedSeries<Child> {
-  private readonly children = new Map<string, Child>();
+  private readonly root: Branch<Child> = { next: new Map(), child: null };
   private readonly labels: readonly LabelValues[];
+  private count = 0;
 
   constructor(
     readonly metricName: string,
@@ -20,30 +27,32 @@ export class BoundedSeries<Child> {
     this.labels = labelNames.map((label) => new LabelValues(cap, () => onCapReached(metricName, label, cap)));
   }
 
+  /** How many series there are. */
+  get size(): number {
+    return this.count;
+  }
+
   /** The series of these label values (in the metric's label order). */
   of(...values: string[]): Child {
-    const key = values.join('\u0000');
-    const known = this.children.get(key);
-    if (known !== undefined) return known;
-    let bounded = false;
+    let branch = this.root;
     for (let index = 0; index < values.length; index++) {
-      const value = (this.labels[index] as LabelValues).valueOf(values[index] as string);
-      if (value !== values[index]) {
+      let next = branch.next.get(values[index] as string);
+      if (next === undefined) {
+        // A value not seen at this place: through its label's cap (which may make it `other`).
+        const value = (this.labels[index] as LabelValues).valueOf(values[index] as string);
         values[index] = value;
-        bounded = true;
+        next = branch.next.get(value);
+        if (next === undefined) {
+          next = { next: new Map(), child: null };
+          branch.next.set(value, next);
+        }
       }
+      branch = next;
     }
-    if (!bounded) {
-      const child = this.make(values);
-      this.children.set(key, child);
-      return child;
+    if (branch.child === null) {
+      branch.child = this.make(values);
+      this.count++;
     }
-    const boundedKey = values.join('\u0000');
-    let child = this.children.get(boundedKey);
-    if (child === undefined) {
-      child = this.make(values);
-      this.children.set(boundedKey, child);
-    }
-    return child;
+    return branch.child;
   }
 }

@@ -83,7 +83,14 @@ function processRegistry(): Registry {
   return processMetrics;
 }
 
-type CounterChild = ReturnType<Counter<string>['labels']>;
+/** A counter's series as requests add to it; prom-client is told the difference at each scrape. */
+interface LocalCounter {
+  value: number;
+  told: number;
+  readonly labels: Record<string, string>;
+}
+
+type CounterChild = LocalCounter;
 type HistogramChild = ReturnType<Histogram<string>['labels']>;
 
 const TOKEN_KINDS = ['prompt', 'completion', 'cached', 'reasoning'] as const;
@@ -119,9 +126,31 @@ export class GatewayMetrics {
     const team = options.team ? ['team'] : [];
     const series = <Child>(name: string, labels: readonly string[], make: (values: readonly string[]) => Child) =>
       new BoundedSeries(name, labels, options.maxLabelValues, make, options.onCapReached);
+    // A request adds to plain numbers; prom-client is told at the scrape (its own `inc` hashes the labels each call).
     const counter = (name: string, help: string, labels: readonly string[]) => {
-      const metric = new Counter({ name, help, labelNames: labels, registers });
-      return series(name, labels, (values) => metric.labels(...values));
+      const all: LocalCounter[] = [];
+      new Counter({
+        name,
+        help,
+        labelNames: labels,
+        registers,
+        collect() {
+          for (const series of all) {
+            if (series.value === series.told) continue;
+            this.inc(series.labels, series.value - series.told);
+            series.told = series.value;
+          }
+        },
+      });
+      return series(name, labels, (values) => {
+        const labelled: Record<string, string> = {};
+        labels.forEach((label, index) => {
+          labelled[label] = values[index] as string;
+        });
+        const created: LocalCounter = { value: 0, told: 0, labels: labelled };
+        all.push(created);
+        return created;
+      });
     };
     const histogram = (name: string, help: string, labels: readonly string[], buckets: number[]) => {
       const metric = new Histogram({ name, help, labelNames: labels, buckets, registers });
@@ -320,36 +349,36 @@ export class GatewayMetrics {
     const team = entry.team ?? '';
     const statusClass = `${Math.floor(entry.status / 100)}xx`;
     const errorCode = entry.errorCode ?? '';
-    (this.options.team ? this.requests.of(endpoint, model, statusClass, errorCode, team) : this.requests.of(endpoint, model, statusClass, errorCode)).inc();
+    (this.options.team ? this.requests.of(endpoint, model, statusClass, errorCode, team) : this.requests.of(endpoint, model, statusClass, errorCode)).value++;
     this.duration.of(endpoint, model).observe(entry.latencyMs / 1000);
     if (entry.ttfbMs !== null) this.firstByte.of(endpoint, model).observe(entry.ttfbMs / 1000);
     const attempts = entry.attempts;
     if (attempts !== null) {
       let waitedMs = 0;
       for (const attempt of attempts) {
-        this.attempts.of(attempt.credential, model, attempt.outcome).inc();
+        this.attempts.of(attempt.credential, model, attempt.outcome).value++;
         this.upstreamDuration.of(attempt.credential).observe(attempt.ms / 1000);
         waitedMs += attempt.ms;
       }
       const answeredMs = entry.ttfbMs ?? entry.latencyMs;
       if (entry.errorCode === null) this.overhead.of(endpoint).observe(Math.max(0, answeredMs - waitedMs) / 1000);
     }
-    if (entry.affinity !== null) this.affinity.of(entry.affinity).inc();
+    if (entry.affinity !== null) this.affinity.of(entry.affinity).value++;
     this.countTokens(model, team, 'prompt', entry.promptTokens);
     this.countTokens(model, team, 'completion', entry.completionTokens);
     this.countTokens(model, team, 'cached', entry.cachedTokens);
     this.countTokens(model, team, 'reasoning', entry.reasoningTokens);
-    if (entry.costUsd !== null && entry.costUsd > 0) (this.options.team ? this.cost.of(model, team) : this.cost.of(model)).inc(entry.costUsd);
+    if (entry.costUsd !== null && entry.costUsd > 0) (this.options.team ? this.cost.of(model, team) : this.cost.of(model)).value += entry.costUsd;
   }
 
   /** A request was refused by a caller's own limit: the holder's kind (`token`, `project`, `team`) and the limit's name as the config writes it. */
   limitRefused(holderKind: string, limit: string): void {
-    this.refusals.of(holderKind, snakeCase(limit)).inc();
+    this.refusals.of(holderKind, snakeCase(limit)).value++;
   }
 
   /** A shared-state operation failed or timed out (`caller_limits`, `session_bindings`, `routing_state`, `response_store`). */
   stateFailed(operation: string): void {
-    this.stateErrors.of(operation).inc();
+    this.stateErrors.of(operation).value++;
   }
 
   /** The exposition, in Prometheus's text format. */
@@ -363,7 +392,7 @@ export class GatewayMetrics {
 
   private countTokens(model: string, team: string, kind: (typeof TOKEN_KINDS)[number], count: number | null): void {
     if (count === null || count <= 0) return;
-    (this.options.team ? this.tokens.of(model, team, kind) : this.tokens.of(model, kind)).inc(count);
+    (this.options.team ? this.tokens.of(model, team, kind) : this.tokens.of(model, kind)).value += count;
   }
 
   private modelLabel(model: string | null): string {
