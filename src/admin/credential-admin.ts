@@ -1,6 +1,6 @@
 import type { ProviderKind } from '../config/index.js';
 import { GatewayError } from '../errors/index.js';
-import { RECENT_WINDOW_MS, type CredentialHealth, type CredentialState, type InFlight, type RecentAttempts } from '../routing/index.js';
+import { RECENT_WINDOW_MS, type CredentialHealth, type CredentialState, type InFlight, type RecentAttempts, type RecentCount } from '../routing/index.js';
 import type { CredentialAccount } from '../providers/provider-adapter.js';
 
 /** A credential as the admin API shows it. Times are ISO 8601. */
@@ -18,12 +18,21 @@ export interface CredentialView {
   /** Requests in flight on it, in every gateway process that shares the state. */
   in_flight: number;
   last_error: string | null;
-  /** Attempts on it in the last `window_seconds`, and how many failed through its fault, as this process counted them. */
-  recent: { window_seconds: number; attempts: number; failures: number };
+  /** Attempts on it in the last `window_seconds`, how many failed through its fault, and the others' mean time to the answer, as this process counted them. */
+  recent: { window_seconds: number; attempts: number; failures: number; mean_ms: number | null };
   /** `config` (an `upstreams[]` entry) or `runtime` (an account added at run time, removable with DELETE). */
   origin: 'config' | 'runtime';
   /** An OAuth account's own state (codex: account id, plan, last refresh, quota as last reported); null for API keys. */
   account: Readonly<Record<string, unknown>> | null;
+}
+
+function recentOf(count: RecentCount | null): CredentialView['recent'] {
+  return {
+    window_seconds: RECENT_WINDOW_MS / 1_000,
+    attempts: count?.attempts ?? 0,
+    failures: count?.failures ?? 0,
+    mean_ms: count?.meanMs ?? null,
+  };
 }
 
 /** What the admin service knows of each configured credential. */
@@ -90,7 +99,7 @@ export class CredentialAdmin {
       cooldowns_in_a_row: status.cooldownsInARow,
       in_flight: this.inFlight.count(id),
       last_error: status.lastError,
-      recent: { window_seconds: RECENT_WINDOW_MS / 1_000, ...(this.recent?.count(id) ?? { attempts: 0, failures: 0 }) },
+      recent: recentOf(this.recent?.count(id) ?? null),
       origin: entry.runtime === true ? 'runtime' : 'config',
       account: entry.credential?.account?.describe() ?? null,
     };

@@ -139,7 +139,7 @@ export class Router {
       try {
         const value = await operation(route, attempt);
         this.health.succeeded(credentialId);
-        this.recent.note(credentialId, false);
+        this.recent.note(credentialId, false, this.now() - attempt.startedAt);
         observer.holdUntilFinished(release);
         const attempts = recorder.succeeded(attempt);
         const routed = session === null ? null : this.settleBinding(model, session, bindingKey as string, bound, credentialId, tried);
@@ -155,7 +155,7 @@ export class Router {
         const credentialAtFault = failure.class !== 'caller' && isGatewayError(error);
         if (credentialAtFault) this.health.failed(credentialId, failure, call.caller ?? null);
         else this.health.released(credentialId);
-        this.recent.note(credentialId, credentialAtFault);
+        this.recent.note(credentialId, credentialAtFault, this.now() - attempt.startedAt);
         if (!isGatewayError(error) || !error.retryable || recorder.count >= this.maxAttempts) throw error;
       }
     }

@@ -279,6 +279,10 @@ describe.skipIf(!executablePath)('the console in a browser', () => {
       await primary.getByRole('button', { name: 'Reset' }).click();
       await expect.poll(async () => (await primary.textContent()) ?? '').toMatch(/healthy/i);
       const backup = page.locator('tr[data-credential-id="openai-backup"]');
+      // Its recent latency, as the admin API counts it (the mean time to the answer, over the error rate's window).
+      const meanMs = harness.gateway.credentials.get('openai-backup').recent.mean_ms;
+      expect(meanMs).not.toBeNull();
+      await expect.poll(async () => (await backup.textContent()) ?? '').toContain(`${(meanMs as number).toLocaleString('en-US')} ms`);
       await backup.getByRole('button', { name: 'Disable' }).click();
       await expect.poll(async () => (await backup.textContent()) ?? '').toMatch(/disabled/i);
       expect(harness.gateway.credentials.get('openai-backup').state).toBe('disabled');

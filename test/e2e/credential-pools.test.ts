@@ -249,7 +249,7 @@ describe('the admin credentials API', () => {
       cooldowns_in_a_row: 0,
       in_flight: 0,
       last_error: expect.anything(),
-      recent: { window_seconds: 600, attempts: expect.any(Number), failures: expect.any(Number) },
+      recent: { window_seconds: 600, attempts: expect.any(Number), failures: expect.any(Number), mean_ms: expect.any(Number) },
       origin: 'config',
       account: null,
     });

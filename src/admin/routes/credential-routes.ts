@@ -27,6 +27,9 @@ export const CredentialSchema = Type.Object(
         window_seconds: Type.Integer({ minimum: 1 }),
         attempts: Type.Integer({ minimum: 0 }),
         failures: Type.Integer({ minimum: 0, description: 'attempts that failed through the credential (not the caller, not a bug)' }),
+        mean_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+          description: "the mean time to the upstream's answer (its head, for a stream) of the attempts that did not fail through the credential; null: none",
+        }),
       },
       { additionalProperties: false, description: 'attempts on it lately, as this gateway process counted them: the recent error rate is failures / attempts' },
     ),

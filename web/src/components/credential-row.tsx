@@ -18,6 +18,12 @@ function errorRate(credential: Credential): string {
   return `${formatPercent(recent.failures, recent.attempts)} (${recent.failures}/${recent.attempts} in ${minutes >= 1 ? `${minutes} min` : `${recent.window_seconds} s`})`;
 }
 
+/** The mean time to the upstream's answer over the same window as the error rate. */
+function latency(credential: Credential): string {
+  const mean = credential.recent?.mean_ms ?? null;
+  return mean === null ? DASH : `${mean.toLocaleString('en-US')} ms`;
+}
+
 export const CredentialRow = memo(function CredentialRow({ credential, busy, onAction }: CredentialRowProps) {
   const disabled = credential.state === 'disabled';
   return (
@@ -31,6 +37,7 @@ export const CredentialRow = memo(function CredentialRow({ credential, busy, onA
       <td className="nowrap">{credential.since === null ? 'start' : formatTime(credential.since)}</td>
       <td className="num">{credential.in_flight}</td>
       <td className="wrap">{errorRate(credential)}</td>
+      <td className="num nowrap">{latency(credential)}</td>
       {/* One line, cut with an ellipsis: an upstream's error can be 200 characters; the whole of it is the title (on hover). */}
       <td className="last-error" title={credential.last_error ?? undefined}>
         <span className="clip">{credential.last_error ?? DASH}</span>

@@ -15,6 +15,7 @@ const COLUMNS: readonly Column[] = [
   { label: 'Since' },
   { label: 'In flight', numeric: true },
   { label: 'Recent errors' },
+  { label: 'Recent latency', numeric: true },
   { label: 'Last error' },
   { label: 'Origin' },
   { label: 'Account' },
