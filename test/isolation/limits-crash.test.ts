@@ -183,8 +183,9 @@ describe.skipIf(redisServerBinary === undefined)('caller limits when a replica c
     const token = tokens['quota'] as string;
     const answers: Answer[] = [];
     for (let index = 0; index < 30; index++) answers.push(await chat(replicaA.url, token));
-    // Their settlements go out at once; their rows wait for the log's next flush.
-    await delay(20);
+    // Their settlements go out at once (within a few ms; 100 leaves room for a loaded CI machine, where
+    // 20 once lost one); their rows wait for the log's next flush, every 200 ms.
+    await delay(100);
     await replicaA.crash();
     replicaA = await Replica.start(configA);
     for (let index = 0; index < 40; index++) answers.push(await chat(urls()[index % 2] as string, token));

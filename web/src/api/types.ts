@@ -241,7 +241,7 @@ export interface Credential {
     attempts: number;
     /** attempts that failed through the credential (not the caller, not a bug) */
     failures: number;
-    /** the mean time to the upstream's answer of the attempts that did not fail through the credential; null: none */
+    /** the mean time to the upstream's answer (its head, for a stream) of the attempts that did not fail through the credential; null: none */
     mean_ms: number | null;
   };
   origin: 'config' | 'runtime';
