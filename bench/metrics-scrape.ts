@@ -8,7 +8,6 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { positiveFlag, runCommand } from './cpu-window.js';
 
@@ -90,21 +89,28 @@ runCommand('metrics-scrape', async () => {
       };
       metrics.requestFinished(entry);
     }
-  const lag = monitorEventLoopDelay({ resolution: 5 });
+  // A timer due every millisecond: the longest gap between its runs is the longest the scrape held the loop.
+  let longestBlockMs = 0;
+  let lastTick = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    longestBlockMs = Math.max(longestBlockMs, now - lastTick);
+    lastTick = now;
+  }, 1);
   const durations: number[] = [];
-  let bytes = 0;
-  let lines = 0;
+  let text = '';
   for (let scrape = 0; scrape < scrapes; scrape++) {
-    lag.enable();
+    await new Promise((resolve) => setTimeout(resolve, 20));
     const begun = performance.now();
-    const text = await metrics.text();
+    text = await metrics.text();
     durations.push(performance.now() - begun);
-    lag.disable();
-    bytes = text.length;
-    lines = text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).length;
   }
+  // Lets the timer run once more after the last scrape, so that the gap it ended is counted.
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  clearInterval(ticker);
   const slowest = Math.max(...durations);
-  const longestBlockMs = lag.max / 1e6;
+  const bytes = text.length;
+  const lines = text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).length;
   console.log(
     `metrics-scrape: ${models} models × ${teams} teams × ${credentials} credentials: ${lines} samples, ${(bytes / 1024 / 1024).toFixed(1)} MB; ` +
       `scrape ${durations.map((duration) => duration.toFixed(0)).join(', ')} ms (bound ${SCRAPE_BOUND_MS}); longest event-loop block ${longestBlockMs.toFixed(0)} ms (bound ${BLOCK_BOUND_MS})`,

@@ -1,6 +1,9 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { RequestLogEntry } from '../store/index.js';
 import { BoundedSeries } from './bounded-series.js';
+import { registerScrapeMetrics, snakeCase, type MetricsSources } from './scrape-metrics.js';
+
+export type { CredentialGauges, MetricsSources, QuotaGauge } from './scrape-metrics.js';
 
 /** The model label of a request whose model is not one the gateway serves (a typo, a probe). */
 export const UNKNOWN_MODEL = 'unknown';
@@ -23,57 +26,12 @@ export interface GatewayMetricsOptions {
   onCapReached: (metric: string, label: string, cap: number) => void;
 }
 
-/** A credential as the gauges show it, read at each scrape. */
-export interface CredentialGauges {
-  readonly id: string;
-  readonly state: string;
-  /** When its cooldown ends (ms since the epoch); null when it is not cooling. */
-  readonly until: number | null;
-  readonly inFlight: number;
-  /** An OAuth account's quota windows as the upstream last reported them; empty for an API key. */
-  readonly quotaUse: ReadonlyArray<{ readonly window: string; readonly usedRatio: number }>;
-  /** An OAuth account's access token's expiry (ms since the epoch); null for an API key or when unknown. */
-  readonly tokenExpiresAt: number | null;
-}
-
-/** One quota of a team (`holder`: its id) or a project (`team/project`), as the share spent. */
-export interface QuotaGauge {
-  readonly holderKind: string;
-  readonly holder: string;
-  /** The limit's name as the code has it (`tokensPerDay`); shown as the config writes it (`tokens_per_day`). */
-  readonly limit: string;
-  readonly usedRatio: number;
-}
-
-/** Live figures read at each scrape, from the parts that hold them. */
-export interface MetricsSources {
-  /** Every credential, as the router sees it now. */
-  credentials: () => Iterable<CredentialGauges>;
-  /** The states a credential can be in (each gets a series: 1 for the current one, 0 for the others). */
-  credentialStates: readonly string[];
-  /** Requests whose response has not closed, by endpoint, and of them those streaming (head sent, body not ended). */
-  inFlight: () => ReadonlyMap<string, { readonly open: number; readonly streaming: number }>;
-  /** Each quota of the teams and projects that have one, as the share spent (read from the shared state at the scrape, off the request path). */
-  quotaUse: () => Promise<ReadonlyArray<QuotaGauge>>;
-  /** Request-log rows waiting to be written. */
-  requestLogQueueRows: () => number;
-  /** Request-log rows dropped so far (the queue was full while the database refused writes). */
-  requestLogDroppedRows: () => number;
-  /** Trace spans dropped so far (the export queue was full, or an export failed); 0 while tracing is off. */
-  spansDropped?: () => number;
-}
-
 /**
  * prom-client's default metrics (CPU, memory, event-loop lag, GC), collected once per process: its
  * event-loop monitor and GC observer cannot be stopped, so a process that starts gateways again
  * (a test run, a restart in place) must not start them again each time.
  */
 let processMetrics: Registry | null = null;
-
-/** `maxConcurrent` → `max_concurrent`: a limit's name as the config and the admin API write it. */
-function snakeCase(name: string): string {
-  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-}
 
 function processRegistry(): Registry {
   if (processMetrics === null) {
@@ -205,140 +163,7 @@ export class GatewayMetrics {
       'Shared-state operations that failed or timed out (requests went on without them), by operation.',
       ['operation'],
     );
-    new Gauge({
-      name: 'switchyard_credential_state',
-      help: "A credential's state: 1 for the current one, 0 for the others.",
-      labelNames: ['credential', 'state'],
-      registers,
-      collect() {
-        this.reset();
-        for (const credential of sources.credentials())
-          for (const state of sources.credentialStates) this.set({ credential: credential.id, state }, credential.state === state ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: 'switchyard_credential_cooldown_seconds',
-      help: 'Seconds until a cooling credential may serve again; 0 when it is not cooling.',
-      labelNames: ['credential'],
-      registers,
-      collect() {
-        this.reset();
-        const now = Date.now();
-        for (const credential of sources.credentials())
-          this.set({ credential: credential.id }, credential.until === null ? 0 : Math.max(0, (credential.until - now) / 1000));
-      },
-    });
-    new Gauge({
-      name: 'switchyard_credential_in_flight',
-      help: 'Requests in flight on a credential, in every gateway process sharing the state.',
-      labelNames: ['credential'],
-      registers,
-      collect() {
-        this.reset();
-        for (const credential of sources.credentials()) this.set({ credential: credential.id }, credential.inFlight);
-      },
-    });
-    new Gauge({
-      name: 'switchyard_account_quota_used_ratio',
-      help: "A ChatGPT account's quota window, the share used, as its last answer reported it.",
-      labelNames: ['credential', 'window'],
-      registers,
-      collect() {
-        this.reset();
-        for (const credential of sources.credentials())
-          for (const { window, usedRatio } of credential.quotaUse) this.set({ credential: credential.id, window }, usedRatio);
-      },
-    });
-    new Gauge({
-      name: 'switchyard_account_token_expiry_seconds',
-      help: "Seconds until a ChatGPT account's access token expires (negative once it has; it is refreshed before use).",
-      labelNames: ['credential'],
-      registers,
-      collect() {
-        this.reset();
-        const now = Date.now();
-        for (const credential of sources.credentials())
-          if (credential.tokenExpiresAt !== null) this.set({ credential: credential.id }, (credential.tokenExpiresAt - now) / 1000);
-      },
-    });
-    const { maxLabelValues } = options;
-    const stateFailed = (operation: string) => this.stateFailed(operation);
-    new Gauge({
-      name: 'switchyard_quota_used_ratio',
-      help: "The share spent of each team's and project's quotas (1 = the quota is reached).",
-      labelNames: ['holder_kind', 'holder', 'limit'],
-      registers,
-      async collect() {
-        this.reset();
-        let uses: ReadonlyArray<QuotaGauge>;
-        try {
-          uses = await sources.quotaUse();
-        } catch {
-          // The state did not answer: no quota series this scrape, and the error is counted.
-          stateFailed('quota_read');
-          return;
-        }
-        // Past the label cap, the holders nearest their quotas are the ones shown.
-        const shown = new Set<string>();
-        for (const use of [...uses].sort((first, second) => second.usedRatio - first.usedRatio)) {
-          if (!shown.has(use.holder)) {
-            if (shown.size >= maxLabelValues) continue;
-            shown.add(use.holder);
-          }
-          this.set({ holder_kind: use.holderKind, holder: use.holder, limit: snakeCase(use.limit) }, use.usedRatio);
-        }
-      },
-    });
-    new Gauge({
-      name: 'switchyard_requests_in_flight',
-      help: 'Requests whose response has not ended.',
-      labelNames: ['endpoint'],
-      registers,
-      collect() {
-        this.reset();
-        for (const [endpoint, { open }] of sources.inFlight()) this.set({ endpoint }, open);
-      },
-    });
-    new Gauge({
-      name: 'switchyard_streams_active',
-      help: 'Responses streaming now (their head sent, their body not ended), by endpoint.',
-      labelNames: ['endpoint'],
-      registers,
-      collect() {
-        this.reset();
-        for (const [endpoint, { streaming }] of sources.inFlight()) this.set({ endpoint }, streaming);
-      },
-    });
-    new Gauge({
-      name: 'switchyard_request_log_queue_rows',
-      help: 'Request-log rows waiting to be written.',
-      registers,
-      collect() {
-        this.set(sources.requestLogQueueRows());
-      },
-    });
-    let droppedSoFar = 0;
-    new Counter({
-      name: 'switchyard_request_log_dropped_total',
-      help: 'Request-log rows dropped because the queue was full while the database refused writes.',
-      registers,
-      collect() {
-        const dropped = sources.requestLogDroppedRows();
-        if (dropped > droppedSoFar) this.inc(dropped - droppedSoFar);
-        droppedSoFar = dropped;
-      },
-    });
-    let spansDroppedSoFar = 0;
-    new Counter({
-      name: 'switchyard_spans_dropped_total',
-      help: 'Trace spans dropped: the export queue was full, or the collector did not take them.',
-      registers,
-      collect() {
-        const dropped = sources.spansDropped?.() ?? 0;
-        if (dropped > spansDroppedSoFar) this.inc(dropped - spansDroppedSoFar);
-        spansDroppedSoFar = dropped;
-      },
-    });
+    registerScrapeMetrics(registers, sources, options.maxLabelValues, (operation) => this.stateFailed(operation));
     this.exposed = Registry.merge([processRegistry(), this.registry]);
   }
 
