@@ -135,6 +135,27 @@ database:
     expect(config.state.url).toBe('redis://127.0.0.1:6379');
   });
 
+  it("takes OpenTelemetry's OTEL_* variables only for the tracing keys the file leaves unset", () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'gateway-eu' };
+    const unset = loadConfig({ cwd: directory, configPath: write('c.yaml', 'database: { url: "sqlite:a.db" }'), env }).config;
+    expect(unset.tracing).toMatchObject({ otlp_endpoint: 'http://collector:4318', service_name: 'gateway-eu' });
+    expect(unset.tracing.otlp_traces_endpoint).toBeUndefined();
+    const named = loadConfig({
+      cwd: directory,
+      configPath: write('c.yaml', 'database: { url: "sqlite:a.db" }\ntracing: { otlp_endpoint: "http://file:4318" }'),
+      env: { ...env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example.com/v1/traces' },
+    }).config;
+    expect(named.tracing).toMatchObject({
+      otlp_endpoint: 'http://file:4318',
+      otlp_traces_endpoint: 'https://traces.example.com/v1/traces',
+      service_name: 'gateway-eu',
+    });
+    expect(loadConfig({ cwd: directory, env: {} }).config.tracing.otlp_endpoint).toBeUndefined();
+    expect(failure(() => loadConfig({ cwd: directory, env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' } })).key).toBe(
+      'tracing.otlp_endpoint (OTEL_EXPORTER_OTLP_ENDPOINT)',
+    );
+  });
+
   it('names the override variable when its value is invalid', () => {
     expect(failure(() => loadConfig({ cwd: directory, env: { SWITCHYARD_PORT: 'eighty' } })).key).toBe('server.port (SWITCHYARD_PORT)');
     expect(failure(() => loadConfig({ cwd: directory, env: { SWITCHYARD_DATABASE_URL: 'mysql://x' } })).key).toBe('database.url (SWITCHYARD_DATABASE_URL)');

@@ -57,22 +57,24 @@ const DEFAULT_FILE = 'switchyard.yaml';
 const DEFAULT_DOCUMENT = { upstreams: [{ id: 'local', provider: 'local' }] };
 
 /**
- * OpenTelemetry's standard variables: each fills its key only when the file leaves it unset (the
- * file is the more specific of the two), unlike the `SWITCHYARD_*` overrides.
+ * Environment variables that set one key each, applied after the file is read. A `SWITCHYARD_*`
+ * variable overrides the file; OpenTelemetry's standard ones (`fallback`) fill their key only when
+ * the file leaves it unset (the file is the more specific of the two).
  */
-const ENVIRONMENT_FALLBACKS: ReadonlyArray<{ variable: string; section: 'tracing'; key: string }> = [
-  { variable: 'OTEL_EXPORTER_OTLP_ENDPOINT', section: 'tracing', key: 'otlp_endpoint' },
-  { variable: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', section: 'tracing', key: 'otlp_traces_endpoint' },
-  { variable: 'OTEL_SERVICE_NAME', section: 'tracing', key: 'service_name' },
-];
-
-/** Environment variables that override one key each, applied after the file is read. */
-const ENVIRONMENT_OVERRIDES: ReadonlyArray<{ variable: string; section: 'server' | 'database' | 'state' | 'security'; key: string }> = [
+const ENVIRONMENT_OVERRIDES: ReadonlyArray<{
+  variable: string;
+  section: 'server' | 'database' | 'state' | 'security' | 'tracing';
+  key: string;
+  fallback?: true;
+}> = [
   { variable: 'SWITCHYARD_HOST', section: 'server', key: 'host' },
   { variable: 'SWITCHYARD_PORT', section: 'server', key: 'port' },
   { variable: 'SWITCHYARD_DATABASE_URL', section: 'database', key: 'url' },
   { variable: 'SWITCHYARD_STATE_URL', section: 'state', key: 'url' },
   { variable: 'SWITCHYARD_SECRET_KEY', section: 'security', key: 'secret_key' },
+  { variable: 'OTEL_EXPORTER_OTLP_ENDPOINT', section: 'tracing', key: 'otlp_endpoint', fallback: true },
+  { variable: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', section: 'tracing', key: 'otlp_traces_endpoint', fallback: true },
+  { variable: 'OTEL_SERVICE_NAME', section: 'tracing', key: 'service_name', fallback: true },
 ];
 
 /**
@@ -181,20 +183,13 @@ function readYaml(path: string): unknown {
 }
 
 function applyOverrides(document: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<string, unknown> {
-  for (const { variable, section, key } of ENVIRONMENT_OVERRIDES) {
+  for (const { variable, section, key, fallback } of ENVIRONMENT_OVERRIDES) {
     const value = env[variable];
     if (value === undefined || value === '') continue;
     const current = document[section];
     const target = current !== null && typeof current === 'object' && !Array.isArray(current) ? (current as Record<string, unknown>) : {};
-    target[key] = value;
-    document[section] = target;
-  }
-  for (const { variable, section, key } of ENVIRONMENT_FALLBACKS) {
-    const value = env[variable];
-    if (value === undefined || value === '') continue;
-    const current = document[section];
-    const target = current !== null && typeof current === 'object' && !Array.isArray(current) ? (current as Record<string, unknown>) : {};
-    target[key] ??= value;
+    if (fallback === true) target[key] ??= value;
+    else target[key] = value;
     document[section] = target;
   }
   return document;

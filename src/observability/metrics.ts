@@ -93,10 +93,10 @@ export class GatewayMetrics {
         labelNames: labels,
         registers,
         collect() {
-          for (const series of all) {
-            if (series.value === series.told) continue;
-            this.inc(series.labels, series.value - series.told);
-            series.told = series.value;
+          for (const local of all) {
+            if (local.value === local.told) continue;
+            this.inc(local.labels, local.value - local.told);
+            local.told = local.value;
           }
         },
       });

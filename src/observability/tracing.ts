@@ -65,11 +65,10 @@ export class GatewayTracing implements RequestTracing {
   private readonly tracer: Tracer;
   private readonly propagator = new W3CTraceContextPropagator();
   private readonly counting: CountingExporter;
-  private readonly processor: BatchSpanProcessor;
 
   constructor(private readonly options: TracingOptions) {
     this.counting = new CountingExporter(new OTLPTraceExporter({ url: options.tracesUrl, timeoutMillis: 10_000 }), options);
-    this.processor = new BatchSpanProcessor({
+    const batches = new BatchSpanProcessor({
       exporter: this.counting,
       maxQueueSize: options.maxQueueSpans,
       maxExportBatchSize: Math.min(512, options.maxQueueSpans),
@@ -79,7 +78,7 @@ export class GatewayTracing implements RequestTracing {
     this.provider = new TracerProvider({
       resource: resourceFromAttributes({ 'service.name': options.serviceName, 'service.version': options.serviceVersion }),
       sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio) }),
-      spanProcessors: [new DropCountingProcessor(this.processor, this.counting, options.maxQueueSpans)],
+      spanProcessors: [new DropCountingProcessor(batches, this.counting, options.maxQueueSpans)],
     });
     this.tracer = this.provider.getTracer('switchyard', options.serviceVersion);
   }

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { Pool, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OVERFLOW_LABEL_VALUE } from '../../src/observability/label-values.js';
@@ -201,7 +201,6 @@ describe('GET /metrics', () => {
     const checked = spawnSync(PROMTOOL as string, ['check', 'metrics'], { input: text, encoding: 'utf8' });
     const problems = `${checked.stdout}${checked.stderr}`.split('\n').filter((line) => line.trim() !== '');
     expect(problems.filter((line) => !line.startsWith('nodejs_'))).toEqual([]);
-    expect(execFileSync(PROMTOOL as string, ['--version'], { encoding: 'utf8' })).toContain('promtool');
   });
 });
 
