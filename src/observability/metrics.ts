@@ -1,7 +1,9 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { setImmediate } from 'node:timers/promises';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { RequestLogEntry } from '../store/index.js';
-import { BoundedSeries } from './bounded-series.js';
+import type { BoundedSeries } from './bounded-series.js';
 import { registerScrapeMetrics, snakeCase, type MetricsSources } from './scrape-metrics.js';
+import { SeriesCounter, SeriesHistogram, type CounterSeries, type HistogramSeries } from './series-metrics.js';
 
 export type { CredentialGauges, MetricsSources, QuotaGauge } from './scrape-metrics.js';
 
@@ -41,16 +43,6 @@ function processRegistry(): Registry {
   return processMetrics;
 }
 
-/** A counter's series as requests add to it; prom-client is told the difference at each scrape. */
-interface LocalCounter {
-  value: number;
-  told: number;
-  readonly labels: Record<string, string>;
-}
-
-type CounterChild = LocalCounter;
-type HistogramChild = ReturnType<Histogram<string>['labels']>;
-
 const TOKEN_KINDS = ['prompt', 'completion', 'cached', 'reasoning'] as const;
 
 /**
@@ -64,17 +56,17 @@ export class GatewayMetrics {
   private readonly registry = new Registry();
   /** What a scrape sees: the gateway's metrics and the process's. */
   private readonly exposed: Registry;
-  private readonly requests: BoundedSeries<CounterChild>;
-  private readonly duration: BoundedSeries<HistogramChild>;
-  private readonly firstByte: BoundedSeries<HistogramChild>;
-  private readonly overhead: BoundedSeries<HistogramChild>;
-  private readonly attempts: BoundedSeries<CounterChild>;
-  private readonly upstreamDuration: BoundedSeries<HistogramChild>;
-  private readonly tokens: BoundedSeries<CounterChild>;
-  private readonly cost: BoundedSeries<CounterChild>;
-  private readonly affinity: BoundedSeries<CounterChild>;
-  private readonly refusals: BoundedSeries<CounterChild>;
-  private readonly stateErrors: BoundedSeries<CounterChild>;
+  private readonly requests: BoundedSeries<CounterSeries>;
+  private readonly duration: BoundedSeries<HistogramSeries>;
+  private readonly firstByte: BoundedSeries<HistogramSeries>;
+  private readonly overhead: BoundedSeries<HistogramSeries>;
+  private readonly attempts: BoundedSeries<CounterSeries>;
+  private readonly upstreamDuration: BoundedSeries<HistogramSeries>;
+  private readonly tokens: BoundedSeries<CounterSeries>;
+  private readonly cost: BoundedSeries<CounterSeries>;
+  private readonly affinity: BoundedSeries<CounterSeries>;
+  private readonly refusals: BoundedSeries<CounterSeries>;
+  private readonly stateErrors: BoundedSeries<CounterSeries>;
 
   constructor(
     private readonly options: GatewayMetricsOptions,
@@ -82,38 +74,10 @@ export class GatewayMetrics {
   ) {
     const registers = [this.registry];
     const team = options.team ? ['team'] : [];
-    const series = <Child>(name: string, labels: readonly string[], make: (values: readonly string[]) => Child) =>
-      new BoundedSeries(name, labels, options.maxLabelValues, make, options.onCapReached);
-    // A request adds to plain numbers; prom-client is told at the scrape (its own `inc` hashes the labels each call).
-    const counter = (name: string, help: string, labels: readonly string[]) => {
-      const all: LocalCounter[] = [];
-      new Counter({
-        name,
-        help,
-        labelNames: labels,
-        registers,
-        collect() {
-          for (const local of all) {
-            if (local.value === local.told) continue;
-            this.inc(local.labels, local.value - local.told);
-            local.told = local.value;
-          }
-        },
-      });
-      return series(name, labels, (values) => {
-        const labelled: Record<string, string> = {};
-        labels.forEach((label, index) => {
-          labelled[label] = values[index] as string;
-        });
-        const created: LocalCounter = { value: 0, told: 0, labels: labelled };
-        all.push(created);
-        return created;
-      });
-    };
-    const histogram = (name: string, help: string, labels: readonly string[], buckets: number[]) => {
-      const metric = new Histogram({ name, help, labelNames: labels, buckets, registers });
-      return series(name, labels, (values) => metric.labels(...values));
-    };
+    const shared = { registers, maxLabelValues: options.maxLabelValues, onCapReached: options.onCapReached };
+    const counter = (name: string, help: string, labelNames: readonly string[]) => new SeriesCounter({ name, help, labelNames, ...shared }).series;
+    const histogram = (name: string, help: string, labelNames: readonly string[], buckets: readonly number[]) =>
+      new SeriesHistogram({ name, help, labelNames, buckets, ...shared }).series;
     this.requests = counter('switchyard_requests_total', 'Requests to /v1 routes, counted when they end.', [
       'endpoint',
       'model',
@@ -206,9 +170,29 @@ export class GatewayMetrics {
     this.stateErrors.of(operation).value++;
   }
 
-  /** The exposition, in Prometheus's text format. */
+  /**
+   * The exposition, in Prometheus's text format, formatted by prom-client's registry one metric at
+   * a time, and the request metrics in parts of a few thousand samples (`SAMPLES_PER_PART`), with
+   * requests served between them: a scrape of many series never holds the event loop for long
+   * (`Registry.metrics()` formats everything in one go).
+   */
   async text(): Promise<string> {
-    return this.exposed.metrics();
+    const exposition: string[] = [];
+    for (const metric of this.exposed.getMetricsAsArray()) {
+      const parts: string[] = [];
+      if (metric instanceof SeriesCounter || metric instanceof SeriesHistogram)
+        for await (const part of metric.exposition()) {
+          parts.push(part);
+          await setImmediate();
+        }
+      else {
+        parts.push(await this.exposed.getSingleMetricAsString(metric.name));
+        await setImmediate();
+      }
+      exposition.push(parts.join('\n'));
+    }
+    // The framing `Registry.metrics()` gives: a blank line between metrics, a newline at the end.
+    return `${exposition.join('\n\n')}\n`;
   }
 
   get contentType(): string {
