@@ -90,7 +90,9 @@ export class GatewayTracing implements RequestTracing {
 
   start(endpoint: string, traceparent: string | undefined, tracestate: string | undefined, startedAt: number): RequestTrace {
     const parent = traceparent === undefined ? ROOT_CONTEXT : this.propagator.extract(ROOT_CONTEXT, { traceparent, tracestate }, HEADER_GETTER);
-    const span = this.tracer.startSpan(endpoint, { kind: SpanKind.SERVER, startTime: startedAt, attributes: { 'switchyard.endpoint': endpoint } }, parent);
+    // Attributes are set after the start, not given to it: a span the sampler leaves out then costs no attribute checks.
+    const span = this.tracer.startSpan(endpoint, { kind: SpanKind.SERVER, startTime: startedAt }, parent);
+    span.setAttribute('switchyard.endpoint', endpoint);
     return new TracedRequest(this.tracer, span, trace.setSpan(parent, span), this.options.providerOf);
   }
 
@@ -118,10 +120,13 @@ class TracedRequest implements RequestTrace {
   ) {}
 
   attemptStarted(credentialId: string, startedAt: number): string {
-    const provider = this.providerOf(credentialId);
-    const attributes: Attributes = { 'switchyard.credential': credentialId };
-    if (provider !== null) attributes['gen_ai.system'] = provider;
-    const span = this.tracer.startSpan(`attempt ${credentialId}`, { kind: SpanKind.CLIENT, startTime: startedAt, attributes }, this.context);
+    const span = this.tracer.startSpan(`attempt ${credentialId}`, { kind: SpanKind.CLIENT, startTime: startedAt }, this.context);
+    if (span.isRecording()) {
+      const provider = this.providerOf(credentialId);
+      const attributes: Attributes = { 'switchyard.credential': credentialId };
+      if (provider !== null) attributes['gen_ai.system'] = provider;
+      span.setAttributes(attributes);
+    }
     this.open.push({ credential: credentialId, span });
     const { traceId, spanId, traceFlags } = span.spanContext();
     return `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`;
@@ -144,6 +149,7 @@ class TracedRequest implements RequestTrace {
     // Attempts the request never heard the end of (the client left mid-call) end with it.
     for (const { span } of this.open.splice(0)) span.end();
     const { span } = this;
+    if (!span.isRecording()) return span.end();
     const operation = OPERATIONS[entry.endpoint] ?? entry.endpoint;
     span.updateName(entry.model === null ? operation : `${operation} ${entry.model}`);
     const attributes: Attributes = {

@@ -8,6 +8,12 @@ export interface TransportRequest {
   path: string;
   /** Sent as given; `host`, `content-length` and `transfer-encoding` are the transport's. */
   headers: Readonly<Record<string, string>>;
+  /**
+   * The attempt's W3C trace context, sent as `traceparent` after `headers` while tracing is on.
+   * It differs on every request, so it is not in `headers`, which a transport may serialise once
+   * per object.
+   */
+  traceparent?: string;
   /** A Readable is streamed: with `content-length` in `headers` if known, else chunked. */
   body: string | Buffer | Readable | null;
 }

@@ -336,8 +336,16 @@ export class UpstreamClient {
   private dispatch(request: UpstreamRequest, handler: BufferingHandler | StreamingHandler): void {
     const { traceparent } = request.attempt;
     // The attempt's own span is the upstream's parent: a caller's traceparent is never passed on as it came.
-    const headers = traceparent === undefined || traceparent === null ? request.headers : { ...request.headers, traceparent };
-    const call = this.pool.dispatch({ path: this.pathPrefix + request.path, method: request.method, headers, body: request.body ?? null }, handler);
+    const call = this.pool.dispatch(
+      {
+        path: this.pathPrefix + request.path,
+        method: request.method,
+        headers: request.headers,
+        ...(traceparent === undefined || traceparent === null ? {} : { traceparent }),
+        body: request.body ?? null,
+      },
+      handler,
+    );
     handler.call = call;
     const signal = request.cancellation;
     if (signal.aborted) return call.abort(new CancelledError());

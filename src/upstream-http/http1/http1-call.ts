@@ -7,6 +7,8 @@ export interface Http1Request {
   path: string;
   /** Sent as given, in this order; `host`, `content-length` and `transfer-encoding` are the client's. An object reused across requests is serialised once. */
   headers: Readonly<Record<string, string>>;
+  /** Sent as a `traceparent` header after `headers`, never kept (it differs on every request). */
+  traceparent?: string;
   /** A Readable is streamed: with `content-length` in `headers` if known, else chunked. */
   body: string | Buffer | Readable | null;
 }

@@ -28,7 +28,8 @@ export function requestHead(request: Http1Request, host: string, targetPrefix = 
     const declared = headers['content-length'];
     framing = declared === undefined ? 'transfer-encoding: chunked\r\n' : `content-length: ${checkedLength(declared)}\r\n`;
   }
-  return `${request.method} ${targetPrefix}${checkedPath(request.path)} HTTP/1.1\r\nhost: ${host}\r\n${proxyLines}${lines}${framing}\r\n`;
+  const trace = request.traceparent === undefined ? '' : `traceparent: ${checkedTraceparent(request.traceparent)}\r\n`;
+  return `${request.method} ${targetPrefix}${checkedPath(request.path)} HTTP/1.1\r\nhost: ${host}\r\n${proxyLines}${lines}${trace}${framing}\r\n`;
 }
 
 /** Refuses what would let a header value or path split the request (CR, LF, NUL) or an invalid name. */
@@ -41,6 +42,12 @@ function headerLines(headers: Readonly<Record<string, string>>): string {
     lines += `${name}: ${value}\r\n`;
   }
   return lines;
+}
+
+/** A W3C trace context is printable ASCII: one with a line break would split the request. */
+function checkedTraceparent(value: string): string {
+  if (UNSAFE_VALUE.test(value)) throw new TypeError('invalid value for upstream request header "traceparent"');
+  return value;
 }
 
 function checkedLength(value: string): string {
