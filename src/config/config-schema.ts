@@ -386,7 +386,8 @@ export const ConfigSchema = Type.Object(
           minimum: 0,
           maximum: 1,
           default: 1,
-          description: 'the share of new traces recorded; a request whose caller sent a sampled `traceparent` is recorded whatever this says',
+          description:
+            'the share of new traces recorded; a request whose caller sent a sampled `traceparent` is recorded whatever this says. Else `OTEL_TRACES_SAMPLER_ARG`',
         }),
         max_queue_spans: PositiveInteger(
           2_048,

@@ -136,21 +136,24 @@ database:
   });
 
   it("takes OpenTelemetry's OTEL_* variables only for the tracing keys the file leaves unset", () => {
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'gateway-eu' };
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'gateway-eu', OTEL_TRACES_SAMPLER_ARG: '0.25' };
     const unset = loadConfig({ cwd: directory, configPath: write('c.yaml', 'database: { url: "sqlite:a.db" }'), env }).config;
-    expect(unset.tracing).toMatchObject({ otlp_endpoint: 'http://collector:4318', service_name: 'gateway-eu' });
+    expect(unset.tracing).toMatchObject({ otlp_endpoint: 'http://collector:4318', service_name: 'gateway-eu', sample_ratio: 0.25 });
     expect(unset.tracing.otlp_traces_endpoint).toBeUndefined();
     const named = loadConfig({
       cwd: directory,
-      configPath: write('c.yaml', 'database: { url: "sqlite:a.db" }\ntracing: { otlp_endpoint: "http://file:4318" }'),
+      configPath: write('c.yaml', 'database: { url: "sqlite:a.db" }\ntracing: { otlp_endpoint: "http://file:4318", sample_ratio: 0.5 }'),
       env: { ...env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example.com/v1/traces' },
     }).config;
     expect(named.tracing).toMatchObject({
       otlp_endpoint: 'http://file:4318',
       otlp_traces_endpoint: 'https://traces.example.com/v1/traces',
       service_name: 'gateway-eu',
+      sample_ratio: 0.5,
     });
-    expect(loadConfig({ cwd: directory, env: {} }).config.tracing.otlp_endpoint).toBeUndefined();
+    const defaults = loadConfig({ cwd: directory, env: {} }).config.tracing;
+    expect(defaults.otlp_endpoint).toBeUndefined();
+    expect(defaults.sample_ratio).toBe(1);
     expect(failure(() => loadConfig({ cwd: directory, env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' } })).key).toBe(
       'tracing.otlp_endpoint (OTEL_EXPORTER_OTLP_ENDPOINT)',
     );

@@ -75,6 +75,8 @@ const ENVIRONMENT_OVERRIDES: ReadonlyArray<{
   { variable: 'OTEL_EXPORTER_OTLP_ENDPOINT', section: 'tracing', key: 'otlp_endpoint', fallback: true },
   { variable: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', section: 'tracing', key: 'otlp_traces_endpoint', fallback: true },
   { variable: 'OTEL_SERVICE_NAME', section: 'tracing', key: 'service_name', fallback: true },
+  // The ratio of OpenTelemetry's `parentbased_traceidratio` sampler, the one the gateway uses.
+  { variable: 'OTEL_TRACES_SAMPLER_ARG', section: 'tracing', key: 'sample_ratio', fallback: true },
 ];
 
 /**

@@ -38,6 +38,15 @@ export function describeExchangeChecks(contract: TransportContract): void {
       expect(handler.events).toEqual(['sent', 'start', 'data', 'end']);
     });
 
+    it("sends each call's own traceparent beside one shared headers object", async () => {
+      const transport = open();
+      const headers = { 'content-type': 'application/json' };
+      const traceparents = ['00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-00'];
+      for (const traceparent of traceparents) await succeeded(transport, { method: 'POST', headers, traceparent, body: '{}' });
+      await succeeded(transport, { method: 'POST', headers, body: '{}' });
+      expect(contract.upstream.requests.map((request) => request.headers['traceparent'])).toEqual([...traceparents, undefined]);
+    });
+
     it('streams a Readable upload and tells onRequestSent with each chunk (the first-byte clock restarts)', async () => {
       contract.upstream.behaviour = afterBody((exchange, body) => ok(exchange, String(body.length)));
       async function* slowly(): AsyncGenerator<Buffer> {

@@ -34,7 +34,12 @@ export class UndiciTransport implements Transport {
     const call = new UndiciCall(handler);
     const { body } = request;
     this.pool.dispatch(
-      { path: request.path, method: request.method, headers: request.traceparent === undefined ? request.headers : { ...request.headers, traceparent: request.traceparent }, body: body instanceof Readable ? notifyingEachChunk(body, handler) : body },
+      {
+        path: request.path,
+        method: request.method,
+        headers: request.traceparent === undefined ? request.headers : { ...request.headers, traceparent: request.traceparent },
+        body: body instanceof Readable ? notifyingEachChunk(body, handler) : body,
+      },
       call,
     );
     return call;

@@ -705,6 +705,7 @@ describe('Http1Pool request validation', () => {
     ['a header value with NUL', { headers: { 'x-injected': 'value\0' } }],
     ['a header name with a space', { headers: { 'x bad': 'value' } }],
     ['a header name with a colon', { headers: { 'x-bad:': 'value' } }],
+    ['a traceparent with CR LF', { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\r\nx-smuggled: yes' }],
     ['a path with a space', { path: '/v1/a b' }],
     ['a path with CR LF', { path: '/v1\r\nx-smuggled: yes' }],
     ['a path that is not absolute', { path: 'v1/models' }],
