@@ -113,8 +113,8 @@ function table(rowsOfTable: ReadonlyArray<Row | Heading>, durationPattern: strin
 }
 
 function typeOf(schema: TSchema, durationPattern: string): string {
-  const literals = schema['anyOf'] as TSchema[] | undefined;
-  if (literals !== undefined) return literals.map((literal) => `\`${String(literal['const'])}\``).join(', ');
+  const members = schema['anyOf'] as TSchema[] | undefined;
+  if (members !== undefined) return members.map((member) => typeOf(member, durationPattern)).join(', ');
   if (schema['const'] !== undefined) return `\`${String(schema['const'])}\``;
   switch (schema['type']) {
     case 'string':

@@ -15,6 +15,8 @@ export interface ReadinessSources {
   draining: () => boolean;
   stores: Stores;
   state: SharedState;
+  /** Under `serve --workers`: whether every worker of this host listens (the primary says); not ready until then. */
+  peersListening?: () => boolean;
   /** With Redis, whether the request path's breaker holds the state for down (no query needed then). */
   stateDeclaredDown?: () => boolean;
   now?: () => number;
@@ -22,7 +24,8 @@ export interface ReadinessSources {
 
 /**
  * What `GET /ready` answers: `draining` after SIGTERM; `unavailable` when the database or the
- * shared state does not answer a trivial query within a second; else `ready`. At most one check
+ * shared state does not answer a trivial query within a second, or a worker of this host does not
+ * listen; else `ready`. At most one check
  * runs at a time, and its answer serves every probe for a second.
  */
 export function readinessCheck(sources: ReadinessSources): () => Promise<Readiness> {
@@ -36,7 +39,7 @@ export function readinessCheck(sources: ReadinessSources): () => Promise<Readine
     );
   return async () => {
     if (sources.draining()) return 'draining';
-    if (sources.stateDeclaredDown?.() === true) return 'unavailable';
+    if (sources.stateDeclaredDown?.() === true || sources.peersListening?.() === false) return 'unavailable';
     if (last === null || now() - last.at >= CHECK_REUSE_MS) {
       pending ??= dependenciesAnswer().then((answered) => {
         last = { at: now(), answered };

@@ -104,6 +104,15 @@ export interface Gateway {
 
 export interface StartOptions {
   logger?: Logger;
+  /** This process is worker `number` of `serve --workers` (docs/workers.md). */
+  worker?: WorkerRole;
+}
+
+export interface WorkerRole {
+  /** 1 to N, kept by a worker that the primary restarts; on every log line as `worker`. */
+  readonly number: number;
+  /** Whether every worker of the host listens, as the primary last said. */
+  peersListening(): boolean;
 }
 
 /** How the admin service checks an account document: with its provider's own parser. */
@@ -118,7 +127,7 @@ function checkAccountDocument(endpoints: Endpoints): AccountDocumentCheck {
 /** The composition root: the only place that knows every layer and wires them together. */
 export async function startGateway(config: SwitchyardConfig, options: StartOptions = {}): Promise<Gateway> {
   const output = options.logger === undefined ? openLogOutput(config.logging.file) : null;
-  const logger = options.logger ?? createLogger(config.logging.level, output?.stream);
+  const logger = options.logger ?? createLogger(config.logging.level, output?.stream, options.worker === undefined ? {} : { worker: options.worker.number });
   // Failures that repeat while the database or the shared state is away: one line per kind per interval.
   const failures = new LogThrottle(logger, config.logging.failure_interval_ms);
   const state = await openState(config.state.url, { keyPrefix: config.state.key_prefix });
@@ -330,6 +339,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         stores,
         state,
         ...(requestPath === null ? {} : { stateDeclaredDown: () => !requestPath.status().available }),
+        ...(options.worker === undefined ? {} : { peersListening: () => (options.worker as WorkerRole).peersListening() }),
       }),
       ...(metrics === null ? {} : { metrics }),
     });

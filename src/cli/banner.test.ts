@@ -32,4 +32,17 @@ describe('the start-up banner', () => {
     expect(lines).toContain('(or with `npx switchyard tokens create`), then revoke this one (`npx switchyard tokens revoke tok_first`).');
     expect(lines.replaceAll('npx switchyard ', '')).not.toMatch(/`switchyard /);
   });
+
+  it('names the workers of serve --workers, and says nothing of workers for one process', () => {
+    const facts = {
+      url: 'http://127.0.0.1:8080',
+      consoleUrl: null,
+      configSource: null,
+      models: [{ id: 'gpt-4o-mini', type: 'chat' as const }],
+      offModels: [],
+      bootstrap: null,
+    };
+    expect(banner(facts).join('\n')).not.toContain('workers:');
+    expect(banner({ ...facts, workers: 4 })).toContain('  workers:         4 processes on one port, and a primary that restarts them');
+  });
 });

@@ -9,20 +9,23 @@ export interface BannerFacts {
   /** Why there is no console, when there is none. */
   consoleOff?: string;
   configSource: string | null;
-  models: readonly CatalogModel[];
+  models: ReadonlyArray<Pick<CatalogModel, 'id' | 'type'>>;
   /** What is off for want of something on this machine: named, with the command that turns it on. */
   offModels: readonly OffModel[];
   bootstrap: CreatedToken | null;
+  /** `serve --workers N`: how many processes serve the port. */
+  workers?: number;
 }
 
 /** What a person starting the gateway needs to see: where it is, what it serves, how to get in. */
-export function banner({ url, consoleUrl, consoleOff, configSource, models, offModels, bootstrap }: BannerFacts): string[] {
+export function banner({ url, consoleUrl, consoleOff, configSource, models, offModels, bootstrap, workers }: BannerFacts): string[] {
   const lines = [
     '',
     `Switchyard is listening on ${url}`,
     `  OpenAI base URL: ${url}/v1`,
     `  console:         ${consoleUrl ?? consoleOff ?? 'off'}`,
     `  config:          ${configSource ?? 'built-in defaults (no switchyard.yaml): the local provider'}`,
+    ...(workers === undefined ? [] : [`  workers:         ${workers} processes on one port, and a primary that restarts them`]),
     `  models:          ${models.length === 0 ? 'none yet: copy switchyard.example.yaml to switchyard.yaml' : models.map((model) => `${model.id} (${model.type})`).join(', ')}`,
   ];
   for (const model of offModels) {

@@ -4,7 +4,7 @@ import { releaseVersion } from '../core/index.js';
 import { NewerSchemaError } from '../store/index.js';
 import { CliFailure, EXIT_CONFIG, EXIT_NEWER_SCHEMA, EXIT_USAGE, processIo, type CliIo } from './cli-io.js';
 import { reloadCommand } from './reload-command.js';
-import { serveCommand } from './serve-command.js';
+import { serveCommand, type ServeOptions } from './serve-command.js';
 import { addCodexCommand, listAccountsCommand, removeCredentialCommand, type AddCodexOptions } from './credentials-command.js';
 import { backupCommand, type BackupOptions } from './backup-command.js';
 import { migrateCommand, migrationStatusCommand } from './migrate-command.js';
@@ -39,7 +39,8 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .command('serve')
     .description('run the gateway until SIGTERM/SIGINT')
     .option('-c, --config <file>', 'configuration file (else $SWITCHYARD_CONFIG, else ./switchyard.yaml)')
-    .action(async (options: { config?: string }) => setExitCode(await serveCommand(options, io)));
+    .option('--workers <n>', 'processes serving the port: a number, or auto for one per core (else server.workers); more than 1 needs state.url on Redis')
+    .action(async (options: ServeOptions) => setExitCode(await serveCommand(options, io)));
 
   program
     .command('reload')

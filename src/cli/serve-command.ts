@@ -1,26 +1,49 @@
+import cluster from 'node:cluster';
 import { rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../config/index.js';
-import { startGateway } from '../gateway.js';
+import { startGateway, type Gateway, type WorkerRole } from '../gateway.js';
 import { guardProcess } from '../observability/process-guard.js';
 import { banner } from './banner.js';
 import { ensureBootstrapToken } from './bootstrap-token.js';
-import { CliFailure, redactUrl, type CliIo } from './cli-io.js';
+import { CliFailure, EXIT_USAGE, redactUrl, type CliIo } from './cli-io.js';
 import { reloadConfig } from './reload-config.js';
+import { servePrimary, WORKER_VARIABLE, workerCount } from './serve-primary.js';
+import { stopSignal } from './stop-signal.js';
+import { isPeersMessage, type ListeningMessage } from './worker-messages.js';
 
-/**
- * A stop signal this soon after the first is the same request, not an operator's second one: a
- * Ctrl-C under `npm start` reaches the gateway twice, from the terminal and forwarded by npm.
- */
-const SAME_REQUEST_MS = 1_000;
+export interface ServeOptions {
+  config?: string;
+  /** `--workers N` or `auto`: overrides `server.workers`. */
+  workers?: string;
+}
+
+const CONSOLE_NOT_BUILT = 'not built: run `npm run build`, then restart';
 
 /**
  * Runs the gateway until SIGTERM or SIGINT, then shuts down gracefully and resolves with exit code 0;
  * a second SIGTERM/SIGINT while it drains exits at once (130). SIGHUP reopens the log file and
- * reloads the config; SIGUSR2 only reopens the log file (docs/operations.md).
+ * reloads the config; SIGUSR2 only reopens the log file (docs/operations.md). With more than one
+ * worker this process is their primary (serve-primary.ts), and each worker runs this same command.
  */
-export async function serveCommand(options: { config?: string }, io: CliIo): Promise<number> {
+export async function serveCommand(options: ServeOptions, io: CliIo): Promise<number> {
+  if (!cluster.isWorker) return serve(options, io, undefined);
+  try {
+    return await serve(options, io, workerRole());
+  } finally {
+    // A worker's channel to its primary would keep it alive once it has stopped, or failed to
+    // start. `cluster.worker.disconnect()` closes it as a worker's own decision: a bare
+    // `process.disconnect()` makes Node's cluster code exit at once with 0, losing the exit code.
+    if (process.connected) cluster.worker?.disconnect();
+  }
+}
+
+async function serve(options: ServeOptions, io: CliIo, worker: WorkerRole | undefined): Promise<number> {
   const { config, source } = loadConfig({ configPath: options.config });
-  const gateway = await startGateway(config).catch((error: unknown) => {
+  if (worker === undefined) {
+    const count = workerCount(options.workers === undefined ? config.server.workers : workersFlag(options.workers));
+    if (count > 1) return servePrimary({ config, source, configPath: options.config, count }, io);
+  }
+  const gateway = await startGateway(config, worker === undefined ? {} : { worker }).catch((error: unknown) => {
     if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
     throw new CliFailure(
       `${config.server.host}:${config.server.port} is already in use; choose another port with server.port in the config or SWITCHYARD_PORT (0 picks a free one)`,
@@ -28,20 +51,23 @@ export async function serveCommand(options: { config?: string }, io: CliIo): Pro
     );
   });
   guardProcess(gateway.logger);
-  const bootstrap = await ensureBootstrapToken(gateway.stores.tokens, gateway.tokens);
-  // The banner is for people and goes to stderr: stdout carries the JSON log lines machines read.
-  // One write, so that a reader never sees it in pieces (a pipe delivers a write of this size whole).
-  io.stderr(
-    banner({
-      url: gateway.url,
-      consoleUrl: gateway.consoleUrl,
-      consoleOff: config.console.enabled ? 'not built: run `npm run build`, then restart' : 'off (console.enabled: false)',
-      configSource: source,
-      models: [...gateway.catalog.all()],
-      offModels: gateway.offModels,
-      bootstrap,
-    }).join('\n'),
-  );
+  const consoleOff = config.console.enabled ? CONSOLE_NOT_BUILT : 'off (console.enabled: false)';
+  if (worker === undefined) {
+    const bootstrap = await ensureBootstrapToken(gateway.stores.tokens, gateway.tokens);
+    // The banner is for people and goes to stderr: stdout carries the JSON log lines machines read.
+    // One write, so that a reader never sees it in pieces (a pipe delivers a write of this size whole).
+    io.stderr(
+      banner({
+        url: gateway.url,
+        consoleUrl: gateway.consoleUrl,
+        consoleOff,
+        configSource: source,
+        models: [...gateway.catalog.all()],
+        offModels: gateway.offModels,
+        bootstrap,
+      }).join('\n'),
+    );
+  }
   for (const model of gateway.offModels)
     gateway.logger.warn({ model: model.id, reason: model.reason, remedy: model.remedy }, `${model.id} is off: ${model.reason}`);
   gateway.logger.info(
@@ -57,6 +83,7 @@ export async function serveCommand(options: { config?: string }, io: CliIo): Pro
   // SIGHUP (an operator's `kill -HUP`, `switchyard reload`, logrotate) must never end the process,
   // which is Node's default for it: it reopens the log file and reloads the config. SIGUSR2 (also
   // fatal by default) only reopens the log file, for a logrotate that should not touch the config.
+  // A worker gets both from its primary.
   const logFile = config.logging.file;
   process.on('SIGHUP', () => {
     gateway.reopenLogs();
@@ -68,8 +95,9 @@ export async function serveCommand(options: { config?: string }, io: CliIo): Pro
     gateway.logger.info({ signal: 'SIGUSR2' }, logFile === undefined ? 'SIGUSR2: nothing to reopen (logs go to stdout)' : 'SIGUSR2: log file reopened');
   });
   const signal = stopSignal(() => process.exit(130));
-  // Written once every signal has its handler: what reads it may signal at once.
-  const pidFile = config.server.pid_file;
+  if (worker !== undefined) tellPrimary(gateway, consoleOff);
+  // Written once every signal has its handler: what reads it may signal at once. A worker's primary writes its own.
+  const pidFile = worker === undefined ? config.server.pid_file : undefined;
   if (pidFile !== undefined) {
     try {
       writeFileSync(pidFile, `${process.pid}\n`);
@@ -85,27 +113,37 @@ export async function serveCommand(options: { config?: string }, io: CliIo): Pro
   return 0;
 }
 
-/**
- * Resolves with the first SIGTERM or SIGINT; a later one calls `now` (the operator gave up
- * waiting). The listeners stay for the process's life, so that a signal is never left to Node's
- * default, which would end the process mid-drain.
- */
-function stopSignal(now: () => void): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    let firstAt: number | null = null;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      if (firstAt === null) {
-        firstAt = Date.now();
-        resolve(signal);
-      } else if (Date.now() - firstAt >= SAME_REQUEST_MS) now();
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-    // Under `npm start` the gateway runs below npm, which passes SIGTERM and SIGINT on (the start
-    // script execs the gateway) but dies of SIGHUP or SIGKILL; the gateway would be orphaned,
-    // still serving with nothing supervising it. Losing that parent means the same as SIGTERM.
-    if (process.env['npm_lifecycle_event'] === 'start') onParentExit(() => firstAt === null && onSignal('SIGTERM'));
+/** This worker's number (from its primary) and what the primary says of the others. */
+function workerRole(): WorkerRole {
+  const number = Number(process.env[WORKER_VARIABLE]);
+  if (!Number.isInteger(number) || number < 1) throw new Error(`a worker of serve --workers needs ${WORKER_VARIABLE}, got "${process.env[WORKER_VARIABLE]}"`);
+  let listening = false;
+  process.on('message', (message: unknown) => {
+    if (isPeersMessage(message)) listening = message.listening;
   });
+  return { number, peersListening: () => listening };
+}
+
+/** Tells the primary this worker listens, with what its banner shows. */
+function tellPrimary(gateway: Gateway, consoleOff: string): void {
+  const message: ListeningMessage = {
+    type: 'switchyard:listening',
+    url: gateway.url,
+    consoleUrl: gateway.consoleUrl,
+    consoleOff,
+    models: [...gateway.catalog.all()].map((model) => ({ id: model.id, type: model.type })),
+    offModels: [...gateway.offModels],
+  };
+  process.send?.(message);
+}
+
+/** `--workers`: a number of processes, or `auto` (one per core this process may use). */
+function workersFlag(value: string): number | 'auto' {
+  if (value === 'auto') return 'auto';
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1 || count > 256)
+    throw new CliFailure(`--workers: expected a number from 1 to 256 or auto, got "${value}"`, EXIT_USAGE);
+  return count;
 }
 
 /** Removes the pid file when it is still this process's (another gateway may have started since). */
@@ -115,15 +153,4 @@ function removePidFile(path: string): void {
   } catch {
     // Gone already: nothing to remove.
   }
-}
-
-/** Calls `then` once this process's parent has gone (it is re-parented), checking twice a second. */
-function onParentExit(then: () => void): void {
-  const parent = process.ppid;
-  const timer = setInterval(() => {
-    if (process.ppid === parent) return;
-    clearInterval(timer);
-    then();
-  }, 500);
-  timer.unref();
 }

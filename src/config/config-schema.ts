@@ -133,6 +133,11 @@ export const ConfigSchema = Type.Object(
       {
         host: Type.String({ minLength: 1, default: '127.0.0.1', description: 'listen address (`SWITCHYARD_HOST`)' }),
         port: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080, description: 'listen port, 0 for any free port (`SWITCHYARD_PORT`)' }),
+        workers: Type.Union([Type.Integer({ minimum: 1, maximum: 256 }), Type.Literal('auto')], {
+          default: 1,
+          description:
+            'processes serving the port on this host (`switchyard serve --workers N`): one primary starts them, restarts one that dies and drains them all on SIGTERM; `auto`: one per core the process may use. More than 1 needs `state.url` on Redis (docs/workers.md)',
+        }),
         body_limit_bytes: PositiveInteger(16 * 1024 * 1024, 'largest JSON body; larger → 413'),
         shutdown_timeout_ms: PositiveInteger(
           30_000,

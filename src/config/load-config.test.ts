@@ -48,6 +48,7 @@ describe('where the config comes from', () => {
     expect(config.server).toEqual({
       host: '127.0.0.1',
       port: 8080,
+      workers: 1,
       body_limit_bytes: 16 * 1024 * 1024,
       shutdown_timeout_ms: 30_000,
       body_timeout_ms: 30_000,

@@ -5,7 +5,7 @@ import { RequestRecord } from '../usage/index.js';
 import { accessLine, accessLog } from './access-log.js';
 import { createLogger } from './logger.js';
 
-function capture(level = 'info'): { logger: ReturnType<typeof createLogger>; lines: string[] } {
+function capture(level = 'info', fields: Record<string, number> = {}): { logger: ReturnType<typeof createLogger>; lines: string[] } {
   const lines: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -18,7 +18,7 @@ function capture(level = 'info'): { logger: ReturnType<typeof createLogger>; lin
       done();
     },
   });
-  return { logger: createLogger(level, stream), lines };
+  return { logger: createLogger(level, stream, fields), lines };
 }
 
 function entryOf(record: RequestRecord, overrides: Partial<RequestLogEntry> = {}): RequestLogEntry {
@@ -133,5 +133,20 @@ describe('the access line', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(warn.lines.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(['upstream attempt failed']);
     expect(off.lines.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(['upstream attempt failed']);
+  });
+
+  it("carries a worker's number where pino puts it, as every other line of that worker does", async () => {
+    const worker = capture('info', { worker: 2 });
+    const record = new RequestRecord('req_3', 'chat.completions');
+    record.method = 'POST';
+    record.path = '/v1/chat/completions';
+    record.clientAddress = '127.0.0.1';
+    accessLog(worker.logger, true)(entryOf(record), record);
+    worker.logger.info('another line');
+    await new Promise((resolve) => setImmediate(resolve));
+    const [access, other] = worker.lines.map((line) => Object.keys(JSON.parse(line) as Record<string, unknown>).slice(0, 4));
+    expect(access).toEqual(['level', 'time', 'service', 'worker']);
+    expect(other).toEqual(access);
+    expect((JSON.parse(worker.lines[0] as string) as { worker: number }).worker).toBe(2);
   });
 });

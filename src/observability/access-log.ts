@@ -6,6 +6,8 @@ import type { RequestRecord } from '../usage/index.js';
 export interface AccessLogger {
   warn(object: object, message: string): void;
   isLevelEnabled(level: string): boolean;
+  /** The fields on every line (`service`, and a worker's `worker`). */
+  bindings(): Record<string, unknown>;
 }
 
 /** What pino writes to: the access line goes there too, so that it is ordered with every other line. */
@@ -30,6 +32,7 @@ const INFO = 30;
  */
 export function accessLog(logger: AccessLogger, accessLines: boolean): (entry: RequestLogEntry, record: RequestRecord) => void {
   const output = outputOf(logger);
+  const base = baseFields(logger.bindings());
   return (entry, record) => {
     if (record.upstreamFailures !== null) {
       for (const failure of record.upstreamFailures) {
@@ -40,15 +43,22 @@ export function accessLog(logger: AccessLogger, accessLines: boolean): (entry: R
       }
     }
     if (!accessLines || !logger.isLevelEnabled('info')) return;
-    output.write(accessLine(entry, record, Date.now()));
+    output.write(accessLine(entry, record, Date.now(), base));
   };
 }
 
-/** One access line, newline included. */
-export function accessLine(entry: RequestLogEntry, record: RequestRecord, time: number): string {
+/** The logger's own fields as they stand in a line (`"service":"switchyard"`, then a worker's `"worker":2`). */
+export function baseFields(bindings: Record<string, unknown>): string {
+  return JSON.stringify(bindings).slice(1, -1);
+}
+
+const SERVICE_ONLY = baseFields({ service: 'switchyard' });
+
+/** One access line, newline included; `base` as `baseFields` gives it. */
+export function accessLine(entry: RequestLogEntry, record: RequestRecord, time: number, base = SERVICE_ONLY): string {
   const query = record.path.indexOf('?');
   return (
-    `{"level":${INFO},"time":${time},"service":"switchyard","requestId":${text(entry.id)}` +
+    `{"level":${INFO},"time":${time},${base},"requestId":${text(entry.id)}` +
     (entry.clientRequestId === null ? '' : `,"clientRequestId":${text(entry.clientRequestId)}`) +
     `,"client":${text(record.clientAddress)},"method":${text(record.method)},"path":${text(query === -1 ? record.path : record.path.slice(0, query))}` +
     `,"status":${entry.status},"errorCode":${text(entry.errorCode)},"model":${text(entry.model)},"tokenId":${text(entry.tokenId)}` +

@@ -61,14 +61,18 @@ function writeAllSync(descriptor: number, text: string): void {
   }
 }
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+/**
+ * The root logger. `fields` are on every line after `service` (a worker's `worker`: its number,
+ * 0 for the primary of `serve --workers`).
+ */
+export function createLogger(level: string, destination?: pino.DestinationStream, fields: Readonly<Record<string, string | number>> = {}): Logger {
   const options: LoggerOptions = {
     level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     // An upstream's error message may quote the key it was sent (an invalid key's answer does):
     // the paths above cannot see inside a message, so errors are masked as callers' are.
     serializers: { err: maskedError },
-    base: { service: 'switchyard' },
+    base: { service: 'switchyard', ...fields },
   };
   return pino(options, destination ?? batchedDestination(1).lines);
 }

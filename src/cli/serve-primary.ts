@@ -1,0 +1,167 @@
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { TokenService } from '../access/index.js';
+import { ConfigError, type SwitchyardConfig } from '../config/index.js';
+import { createLogger, logOutput } from '../observability/logger.js';
+import { banner } from './banner.js';
+import { ensureBootstrapToken } from './bootstrap-token.js';
+import type { CliIo } from './cli-io.js';
+import { withStores } from './cli-stores.js';
+import { knownModelIds } from './known-models.js';
+import { stopSignal } from './stop-signal.js';
+import { isListeningMessage, type ListeningMessage, type PeersMessage } from './worker-messages.js';
+
+const BIN = fileURLToPath(new URL('../../bin/switchyard.js', import.meta.url));
+/** The environment variable that gives a worker its number. */
+export const WORKER_VARIABLE = 'SWITCHYARD_WORKER';
+/** A restarted worker waits 1 s, then twice as long after each death in a row, up to this. */
+const MAX_RESTART_DELAY_MS = 30_000;
+const FIRST_RESTART_DELAY_MS = 1_000;
+/** A worker that served this long before it died starts the backoff again from its first step. */
+const STEADY_MS = 60_000;
+
+/** `server.workers` (or `--workers`) as a number of processes. */
+export function workerCount(setting: number | 'auto'): number {
+  return setting === 'auto' ? availableParallelism() : setting;
+}
+
+interface Slot {
+  worker: Worker | null;
+  listening: boolean;
+  startedAt: number;
+  /** Deaths in a row without a steady run between them: the next restart's backoff step. */
+  deaths: number;
+}
+
+/**
+ * The primary of `serve --workers N` (docs/workers.md): it migrates the database and makes the
+ * bootstrap token once, before any worker opens the database, then starts N workers on the same
+ * port (`node:cluster`), prints the banner once they all listen, restarts a worker that dies (after
+ * 1 s, doubling up to 30 s while it keeps dying), passes SIGHUP and SIGUSR2 on, and drains every
+ * worker on SIGTERM/SIGINT (a second signal stops them at once). Workers count limits and bind
+ * sessions in the shared state, so memory state is refused.
+ */
+export async function servePrimary(
+  context: { config: SwitchyardConfig; source: string | null; configPath: string | undefined; count: number },
+  io: CliIo,
+): Promise<number> {
+  const { config, source, configPath, count } = context;
+  if (config.state.url === 'memory')
+    throw new ConfigError(
+      'server.workers',
+      `is ${count}, which needs state.url on Redis: with state.url: memory each worker would count limits, in-flight requests and sessions alone`,
+    );
+  const output = logOutput(config.logging.file);
+  const logger = createLogger(config.logging.level, output.stream, { worker: 0 });
+  const bootstrap = await withStores({ ...(configPath === undefined ? {} : { config: configPath }) }, io, (stores, common) =>
+    ensureBootstrapToken(
+      stores.tokens,
+      new TokenService(
+        stores.tokens,
+        common.auth.token_prefix,
+        Date.now,
+        async () => undefined,
+        () => knownModelIds(common),
+      ),
+    ),
+  );
+  cluster.setupPrimary({ exec: BIN, args: ['serve', ...(configPath === undefined ? [] : ['--config', configPath])] });
+  const slots = new Map<number, Slot>();
+  let stopping = false;
+  let announced = false;
+  let failed: string | null = null;
+  let settle: () => void = () => undefined;
+  const everyExited = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  const tellPeers = (): void => {
+    const message: PeersMessage = { type: 'switchyard:peers', listening: [...slots.values()].every((slot) => slot.listening) };
+    for (const slot of slots.values()) if (slot.worker?.isConnected() === true) slot.worker.send(message);
+  };
+  const announce = (facts: ListeningMessage): void => {
+    announced = true;
+    io.stderr(
+      banner({
+        url: facts.url,
+        consoleUrl: facts.consoleUrl,
+        consoleOff: facts.consoleOff,
+        configSource: source,
+        models: facts.models,
+        offModels: facts.offModels,
+        bootstrap,
+        workers: count,
+      }).join('\n'),
+    );
+    logger.info({ url: facts.url, workers: count, pid: process.pid }, `Switchyard listening on ${facts.url} with ${count} workers`);
+  };
+  const start = (number: number): void => {
+    const slot = slots.get(number) as Slot;
+    const worker = cluster.fork({ [WORKER_VARIABLE]: String(number) });
+    slot.worker = worker;
+    slot.startedAt = Date.now();
+    worker.on('message', (message: unknown) => {
+      if (!isListeningMessage(message)) return;
+      slot.listening = true;
+      if (!announced && [...slots.values()].every((each) => each.listening)) announce(message);
+      tellPeers();
+    });
+    worker.on('exit', (code, signal) => {
+      slot.worker = null;
+      slot.listening = false;
+      if (stopping || failed !== null) {
+        if ([...slots.values()].every((each) => each.worker === null)) settle();
+        return;
+      }
+      tellPeers();
+      if (!announced) {
+        // A worker that cannot start (a port in use, a bad credential file) would fail again: stop.
+        failed = `worker ${number} exited (${signal ?? `code ${code}`}) before every worker listened; its log lines say why`;
+        logger.error({ exitedWorker: number, code, signal }, failed);
+        stopAll('SIGTERM');
+        if ([...slots.values()].every((each) => each.worker === null)) settle();
+        return;
+      }
+      slot.deaths = Date.now() - slot.startedAt >= STEADY_MS ? 1 : slot.deaths + 1;
+      const delay = Math.min(MAX_RESTART_DELAY_MS, FIRST_RESTART_DELAY_MS * 2 ** (slot.deaths - 1));
+      logger.warn(
+        { exitedWorker: number, code, signal, restartInMs: delay },
+        `worker ${number} exited (${signal ?? `code ${code}`}); restarting it in ${delay} ms`,
+      );
+      setTimeout(() => {
+        if (!stopping) start(number);
+      }, delay).unref();
+    });
+  };
+  const stopAll = (signal: NodeJS.Signals): void => {
+    for (const slot of slots.values()) slot.worker?.process.kill(signal);
+  };
+  for (let number = 1; number <= count; number++) {
+    slots.set(number, { worker: null, listening: false, startedAt: 0, deaths: 0 });
+    start(number);
+  }
+  process.on('SIGHUP', () => {
+    output.reopen();
+    stopAll('SIGHUP');
+  });
+  process.on('SIGUSR2', () => {
+    output.reopen();
+    stopAll('SIGUSR2');
+  });
+  const signal = await Promise.race([
+    stopSignal(() => {
+      logger.warn('second stop signal: stopping every worker at once');
+      stopAll('SIGKILL');
+      process.exit(130);
+    }),
+    everyExited.then(() => null),
+  ]);
+  if (signal === null) return 1;
+  stopping = true;
+  logger.info({ signal, workers: count }, 'shutting down: every worker stops taking connections and finishes its requests');
+  stopAll('SIGTERM');
+  if ([...slots.values()].every((slot) => slot.worker === null)) settle();
+  await everyExited;
+  logger.info('shutdown complete');
+  return 0;
+}
