@@ -70,11 +70,14 @@ export async function servePrimary(
   const slots = new Map<number, Slot>();
   let stopping = false;
   let announced = false;
-  let failed: string | null = null;
+  let failedToStart = false;
   let settle: () => void = () => undefined;
   const everyExited = new Promise<void>((resolve) => {
     settle = resolve;
   });
+  const settleIfAllExited = (): void => {
+    if ([...slots.values()].every((slot) => slot.worker === null)) settle();
+  };
   const tellPeers = (): void => {
     const message: PeersMessage = { type: 'switchyard:peers', listening: [...slots.values()].every((slot) => slot.listening) };
     for (const slot of slots.values()) if (slot.worker?.isConnected() === true) slot.worker.send(message);
@@ -109,18 +112,17 @@ export async function servePrimary(
     worker.on('exit', (code, signal) => {
       slot.worker = null;
       slot.listening = false;
-      if (stopping || failed !== null) {
-        if ([...slots.values()].every((each) => each.worker === null)) settle();
-        return;
-      }
+      if (stopping || failedToStart) return settleIfAllExited();
       tellPeers();
       if (!announced) {
         // A worker that cannot start (a port in use, a bad credential file) would fail again: stop.
-        failed = `worker ${number} exited (${signal ?? `code ${code}`}) before every worker listened; its log lines say why`;
-        logger.error({ exitedWorker: number, code, signal }, failed);
+        failedToStart = true;
+        logger.error(
+          { exitedWorker: number, code, signal },
+          `worker ${number} exited (${signal ?? `code ${code}`}) before every worker listened; its log lines say why`,
+        );
         stopAll('SIGTERM');
-        if ([...slots.values()].every((each) => each.worker === null)) settle();
-        return;
+        return settleIfAllExited();
       }
       slot.deaths = Date.now() - slot.startedAt >= STEADY_MS ? 1 : slot.deaths + 1;
       const delay = Math.min(MAX_RESTART_DELAY_MS, FIRST_RESTART_DELAY_MS * 2 ** (slot.deaths - 1));
@@ -160,7 +162,7 @@ export async function servePrimary(
   stopping = true;
   logger.info({ signal, workers: count }, 'shutting down: every worker stops taking connections and finishes its requests');
   stopAll('SIGTERM');
-  if ([...slots.values()].every((slot) => slot.worker === null)) settle();
+  settleIfAllExited();
   await everyExited;
   logger.info('shutdown complete');
   return 0;

@@ -72,10 +72,6 @@ class ExposedPart extends Counter<string> {
   async getForPromString(): Promise<ExposedMetric> {
     return this.part;
   }
-
-  override async get(): ReturnType<Counter<string>['get']> {
-    return asPromClientObject(this.part);
-  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { request } from 'undici';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { startFaultUpstream, type FaultUpstream } from '../fake-upstreams/fault-upstream.js';
+import { cli } from '../support/run-cli.js';
 
 const BIN = fileURLToPath(new URL('../../bin/switchyard.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -82,6 +83,18 @@ describe('switchyard serve --workers', () => {
     const served = serve(writeConfig(directory, { state: { url: 'memory' } }, upstream.url), '2');
     expect(await served.exited).toBe(78);
     expect(served.stderr()).toMatch(/server\.workers: is 2, which needs state\.url on Redis/);
+  });
+
+  it('refuses a --workers that is neither a number from 1 to 256 nor auto, starting nothing', async () => {
+    directory = mkdtempSync(join(tmpdir(), 'switchyard-workers-'));
+    onTestFinished(() => rmSync(directory, { recursive: true, force: true }));
+    const configPath = writeConfig(directory, {}, upstream.url);
+    for (const value of ['0', '2.5', 'many', '257']) {
+      const run = await cli('serve', '--config', configPath, '--workers', value);
+      expect({ value, code: run.code }).toEqual({ value, code: 64 });
+      expect(run.stderr.join('\n')).toContain(`--workers: expected a number from 1 to 256 or auto, got "${value}"`);
+    }
+    expect(existsSync(join(directory, 'switchyard.db'))).toBe(false);
   });
 
   it.skipIf(REDIS_URL === undefined)(
