@@ -246,6 +246,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
             tracing?.finish(entry, record.trace);
           },
       (model) => prices.get(model),
+      options.worker?.number ?? null,
     );
     const onStateError = (operation: string): void => metrics?.stateFailed(operation);
     const limits = callerLimits(requestState, state, queue, stores.requestSearch, failures, parseDuration(config.state.slot_lease) as number, {

@@ -140,6 +140,7 @@ export function requestView(row: StoredRequestLogEntry): RequestView {
     team: row.team,
     project: row.project,
     client_address: row.clientAddress,
+    worker: row.worker,
     session_id: row.sessionId,
     session_source: row.sessionSource,
     affinity: row.affinity,

@@ -87,6 +87,9 @@ export const RequestViewSchema = Type.Object({
         "The client's address: the connection's, or behind a trusted proxy the X-Forwarded-For client's (docs/reverse-proxy.md); null in rows older than the column.",
     }),
   ),
+  worker: nullable(
+    Type.Integer({ description: 'The worker of `serve --workers` that served it (docs/workers.md); null when the gateway runs as one process.' }),
+  ),
   session_id: nullable(Type.String()),
   session_source: nullable(Type.String({ description: '`header`, `metadata.session_id`, `metadata.sticky_key`, `native` or `inferred`.' })),
   affinity: nullable(Type.String({ description: "What became of the session's binding: `new`, `kept`, `moved`, `overflow`." })),

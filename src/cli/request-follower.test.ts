@@ -30,6 +30,7 @@ function row(id: string, loggedAt: number): StoredRequestLogEntry {
     affinity: null,
     attempts: null,
     clientAddress: null,
+    worker: null,
     loggedAt,
   };
 }

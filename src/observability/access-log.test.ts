@@ -48,6 +48,7 @@ function entryOf(record: RequestRecord, overrides: Partial<RequestLogEntry> = {}
     affinity: 'new',
     attempts: null,
     clientAddress: '127.0.0.1',
+    worker: null,
     ...overrides,
   };
 }

@@ -50,6 +50,8 @@ export interface RequestLogsTable {
   client_address: string | null;
   /** The model's name at the upstream (a deployment, a snapshot); `model` is the public id. Null for rows before it was kept. */
   upstream_model: string | null;
+  /** The worker of `serve --workers` that served it; null for one process, and for rows before it was kept. */
+  worker: number | null;
 }
 
 export interface RevisionsTable {

@@ -40,6 +40,8 @@ export interface RequestLogEntry {
   attempts: readonly LoggedAttempt[] | null;
   /** The client's address: the connection's, or behind a trusted proxy the X-Forwarded-For client's; null when unknown. */
   clientAddress: string | null;
+  /** The worker of `serve --workers` that served it (docs/workers.md); null when the gateway runs as one process. */
+  worker: number | null;
 }
 
 /** One upstream attempt of a request. */
@@ -104,6 +106,7 @@ const COLUMNS = [
   'cost_usd',
   'client_address',
   'upstream_model',
+  'worker',
 ] as const satisfies ReadonlyArray<keyof RequestLogsTable>;
 
 const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
@@ -133,6 +136,7 @@ const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
   cost_usd: 'double precision',
   client_address: 'varchar',
   upstream_model: 'varchar',
+  worker: 'integer',
 };
 
 /**
@@ -223,6 +227,7 @@ function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: r
         entry.costUsd,
         entry.clientAddress ?? null,
         entry.upstreamModel,
+        entry.worker,
       );
     }
   });
@@ -268,6 +273,7 @@ function toRow(entry: RequestLogEntry, loggedAt: number): RequestLogsTable {
     cost_usd: entry.costUsd,
     client_address: entry.clientAddress ?? null,
     upstream_model: entry.upstreamModel,
+    worker: entry.worker,
   };
 }
 
@@ -303,6 +309,7 @@ export function fromRow(row: Selectable<RequestLogsTable>): StoredRequestLogEntr
     reasoningTokens: row.reasoning_tokens,
     costUsd: row.cost_usd === null ? null : Number(row.cost_usd),
     clientAddress: row.client_address,
+    worker: row.worker,
     loggedAt: row.logged_at === null ? null : Number(row.logged_at),
   };
 }

@@ -40,6 +40,7 @@ function rows(count: number): RequestLogEntry[] {
     reasoningTokens: 8,
     costUsd: null,
     clientAddress: '127.0.0.1',
+    worker: null,
     usageSource: 'upstream',
     errorCode: null,
     sessionSource: 'inferred',

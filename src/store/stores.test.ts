@@ -42,6 +42,7 @@ function logEntry(id: string, createdAt: number, overrides: Partial<RequestLogEn
     reasoningTokens: 8,
     costUsd: 0.00125,
     clientAddress: '203.0.113.7',
+    worker: 3,
     usageSource: 'upstream',
     errorCode: null,
     sessionSource: 'header',

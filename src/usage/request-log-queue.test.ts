@@ -29,6 +29,7 @@ function entry(id: string): RequestLogEntry {
     affinity: null,
     attempts: null,
     clientAddress: null,
+    worker: null,
   };
 }
 

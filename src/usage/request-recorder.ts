@@ -27,6 +27,8 @@ export class RequestRecorder {
     private readonly onFinished: (entry: RequestLogEntry, record: RequestRecord) => void = () => undefined,
     /** A model's configured price, for the row's cost (dollar quotas, the usage API). */
     private readonly priceOf: (model: string) => ModelPrice | undefined = () => undefined,
+    /** This process's number under `serve --workers`; null when it runs alone. */
+    private readonly worker: number | null = null,
   ) {}
 
   markShutdownDeadline(): void {
@@ -95,7 +97,7 @@ export class RequestRecorder {
         this.onError(error);
       }
     }
-    const entry = toEntry(record, status, latencyMs, usage);
+    const entry = toEntry(record, status, latencyMs, usage, this.worker);
     this.queue.push(entry);
     this.onFinished(entry, record);
   }
@@ -126,7 +128,7 @@ export class RequestRecorder {
   }
 }
 
-function toEntry(record: RequestRecord, status: number, latencyMs: number, usage: Usage | null): RequestLogEntry {
+function toEntry(record: RequestRecord, status: number, latencyMs: number, usage: Usage | null, worker: number | null): RequestLogEntry {
   const promptTokens = usage?.promptTokens ?? null;
   const completionTokens = usage?.completionTokens ?? null;
   return {
@@ -155,6 +157,7 @@ function toEntry(record: RequestRecord, status: number, latencyMs: number, usage
     affinity: record.affinity,
     attempts: record.attempts,
     clientAddress: record.clientAddress === '' ? null : record.clientAddress,
+    worker,
   };
 }
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import SqliteDatabase from 'better-sqlite3';
 import { request } from 'undici';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -174,6 +175,14 @@ describe('switchyard serve --workers', () => {
       served.child.kill('SIGTERM');
       expect(await served.exited).toBe(0);
       for (const worker of [0, 1, 2]) expect(served.lines.some((line) => line['worker'] === worker && line['msg'] === 'shutdown complete')).toBe(true);
+      // The request log names the worker of each row, as its access line did.
+      const database = new SqliteDatabase(join(directory, 'switchyard.db'), { readonly: true });
+      onTestFinished(() => {
+        database.close();
+      });
+      const logged = database.prepare("select id, worker from request_logs where endpoint = 'chat.completions'").all() as Array<{ id: string; worker: number }>;
+      const accessed = served.lines.filter((line) => line['msg'] === 'request').map((line) => ({ id: line['requestId'], worker: line['worker'] }));
+      expect(new Set(logged.map((row) => `${row.id} ${row.worker}`))).toEqual(new Set(accessed.map((line) => `${String(line.id)} ${String(line.worker)}`)));
     },
     60_000,
   );

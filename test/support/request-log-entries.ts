@@ -31,6 +31,7 @@ export function requestLogEntry(startedAt: number, overrides: Partial<RequestLog
     reasoningTokens: null,
     costUsd: 0.001,
     clientAddress: '127.0.0.1',
+    worker: null,
     usageSource: 'upstream',
     errorCode: null,
     sessionSource: null,

@@ -125,6 +125,7 @@ describe('admin request routes', () => {
       team: 'ads',
       project: 'ranker',
       client_address: '127.0.0.1',
+      worker: null,
       session_id: null,
       session_source: null,
       affinity: null,

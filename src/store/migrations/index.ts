@@ -11,6 +11,7 @@ import * as requestLogIndexes from './0009-request-log-indexes.js';
 import * as requestLogClientAddress from './0010-request-log-client-address.js';
 import * as requestLogUpstreamModel from './0011-request-log-upstream-model.js';
 import * as schemaHistory from './0012-schema-history.js';
+import * as requestLogWorker from './0013-request-log-worker.js';
 
 /**
  * Migrations are compiled into the build, not discovered on disk, so a bundled install still has
@@ -29,4 +30,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0010-request-log-client-address': requestLogClientAddress,
   '0011-request-log-upstream-model': requestLogUpstreamModel,
   '0012-schema-history': schemaHistory,
+  '0013-request-log-worker': requestLogWorker,
 };

@@ -196,6 +196,7 @@ export interface RequestView {
   team: string | null;
   project: string | null;
   client_address: string | null;
+  worker: number | null;
   session_id: string | null;
   session_source: string | null;
   affinity: string | null;

@@ -152,6 +152,7 @@ function RequestDetails({ request }: { request: RequestView }) {
           ['Project', request.project ?? DASH],
           ['Client request id', request.client_request_id ?? DASH],
           ['Client address', request.client_address ?? DASH],
+          ['Worker', request.worker === null ? DASH : String(request.worker)],
           ['Endpoint', request.endpoint],
           ['Model', request.model ?? DASH],
         ]}
