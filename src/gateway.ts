@@ -22,7 +22,7 @@ import { ConsoleGate } from './http/console-gate.js';
 import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
-import { GatewayMetrics, type CredentialGauges, type QuotaGauge } from './observability/metrics.js';
+import { GatewayMetrics, type CredentialGauges, type MetricJson, type QuotaGauge } from './observability/metrics.js';
 import { startMetricsListener, type MetricsListener } from './observability/metrics-listener.js';
 import { readinessCheck } from './gateway-readiness.js';
 import { GatewayTracing } from './observability/tracing.js';
@@ -113,6 +113,15 @@ export interface WorkerRole {
   readonly number: number;
   /** Whether every worker of the host listens, as the primary last said. */
   peersListening(): boolean;
+  /** Answers the primary's requests for this worker's metrics with these. */
+  shareMetrics(metrics: { json(): AsyncIterable<MetricJson> }): void;
+  /** Every worker's metrics added up, from the primary: what a scrape of any worker shows. */
+  clusterMetrics(): Promise<string>;
+}
+
+/** A worker's `/metrics`: every worker's added up, by the primary. */
+function clusterExposition(worker: WorkerRole, metrics: GatewayMetrics): { readonly contentType: string; text(): Promise<string> } {
+  return { contentType: metrics.contentType, text: () => worker.clusterMetrics() };
 }
 
 /** How the admin service checks an account document: with its provider's own parser. */
@@ -342,7 +351,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         ...(requestPath === null ? {} : { stateDeclaredDown: () => !requestPath.status().available }),
         ...(options.worker === undefined ? {} : { peersListening: () => (options.worker as WorkerRole).peersListening() }),
       }),
-      ...(metrics === null ? {} : { metrics }),
+      ...(metrics === null ? {} : { metrics: options.worker === undefined ? metrics : clusterExposition(options.worker, metrics) }),
     });
     // One-time work of the adapters (the local word vectors) before listening: no caller waits for it.
     for (const adapter of adapters)
@@ -351,7 +360,9 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         warn: (message) => logger.warn({ endpoint: adapter.endpoint }, message),
       });
     await app.listen({ host: config.server.host, port: config.server.port });
-    if (metrics !== null && config.metrics.listen !== undefined) {
+    // A worker's metrics are the primary's to add up and serve on metrics.listen (serve-primary.ts).
+    if (metrics !== null && options.worker !== undefined) options.worker.shareMetrics(metrics);
+    else if (metrics !== null && config.metrics.listen !== undefined) {
       metricsListener = await startMetricsListener(config.metrics.listen, metrics, (error) =>
         logger.warn({ err: error }, 'collecting the metrics failed'),
       ).catch((error: unknown) => {

@@ -9,7 +9,9 @@ import { CliFailure, EXIT_USAGE, redactUrl, type CliIo } from './cli-io.js';
 import { reloadConfig } from './reload-config.js';
 import { servePrimary, WORKER_VARIABLE, workerCount } from './serve-primary.js';
 import { stopSignal } from './stop-signal.js';
-import { isPeersMessage, type ListeningMessage } from './worker-messages.js';
+import { isCollectRequest, sendMetrics } from '../observability/cluster-metrics.js';
+import type { MetricJson } from '../observability/metrics.js';
+import { isPeersMessage, isScrapeAnswer, type ListeningMessage, type ScrapeAnswer, type ScrapeRequest } from './worker-messages.js';
 
 export interface ServeOptions {
   config?: string;
@@ -113,15 +115,48 @@ async function serve(options: ServeOptions, io: CliIo, worker: WorkerRole | unde
   return 0;
 }
 
-/** This worker's number (from its primary) and what the primary says of the others. */
+/** The longest a scrape of a worker waits for the primary to add every worker's metrics up. */
+const CLUSTER_SCRAPE_TIMEOUT_MS = 10_000;
+
+/** This worker's number (from its primary), what the primary says of the others, and the metrics it adds up. */
 function workerRole(): WorkerRole {
   const number = Number(process.env[WORKER_VARIABLE]);
   if (!Number.isInteger(number) || number < 1) throw new Error(`a worker of serve --workers needs ${WORKER_VARIABLE}, got "${process.env[WORKER_VARIABLE]}"`);
   let listening = false;
+  let shared: { json(): AsyncIterable<MetricJson> } | null = null;
+  let nextScrape = 0;
+  const scrapes = new Map<number, (answer: ScrapeAnswer) => void>();
+  const send = (message: unknown): void => {
+    if (process.connected) process.send?.(message);
+  };
   process.on('message', (message: unknown) => {
     if (isPeersMessage(message)) listening = message.listening;
+    else if (isCollectRequest(message) && shared !== null) void sendMetrics(message, shared.json(), send);
+    else if (isScrapeAnswer(message)) scrapes.get(message.id)?.(message);
   });
-  return { number, peersListening: () => listening };
+  return {
+    number,
+    peersListening: () => listening,
+    shareMetrics: (metrics) => {
+      shared = metrics;
+    },
+    clusterMetrics: () =>
+      new Promise<string>((resolve, reject) => {
+        const id = nextScrape++;
+        const timer = setTimeout(() => {
+          scrapes.delete(id);
+          reject(new Error(`the primary did not add the workers' metrics up within ${CLUSTER_SCRAPE_TIMEOUT_MS} ms`));
+        }, CLUSTER_SCRAPE_TIMEOUT_MS);
+        scrapes.set(id, (answer) => {
+          clearTimeout(timer);
+          scrapes.delete(id);
+          if (answer.text === undefined) reject(new Error(answer.error ?? 'the primary gave no metrics'));
+          else resolve(answer.text);
+        });
+        const request: ScrapeRequest = { type: 'switchyard:metrics-scrape', id };
+        send(request);
+      }),
+  };
 }
 
 /** Tells the primary this worker listens, with what its banner shows. */

@@ -3,14 +3,16 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { TokenService } from '../access/index.js';
 import { ConfigError, type SwitchyardConfig } from '../config/index.js';
+import { ClusterMetrics, type MetricsWorker } from '../observability/cluster-metrics.js';
 import { createLogger, logOutput } from '../observability/logger.js';
+import { startMetricsListener, type MetricsListener } from '../observability/metrics-listener.js';
 import { banner } from './banner.js';
 import { ensureBootstrapToken } from './bootstrap-token.js';
 import type { CliIo } from './cli-io.js';
 import { withStores } from './cli-stores.js';
 import { knownModelIds } from './known-models.js';
 import { stopSignal } from './stop-signal.js';
-import { isListeningMessage, type ListeningMessage, type PeersMessage } from './worker-messages.js';
+import { isListeningMessage, isScrapeRequest, type ListeningMessage, type PeersMessage, type ScrapeAnswer } from './worker-messages.js';
 
 const BIN = fileURLToPath(new URL('../../bin/switchyard.js', import.meta.url));
 /** The environment variable that gives a worker its number. */
@@ -66,8 +68,25 @@ export async function servePrimary(
       ),
     ),
   );
-  cluster.setupPrimary({ exec: BIN, args: ['serve', ...(configPath === undefined ? [] : ['--config', configPath])] });
   const slots = new Map<number, Slot>();
+  // The workers' metrics, added up: what a scrape of any worker, or of metrics.listen here, shows.
+  const metrics = config.metrics.enabled
+    ? new ClusterMetrics(
+        () =>
+          [...slots.entries()].flatMap(([number, slot]): MetricsWorker[] =>
+            slot.worker !== null && slot.listening && slot.worker.isConnected() ? [{ number, send: (message) => slot.worker?.send(message) }] : [],
+          ),
+        (missing) => logger.warn({ workers: missing }, `a scrape left out worker ${missing.join(', ')}: no answer within 5 s`),
+      )
+    : null;
+  let metricsListener: MetricsListener | null = null;
+  if (metrics !== null && config.metrics.listen !== undefined)
+    metricsListener = await startMetricsListener(config.metrics.listen, metrics, (error) => logger.warn({ err: error }, 'collecting the metrics failed')).catch(
+      (error: unknown) => {
+        throw new ConfigError('metrics.listen', `cannot listen: ${error instanceof Error ? error.message : String(error)}`);
+      },
+    );
+  cluster.setupPrimary({ exec: BIN, args: ['serve', ...(configPath === undefined ? [] : ['--config', configPath])] });
   let stopping = false;
   let announced = false;
   let failedToStart = false;
@@ -104,6 +123,19 @@ export async function servePrimary(
     slot.worker = worker;
     slot.startedAt = Date.now();
     worker.on('message', (message: unknown) => {
+      if (isScrapeRequest(message)) {
+        const answer = (fields: Pick<ScrapeAnswer, 'text' | 'error'>): void => {
+          if (worker.isConnected()) worker.send({ type: 'switchyard:metrics-text', id: message.id, ...fields } satisfies ScrapeAnswer);
+        };
+        if (metrics === null) answer({ error: 'metrics are off' });
+        else
+          metrics.text().then(
+            (text) => answer({ text }),
+            (error: unknown) => answer({ error: error instanceof Error ? error.message : String(error) }),
+          );
+        return;
+      }
+      metrics?.received(number, message);
       if (!isListeningMessage(message)) return;
       slot.listening = true;
       if (!announced && [...slots.values()].every((each) => each.listening)) announce(message);
@@ -158,12 +190,16 @@ export async function servePrimary(
     }),
     everyExited.then(() => null),
   ]);
-  if (signal === null) return 1;
+  if (signal === null) {
+    await metricsListener?.close();
+    return 1;
+  }
   stopping = true;
   logger.info({ signal, workers: count }, 'shutting down: every worker stops taking connections and finishes its requests');
   stopAll('SIGTERM');
   settleIfAllExited();
   await everyExited;
+  await metricsListener?.close();
   logger.info('shutdown complete');
   return 0;
 }

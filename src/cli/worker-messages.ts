@@ -24,3 +24,25 @@ export function isListeningMessage(message: unknown): message is ListeningMessag
 export function isPeersMessage(message: unknown): message is PeersMessage {
   return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'switchyard:peers';
 }
+
+/** A worker asks the primary for every worker's metrics added up (a scrape of its `/metrics`). */
+export interface ScrapeRequest {
+  type: 'switchyard:metrics-scrape';
+  id: number;
+}
+
+/** The primary's answer to a `ScrapeRequest`: the exposition, or why there is none. */
+export interface ScrapeAnswer {
+  type: 'switchyard:metrics-text';
+  id: number;
+  text?: string;
+  error?: string;
+}
+
+export function isScrapeRequest(message: unknown): message is ScrapeRequest {
+  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'switchyard:metrics-scrape';
+}
+
+export function isScrapeAnswer(message: unknown): message is ScrapeAnswer {
+  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'switchyard:metrics-text';
+}

@@ -1,6 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { GatewayMetrics } from './metrics.js';
+
+/** What the listener serves: one gateway's metrics, or every worker's added up (cluster-metrics.ts). */
+export interface ScrapedMetrics {
+  readonly contentType: string;
+  text(): Promise<string>;
+}
 
 /** The second listener of `metrics.listen`: its address once it listens, and how to close it. */
 export interface MetricsListener {
@@ -19,7 +24,7 @@ export function listenAddress(listen: string): { host: string; port: number } {
  * `GET /metrics` without authentication on an address of its own, for a scraper inside the
  * cluster; everything else is 404. Bind it where only the monitoring system reaches it.
  */
-export async function startMetricsListener(listen: string, metrics: GatewayMetrics, onError: (error: unknown) => void): Promise<MetricsListener> {
+export async function startMetricsListener(listen: string, metrics: ScrapedMetrics, onError: (error: unknown) => void): Promise<MetricsListener> {
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0];
     if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {

@@ -3,9 +3,10 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { RequestLogEntry } from '../store/index.js';
 import type { BoundedSeries } from './bounded-series.js';
 import { registerScrapeMetrics, snakeCase, type MetricsSources } from './scrape-metrics.js';
-import { SeriesCounter, SeriesHistogram, type CounterSeries, type HistogramSeries } from './series-metrics.js';
+import { SeriesCounter, SeriesHistogram, type CounterSeries, type HistogramSeries, type MetricJson } from './series-metrics.js';
 
 export type { CredentialGauges, MetricsSources, QuotaGauge } from './scrape-metrics.js';
+export type { MetricJson } from './series-metrics.js';
 
 /** The model label of a request whose model is not one the gateway serves (a typo, a probe). */
 export const UNKNOWN_MODEL = 'unknown';
@@ -193,6 +194,26 @@ export class GatewayMetrics {
     }
     // The framing `Registry.metrics()` gives: a blank line between metrics, a newline at the end.
     return `${exposition.join('\n\n')}\n`;
+  }
+
+  /**
+   * What `getMetricsAsJSON` gives, metric by metric and the request metrics in parts, with
+   * requests served between them: what a worker of `serve --workers` sends its primary, which adds
+   * every worker's up (cluster-metrics.ts).
+   */
+  async *json(): AsyncGenerator<MetricJson> {
+    for (const metric of this.exposed.getMetricsAsArray()) {
+      if (metric instanceof SeriesCounter || metric instanceof SeriesHistogram)
+        for await (const part of metric.jsonParts()) {
+          yield part;
+          await setImmediate();
+        }
+      else {
+        const json = await this.exposed.getSingleMetric(metric.name)?.get();
+        if (json !== undefined) yield json as unknown as MetricJson;
+        await setImmediate();
+      }
+    }
   }
 
   get contentType(): string {

@@ -1,4 +1,4 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Aggregator, type Registry } from 'prom-client';
 
 /** A credential as the gauges show it, read at each scrape. */
 export interface CredentialGauges {
@@ -53,13 +53,18 @@ type SetGauge = (labels: Record<string, string>, value: number) => void;
  * is counted on a request's path. `stateFailed` counts a quota read that failed.
  */
 export function registerScrapeMetrics(registers: Registry[], sources: MetricsSources, maxLabelValues: number, stateFailed: (operation: string) => void): void {
-  /** A gauge whose series are all set again at each scrape by `fill`. */
-  const gauge = (name: string, help: string, labelNames: readonly string[], fill: (set: SetGauge) => void | Promise<void>) =>
+  /**
+   * A gauge whose series are all set again at each scrape by `fill`. Under `serve --workers` the
+   * primary adds up the workers' gauges (`sum`, their default), but a gauge read from the shared
+   * state says the same in every worker: it is shown once (`max`, or `first` for a state), not N times.
+   */
+  const gauge = (name: string, help: string, labelNames: readonly string[], fill: (set: SetGauge) => void | Promise<void>, aggregator: Aggregator = 'sum') =>
     new Gauge({
       name,
       help,
       labelNames,
       registers,
+      aggregator,
       async collect() {
         this.reset();
         await fill((labels, value) => this.set(labels, value));
@@ -80,18 +85,36 @@ export function registerScrapeMetrics(registers: Registry[], sources: MetricsSou
     });
   };
 
-  gauge('switchyard_credential_state', "A credential's state: 1 for the current one, 0 for the others.", ['credential', 'state'], (set) => {
-    for (const credential of sources.credentials())
-      for (const state of sources.credentialStates) set({ credential: credential.id, state }, credential.state === state ? 1 : 0);
-  });
-  gauge('switchyard_credential_cooldown_seconds', 'Seconds until a cooling credential may serve again; 0 when it is not cooling.', ['credential'], (set) => {
-    const now = Date.now();
-    for (const credential of sources.credentials())
-      set({ credential: credential.id }, credential.until === null ? 0 : Math.max(0, (credential.until - now) / 1000));
-  });
-  gauge('switchyard_credential_in_flight', 'Requests in flight on a credential, in every gateway process sharing the state.', ['credential'], (set) => {
-    for (const credential of sources.credentials()) set({ credential: credential.id }, credential.inFlight);
-  });
+  gauge(
+    'switchyard_credential_state',
+    "A credential's state: 1 for the current one, 0 for the others.",
+    ['credential', 'state'],
+    (set) => {
+      for (const credential of sources.credentials())
+        for (const state of sources.credentialStates) set({ credential: credential.id, state }, credential.state === state ? 1 : 0);
+    },
+    'first',
+  );
+  gauge(
+    'switchyard_credential_cooldown_seconds',
+    'Seconds until a cooling credential may serve again; 0 when it is not cooling.',
+    ['credential'],
+    (set) => {
+      const now = Date.now();
+      for (const credential of sources.credentials())
+        set({ credential: credential.id }, credential.until === null ? 0 : Math.max(0, (credential.until - now) / 1000));
+    },
+    'max',
+  );
+  gauge(
+    'switchyard_credential_in_flight',
+    'Requests in flight on a credential, in every gateway process sharing the state.',
+    ['credential'],
+    (set) => {
+      for (const credential of sources.credentials()) set({ credential: credential.id }, credential.inFlight);
+    },
+    'max',
+  );
   gauge(
     'switchyard_account_quota_used_ratio',
     "A ChatGPT account's quota window, the share used, as its last answer reported it.",
@@ -100,6 +123,7 @@ export function registerScrapeMetrics(registers: Registry[], sources: MetricsSou
       for (const credential of sources.credentials())
         for (const { window, usedRatio } of credential.quotaUse) set({ credential: credential.id, window }, usedRatio);
     },
+    'max',
   );
   gauge(
     'switchyard_account_token_expiry_seconds',
@@ -110,6 +134,7 @@ export function registerScrapeMetrics(registers: Registry[], sources: MetricsSou
       for (const credential of sources.credentials())
         if (credential.tokenExpiresAt !== null) set({ credential: credential.id }, (credential.tokenExpiresAt - now) / 1000);
     },
+    'max',
   );
   gauge(
     'switchyard_quota_used_ratio',
@@ -134,6 +159,7 @@ export function registerScrapeMetrics(registers: Registry[], sources: MetricsSou
         set({ holder_kind: use.holderKind, holder: use.holder, limit: snakeCase(use.limit) }, use.usedRatio);
       }
     },
+    'max',
   );
   gauge('switchyard_requests_in_flight', 'Requests whose response has not ended.', ['endpoint'], (set) => {
     for (const [endpoint, { open }] of sources.inFlight()) set({ endpoint }, open);

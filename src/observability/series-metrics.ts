@@ -90,6 +90,32 @@ async function* exposedInParts(metric: ExposedMetric, samplesPerSeries: number):
   }
 }
 
+/**
+ * A metric as `getMetricsAsJSON` gives it, in parts of `SAMPLES_PER_PART` samples, for another
+ * process to add up (a part may split a histogram's series: the parts of a metric are joined again
+ * before anything reads them).
+ */
+async function* jsonInParts(metric: ExposedMetric): AsyncGenerator<MetricJson> {
+  const values = metric.values;
+  for (let start = 0; start === 0 || start < values.length; start += SAMPLES_PER_PART)
+    yield {
+      name: metric.name,
+      help: metric.help,
+      type: metric.type,
+      aggregator: metric.aggregator,
+      values: splayed(values.slice(start, start + SAMPLES_PER_PART)),
+    };
+}
+
+/** A metric as prom-client's `getMetricsAsJSON` gives it at run time: plain data, what workers send their primary. */
+export interface MetricJson {
+  name: string;
+  help: string;
+  type: string;
+  aggregator: string;
+  values: Array<{ value: number; labels: Record<string, string | number>; metricName?: string }>;
+}
+
 export interface SeriesMetricOptions {
   name: string;
   help: string;
@@ -140,6 +166,11 @@ export class SeriesCounter extends Counter<string> {
   /** The exposition in parts, between which the caller may let requests run. */
   async *exposition(): AsyncGenerator<string> {
     yield* exposedInParts(await this.getForPromString(), 1);
+  }
+
+  /** `get()` in parts, between which the caller may let requests run. */
+  async *jsonParts(): AsyncGenerator<MetricJson> {
+    yield* jsonInParts(await this.getForPromString());
   }
 }
 
@@ -234,5 +265,10 @@ export class SeriesHistogram extends Histogram<string> {
   /** The exposition in parts, between which the caller may let requests run; a part never splits a series. */
   async *exposition(): AsyncGenerator<string> {
     yield* exposedInParts(await this.getForPromString(), this.samplesPerSeries);
+  }
+
+  /** `get()` in parts, between which the caller may let requests run. */
+  async *jsonParts(): AsyncGenerator<MetricJson> {
+    yield* jsonInParts(await this.getForPromString());
   }
 }

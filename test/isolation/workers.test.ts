@@ -11,6 +11,7 @@ import { request } from 'undici';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { startFaultUpstream, type FaultUpstream } from '../fake-upstreams/fault-upstream.js';
+import { parseExposition, total } from '../support/prometheus-text.js';
 import { cli } from '../support/run-cli.js';
 
 const BIN = fileURLToPath(new URL('../../bin/switchyard.js', import.meta.url));
@@ -52,6 +53,15 @@ function writeConfig(directory: string, extra: Record<string, unknown>, upstream
     }),
   );
   return path;
+}
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 /**
@@ -126,7 +136,12 @@ describe('switchyard serve --workers', () => {
     async () => {
       directory = mkdtempSync(join(tmpdir(), 'switchyard-workers-'));
       onTestFinished(() => rmSync(directory, { recursive: true, force: true }));
-      const configPath = writeConfig(directory, { state: { url: REDIS_URL, key_prefix: `switchyard-workers-${randomUUID()}:` } }, upstream.url);
+      const metricsPort = await freePort();
+      const configPath = writeConfig(
+        directory,
+        { state: { url: REDIS_URL, key_prefix: `switchyard-workers-${randomUUID()}:` }, metrics: { listen: `127.0.0.1:${metricsPort}` } },
+        upstream.url,
+      );
       const served = serve(configPath, '2');
       onTestFinished(() => {
         if (served.child.exitCode === null) served.child.kill('SIGKILL');
@@ -158,6 +173,15 @@ describe('switchyard serve --workers', () => {
       }
       await vi.waitFor(() => expect(served.lines.filter((line) => line['msg'] === 'request')).toHaveLength(12), { timeout: 5_000, interval: 50 });
       expect(new Set(served.lines.filter((line) => line['msg'] === 'request').map((line) => line['worker']))).toEqual(new Set([1, 2]));
+
+      // A scrape shows both workers added up: on the primary's metrics.listen, and on the main port whichever worker takes it.
+      const requestsCounted = async (scrapeUrl: string, headers: Record<string, string>): Promise<number> => {
+        const answer = await request(scrapeUrl, { headers: { ...headers, connection: 'close' }, reset: true });
+        expect(answer.statusCode).toBe(200);
+        return total(parseExposition(await answer.body.text()), 'switchyard_requests_total', { endpoint: 'chat.completions' });
+      };
+      expect(await requestsCounted(`http://127.0.0.1:${metricsPort}/metrics`, {})).toBe(12);
+      for (let index = 0; index < 4; index++) expect(await requestsCounted(`${url}/metrics`, { authorization: `Bearer ${token}` })).toBe(12);
 
       // Worker 1 killed: the others say they are not ready until it is back, and the primary restarts it.
       process.kill(listening(1)[0]?.['pid'] as number, 'SIGKILL');
