@@ -16,17 +16,18 @@ export default defineConfig({
           ...shared,
           name: 'gateway',
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: ['test/isolation/**'],
+          exclude: ['test/isolation/**', 'test/scale/**'],
         },
       },
       {
         // The isolation suites measure what one process holds and how long its event loop waits
-        // while another tenant attacks it: they run after the others, one file at a time, so the
-        // figures they assert are the gateway's and not the machine's other test files'.
+        // while another tenant attacks it, and the scale suites run several gateway processes and
+        // the servers they need: they run after the others, one file at a time, so the figures
+        // they assert are the gateway's and not the machine's other test files'.
         test: {
           ...shared,
           name: 'isolation',
-          include: ['test/isolation/**/*.test.ts'],
+          include: ['test/isolation/**/*.test.ts', 'test/scale/**/*.test.ts'],
           fileParallelism: false,
           sequence: { groupOrder: 1 },
         },

@@ -8,7 +8,7 @@ const SERVER_SUITES: ReadonlyArray<{ variable: string; suites: string; example: 
   { variable: 'TEST_REDIS_SERVER', suites: 'isolation suites on a private Redis', example: '/usr/bin/redis-server' },
   { variable: 'TEST_POSTGRES_BIN', suites: 'isolation suites on a private PostgreSQL', example: '/usr/lib/postgresql/15/bin' },
   { variable: 'TEST_CHROMIUM', suites: 'console browser suite', example: '/usr/bin/chromium' },
-  { variable: 'TEST_NGINX', suites: 'reverse-proxy suite behind nginx', example: '/usr/sbin/nginx' },
+  { variable: 'TEST_NGINX', suites: 'reverse-proxy suite and the three-replica scale suites behind nginx', example: '/usr/sbin/nginx' },
   { variable: 'TEST_LOGROTATE', suites: 'log file rotated by the real logrotate', example: '/usr/sbin/logrotate' },
   { variable: 'TEST_PROMETHEUS', suites: 'a real Prometheus scraping the gateway', example: '/usr/bin/prometheus' },
   { variable: 'TEST_PROMTOOL', suites: "the /metrics exposition checked by Prometheus's promtool", example: '/usr/bin/promtool' },
