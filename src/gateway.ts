@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { CallerLimits, ConsoleSessions, quotaHolders, TeamService, TokenAuthenticator, TokenService, type CallerLimitsOptions } from './access/index.js';
 import {
@@ -422,7 +423,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       },
       reopenLogs: () => output?.reopen(),
       shutdown: async () => {
-        await closeServer(app, gate, config.server.shutdown_timeout_ms, logger, () => {
+        await closeServer(app, gate, { drainDelayMs: config.server.drain_delay_ms, deadlineMs: config.server.shutdown_timeout_ms }, logger, () => {
           recorder.markShutdownDeadline();
           gate.answerPending();
         });
@@ -595,32 +596,43 @@ async function createRouter(
 }
 
 /**
- * Drains, then closes: from the start `/ready` answers 503 and every new request 503
- * `shutting_down` with `Connection: close`, while the listener stays open until the requests in
- * flight end (a load balancer polling `/ready` moves away, and a client on a kept-alive
- * connection is told to go rather than finding the port closed). Then the server closes; at the
- * deadline what is still open is answered or cut.
+ * Drains, then closes (docs/operations.md#readiness):
+ * 1. for `drainDelayMs`, `/ready` answers 503 and every answer closes its connection, while
+ *    requests are still served: a load balancer probing `/ready` (a Kubernetes Service removing
+ *    the pod) moves away, and lets go of its kept-alive connections, before anything is refused;
+ * 2. then the listener closes: a new connection is refused, which a load balancer passes to
+ *    another replica (nothing was sent), and a request on a connection still open is answered 503
+ *    `shutting_down` with `Connection: close`. The requests in flight run to their end, or to the
+ *    deadline (`deadlineMs` later), where what is still open is answered or cut.
  */
-async function closeServer(app: FastifyInstance, gate: RequestGate, deadlineMs: number, logger: Logger, onDeadline: () => void): Promise<void> {
+async function closeServer(
+  app: FastifyInstance,
+  gate: RequestGate,
+  timing: { drainDelayMs: number; deadlineMs: number },
+  logger: Logger,
+  onDeadline: () => void,
+): Promise<void> {
+  gate.drain();
+  if (timing.drainDelayMs > 0) await delay(timing.drainDelayMs);
   let deadlineTimer: NodeJS.Timeout | undefined;
   const deadline = new Promise<'deadline'>((resolve) => {
-    deadlineTimer = setTimeout(() => resolve('deadline'), deadlineMs);
+    deadlineTimer = setTimeout(() => resolve('deadline'), timing.deadlineMs);
   });
-  gate.close();
-  await Promise.race([gate.whenIdle(), deadline]);
+  // Closes the gate (its preClose hook) and the listener; resolves once every connection has ended.
+  const closed = app.close().then(() => 'closed' as const);
   // server.close() drops only the connections idle at that moment; a keep-alive connection whose
   // stream ends later would otherwise stay open until the client lets go of it.
   const idleSweeper = setInterval(() => app.server.closeIdleConnections(), 50);
-  const outcome = await Promise.race([app.close().then(() => 'closed' as const), deadline]);
+  const outcome = await Promise.race([closed, deadline]);
   clearTimeout(deadlineTimer);
   clearInterval(idleSweeper);
   if (outcome === 'deadline') {
-    logger.warn({ deadlineMs }, 'shutdown deadline reached; closing the connections still open');
+    logger.warn({ deadlineMs: timing.deadlineMs }, 'shutdown deadline reached; closing the connections still open');
     onDeadline();
     // Lets the answers onDeadline wrote leave their (corked) sockets before those are cut.
     await new Promise((resolve) => setImmediate(resolve));
     app.server.closeAllConnections();
-    await app.close();
+    await closed;
   }
 }
 

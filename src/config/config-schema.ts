@@ -139,9 +139,16 @@ export const ConfigSchema = Type.Object(
             'processes serving the port on this host (`switchyard serve --workers N`): one primary starts them, restarts one that dies and drains them all on SIGTERM; `auto`: one per core the process may use. More than 1 needs `state.url` on Redis (docs/workers.md)',
         }),
         body_limit_bytes: PositiveInteger(16 * 1024 * 1024, 'largest JSON body; larger → 413'),
+        drain_delay_ms: Type.Integer({
+          minimum: 0,
+          maximum: 300_000,
+          default: 0,
+          description:
+            'after SIGTERM, how long the gateway keeps serving while `/ready` answers 503 and every answer closes its connection, so that a load balancer moves away before the listener closes; behind a load balancer that probes `/ready`, at least its probe interval times its failure threshold (docs/deploy.md#rolling-restarts)',
+        }),
         shutdown_timeout_ms: PositiveInteger(
           30_000,
-          'how long in-flight requests and streams may run after SIGTERM; then requests still waiting for their upstream get 503 `shutting_down` and streams are cut',
+          'how long in-flight requests and streams may run once the listener has closed (after `drain_delay_ms`); then requests still waiting for their upstream get 503 `shutting_down` and streams are cut',
         ),
         pid_file: Type.Optional(
           Type.String({

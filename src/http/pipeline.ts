@@ -54,10 +54,11 @@ const requestIdStage: Stage = (request, reply, done) => {
 
 function shutdownStage(gate: RequestGate): Stage {
   return (request, reply, done) => {
+    // Draining: the client (a load balancer) is told to go by its connection's closing.
+    if (gate.draining) reply.header('connection', 'close');
     if (request.routeOptions.config.probe === true) return done();
     const refusal = gate.refusal();
     if (refusal === null) return done();
-    reply.header('connection', 'close');
     done(refusal);
   };
 }

@@ -25,6 +25,8 @@ export interface TrackedRequest {
  * their route (the body timeout, the shutdown deadline).
  */
 export class RequestGate {
+  /** Set by `drain`: `/ready` fails and every answer closes its connection, but requests are served. */
+  private leaving = false;
   private closing = false;
   /** Shutdown waits on these: told once no request is open any more. */
   private idleWaiters: (() => void)[] = [];
@@ -44,14 +46,24 @@ export class RequestGate {
     private readonly tracing: RequestTracing | null = null,
   ) {}
 
+  /**
+   * The start of a shutdown (`server.drain_delay_ms`): `/ready` answers 503 and every answer
+   * closes its connection (`Connection: close`), so that a load balancer moves away and drops the
+   * connections it keeps, while what it still sends is served.
+   */
+  drain(): void {
+    this.leaving = true;
+  }
+
   /** From now on requests are refused with 503 `shutting_down` (the connection is closed after the answer). */
   close(): void {
+    this.leaving = true;
     this.closing = true;
   }
 
-  /** Whether the gateway is draining (`close` was called): `/ready` answers 503. */
+  /** Whether the gateway is draining (`drain` or `close` was called): `/ready` answers 503, answers close their connections. */
   get draining(): boolean {
-    return this.closing;
+    return this.leaving;
   }
 
   /** Resolves once no request is open (at once when none is). */
