@@ -12,6 +12,11 @@ export interface PrivateNginx {
   port: number;
   /** Everything it wrote to its error log so far. */
   errorLog(): string;
+  /**
+   * Writes a new `http { }` block and reloads it (SIGHUP, nginx's graceful reload: requests under
+   * way finish on the old worker); resolves once the new worker runs.
+   */
+  reconfigure(httpBlock: (port: number) => string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -31,9 +36,10 @@ export async function startNginx(httpBlock: (port: number) => string): Promise<P
   let lastError: Error | null = null;
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await sparePort();
-    writeFileSync(
-      file('nginx.conf'),
-      `${runAs}worker_processes 1;
+    const writeConfig = (block: string) =>
+      writeFileSync(
+        file('nginx.conf'),
+        `${runAs}worker_processes 1;
 error_log ${file('error.log')} info;
 pid ${file('nginx.pid')};
 events { worker_connections 256; }
@@ -44,10 +50,11 @@ http {
   fastcgi_temp_path ${file('fastcgi')};
   uwsgi_temp_path ${file('uwsgi')};
   scgi_temp_path ${file('scgi')};
-${httpBlock(port)}
+${block}
 }
 `,
-    );
+      );
+    writeConfig(httpBlock(port));
     const child = spawn(binary, ['-p', `${directory}/`, '-c', file('nginx.conf'), '-e', file('error.log'), '-g', 'daemon off;'], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -62,9 +69,19 @@ ${httpBlock(port)}
       rmSync(directory, { recursive: true, force: true });
       throw error;
     }
+    const workersStarted = () => readLog(file('error.log')).split('start worker process ').length;
     return {
       port,
       errorLog: () => readLog(file('error.log')),
+      reconfigure: async (block) => {
+        const before = workersStarted();
+        writeConfig(block(port));
+        child.kill('SIGHUP');
+        for (let waited = 0; workersStarted() === before; waited += 10) {
+          if (waited > 5_000) throw new Error(`nginx did not reload: ${readLog(file('error.log')).slice(-1_000)}`);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      },
       close: async () => {
         await stop(child);
         rmSync(directory, { recursive: true, force: true });

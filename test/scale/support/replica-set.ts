@@ -90,6 +90,8 @@ export interface ReplicaSet {
   readonly url: string;
   readonly nginx: PrivateNginx;
   readonly configPath: string;
+  /** Reloads nginx with these replicas marked `down` (taken out of rotation), the others in. */
+  markDown(replicas: ReadonlySet<ReplicaProcess>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -98,7 +100,7 @@ export interface ReplicaSet {
  * place of the page's and the suite's port in place of 80: the suite tests the configuration the
  * page tells operators to use.
  */
-export function deployNginxBlock(listenPort: number, replicaPorts: readonly number[]): string {
+export function deployNginxBlock(listenPort: number, replicaPorts: readonly number[], down: ReadonlySet<number> = new Set()): string {
   const page = readFileSync(DEPLOY_PAGE, 'utf8');
   const block = /```nginx\n([\s\S]*?)```/.exec(page)?.[1];
   if (block === undefined) throw new Error('docs/deploy.md has no nginx block');
@@ -106,7 +108,9 @@ export function deployNginxBlock(listenPort: number, replicaPorts: readonly numb
   if (servers === null) throw new Error('the nginx block of docs/deploy.md no longer has "server 10.0.0.11:8080"');
   const [, indent, options] = servers;
   let config = block.replace(/^ *server 10\.0\.0\.1[0-9]:8080.*\n/gm, '');
-  const ourServers = replicaPorts.map((port) => `${indent}server 127.0.0.1:${port}${options}\n`).join('');
+  const ourServers = replicaPorts
+    .map((port) => `${indent}server 127.0.0.1:${port}${down.has(port) ? (options as string).replace(/;$/, ' down;') : options}\n`)
+    .join('');
   config = config.replace(/(upstream switchyard \{\n)/, `$1${ourServers}`);
   if (!config.includes('listen 80;')) throw new Error('the nginx block of docs/deploy.md no longer has "listen 80;"');
   return config.replace('listen 80;', `listen 127.0.0.1:${listenPort};`);
@@ -116,12 +120,16 @@ export function deployNginxBlock(listenPort: number, replicaPorts: readonly numb
  * `count` replicas of one config (each on a port of its own, `SWITCHYARD_PORT`) behind a private
  * nginx running docs/deploy.md's block. The config's `server.port` is overridden per replica.
  */
-export async function startReplicaSet(directory: string, config: Record<string, unknown>, count = 3): Promise<ReplicaSet> {
+export async function startReplicaSet(
+  directory: string,
+  config: Record<string, unknown>,
+  options: { count?: number; environment?: (number: number) => Readonly<Record<string, string>> } = {},
+): Promise<ReplicaSet> {
   const configPath = join(directory, 'switchyard.yaml');
   writeFileSync(configPath, stringify(config));
   const ports: number[] = [];
-  for (let index = 0; index < count; index++) ports.push(await sparePort());
-  const replicas = ports.map((port, index) => new ReplicaProcess(index + 1, port, configPath));
+  for (let index = 0; index < (options.count ?? 3); index++) ports.push(await sparePort());
+  const replicas = ports.map((port, index) => new ReplicaProcess(index + 1, port, configPath, options.environment?.(index + 1) ?? {}));
   await Promise.all(replicas.map((replica) => replica.start()));
   const nginx = await startNginx((port) => deployNginxBlock(port, ports));
   return {
@@ -129,6 +137,7 @@ export async function startReplicaSet(directory: string, config: Record<string, 
     url: `http://127.0.0.1:${nginx.port}`,
     nginx,
     configPath,
+    markDown: (down) => nginx.reconfigure((port) => deployNginxBlock(port, ports, new Set([...down].map((replica) => replica.port)))),
     close: async () => {
       await nginx.close();
       await Promise.all(replicas.map((replica) => replica.stop('SIGTERM')));
