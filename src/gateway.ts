@@ -24,6 +24,7 @@ import { PausedStreams } from './http/paused-streams.js';
 import { RequestGate } from './http/request-gate.js';
 import { accessLog } from './observability/access-log.js';
 import { GatewayMetrics, type CredentialGauges, type MetricJson, type QuotaGauge } from './observability/metrics.js';
+import { StateOutageLog } from './observability/state-outage-log.js';
 import { startMetricsListener, type MetricsListener } from './observability/metrics-listener.js';
 import { readinessCheck } from './gateway-readiness.js';
 import { GatewayTracing } from './observability/tracing.js';
@@ -142,7 +143,9 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
   const failures = new LogThrottle(logger, config.logging.failure_interval_ms);
   const state = await openState(config.state.url, { keyPrefix: config.state.key_prefix });
   // What requests wait on: with Redis, each operation within a budget, behind a circuit breaker.
-  const requestPath = guardRequestPath(config, state, logger);
+  // One warning per outage of the shared state and one line when it is back, whichever part finds out.
+  const stateOutage = new StateOutageLog(logger);
+  const requestPath = guardRequestPath(config, state, stateOutage);
   const requestState: SharedState = requestPath ?? state;
   let endpoints: Endpoints | null = null;
   let stores: Stores;
@@ -261,6 +264,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     const onStateError = (operation: string): void => metrics?.stateFailed(operation);
     const limits = callerLimits(requestState, state, queue, stores.requestSearch, failures, parseDuration(config.state.slot_lease) as number, {
       onStateError,
+      stateOutage,
       ...(metrics === null ? {} : { onRefusal: (holderKind, limit) => metrics.limitRefused(holderKind, limit) }),
     });
     const proxies = TrustedProxies.parse(config.server.trusted_proxies);
@@ -297,6 +301,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         [Symbol.iterator]: () => credentials.keys(),
       },
       onStateError,
+      stateOutage,
     );
     routingState = shared;
     const credentialAdmin = new CredentialAdmin(credentials, router.health, router.inFlight, router.recent);
@@ -550,6 +555,7 @@ async function createRouter(
   credentialIds: SharedRoutingStateOptions['credentialIds'],
   /** Counts a shared-state operation that failed (the metrics). */
   onStateError: (operation: string) => void,
+  stateOutage: StateOutageLog,
 ): Promise<{ router: Router; shared: SharedRoutingState }> {
   const { routing } = config;
   let shared: SharedRoutingState | null = null;
@@ -568,12 +574,8 @@ async function createRouter(
   shared = new SharedRoutingState(state, health, inFlight, {
     replicaId: `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`,
     credentialIds,
-    onOutage: (error) =>
-      logger.warn(
-        { err: error, state: config.state.url.replace(/\/\/[^@/]*@/, '//***@') },
-        'shared state unreachable; routing on with what this process knows (credential states, rendezvous choices for sessions)',
-      ),
-    onRecovery: () => logger.info('shared state reachable again; credential states caught up'),
+    onOutage: (error) => stateOutage.lost('routing', error),
+    onRecovery: () => stateOutage.found('routing'),
     onError: (error) => {
       onStateError('routing_state');
       failures.failure('shared-routing-state', error, {}, 'shared routing state could not be read');
@@ -600,10 +602,10 @@ async function createRouter(
  * 1. for `drainDelayMs`, `/ready` answers 503 and every answer closes its connection, while
  *    requests are still served: a load balancer probing `/ready` (a Kubernetes Service removing
  *    the pod) moves away, and lets go of its kept-alive connections, before anything is refused;
- * 2. then the listener closes: a new connection is refused, which a load balancer passes to
- *    another replica (nothing was sent), and a request on a connection still open is answered 503
- *    `shutting_down` with `Connection: close`. The requests in flight run to their end, or to the
- *    deadline (`deadlineMs` later), where what is still open is answered or cut.
+ * 2. then every new request is answered 503 `shutting_down` with `Connection: close`, while the
+ *    listener stays open until the requests in flight end (a client is told to go rather than
+ *    finding the port closed). Then the server closes; at the deadline (`deadlineMs` after the
+ *    delay) what is still open is answered or cut.
  */
 async function closeServer(
   app: FastifyInstance,
@@ -618,12 +620,12 @@ async function closeServer(
   const deadline = new Promise<'deadline'>((resolve) => {
     deadlineTimer = setTimeout(() => resolve('deadline'), timing.deadlineMs);
   });
-  // Closes the gate (its preClose hook) and the listener; resolves once every connection has ended.
-  const closed = app.close().then(() => 'closed' as const);
+  gate.close();
+  await Promise.race([gate.whenIdle(), deadline]);
   // server.close() drops only the connections idle at that moment; a keep-alive connection whose
   // stream ends later would otherwise stay open until the client lets go of it.
   const idleSweeper = setInterval(() => app.server.closeIdleConnections(), 50);
-  const outcome = await Promise.race([closed, deadline]);
+  const outcome = await Promise.race([app.close().then(() => 'closed' as const), deadline]);
   clearTimeout(deadlineTimer);
   clearInterval(idleSweeper);
   if (outcome === 'deadline') {
@@ -632,7 +634,7 @@ async function closeServer(
     // Lets the answers onDeadline wrote leave their (corked) sockets before those are cut.
     await new Promise((resolve) => setImmediate(resolve));
     app.server.closeAllConnections();
-    await closed;
+    await app.close();
   }
 }
 
@@ -647,7 +649,7 @@ function callerLimits(
   requestLog: Stores['requestSearch'],
   failures: LogThrottle,
   slotLeaseMs: number,
-  observers: { onStateError: (operation: string) => void; onRefusal?: CallerLimitsOptions['onRefusal'] },
+  observers: { onStateError: (operation: string) => void; onRefusal?: CallerLimitsOptions['onRefusal']; stateOutage: StateOutageLog },
 ): CallerLimits {
   return new CallerLimits({
     state: requestState,
@@ -660,8 +662,8 @@ function callerLimits(
     },
     onError: (error) => {
       observers.onStateError('caller_limits');
-      // A timeout or a refusal of the breaker: it said so once already (guardRequestPath).
-      if (error instanceof StateUnavailableError) return;
+      // A timeout or a refusal of the breaker, or a failure during an outage: the outage was told once (StateOutageLog).
+      if (error instanceof StateUnavailableError || observers.stateOutage.down) return;
       failures.failure(
         'caller-limits',
         error,
@@ -677,17 +679,12 @@ function callerLimits(
  * and a breaker that declares it down after failures in a row (one warning), stops requests
  * waiting on it, and says once when it answers again. Null with the memory state, which cannot be slow.
  */
-function guardRequestPath(config: SwitchyardConfig, state: SharedState, logger: Logger): RequestPathState | null {
+function guardRequestPath(config: SwitchyardConfig, state: SharedState, outage: StateOutageLog): RequestPathState | null {
   if (config.state.url === 'memory') return null;
-  const budgetMs = config.state.request_timeout_ms;
   return new RequestPathState(state, {
-    budgetMs,
-    onDown: (error) =>
-      logger.warn(
-        { err: error, budgetMs },
-        'shared state declared down; requests no longer wait on it (limits let through uncounted, sessions routed by rendezvous) until it answers again',
-      ),
-    onUp: (downForMs) => logger.info({ downForMs }, 'shared state answers again; requests use it again'),
+    budgetMs: config.state.request_timeout_ms,
+    onDown: (error) => outage.lost('request path', error),
+    onUp: () => outage.found('request path'),
   });
 }
 

@@ -184,11 +184,11 @@ describe.skipIf(!REDIS_URL)('gateways sharing one Redis', () => {
       expect(JSON.stringify(warnings)).not.toContain('sk-');
       proxy.restore();
       await eventually(
-        async () => logLines.some((line) => String(line['msg']).startsWith('shared state reachable again')),
+        async () => logLines.some((line) => String(line['msg']).startsWith('shared state answers again')),
         (recovered) => recovered,
         8_000,
       );
-      expect(logLines.filter((line) => String(line['msg']).startsWith('shared state reachable again'))).toHaveLength(1);
+      expect(logLines.filter((line) => String(line['msg']).startsWith('shared state answers again'))).toHaveLength(1);
       // …reaches the gateways that never lost it.
       const seen = await eventually(
         () => credentials(first),

@@ -8,7 +8,7 @@ import { PrivateRedis, redisServerBinary } from './support/private-redis.js';
 const BUDGET_MS = 150;
 /** A request with limits and a session awaits two state operations (its admission, its binding). */
 const BOUND_MS = 2 * BUDGET_MS + 400;
-const DOWN_MESSAGE = 'shared state declared down';
+const DOWN_MESSAGE = 'shared state unreachable';
 const UP_MESSAGE = 'shared state answers again';
 
 /**

@@ -3,8 +3,10 @@ import { readiness, type ReplicaProcess, type ReplicaSet } from './replica-set.j
 /**
  * The load balancer's active health check, which nginx's open-source build lacks: it asks each
  * replica's `GET /ready` every `intervalMs` and takes a replica out of nginx's rotation (marked
- * `down`, a graceful reload) from its first failed probe, and back once it answers 200 again. A
- * Kubernetes Service, HAProxy's `option httpchk` or nginx Plus's `health_check` do the same.
+ * `down`, a graceful reload) from its first failed probe, and back once it answers 200 again, as
+ * HAProxy's `option httpchk` or nginx Plus's `health_check` do. When no replica is ready (Redis or
+ * PostgreSQL down for all of them alike) it keeps them all in rotation, as Envoy's panic
+ * threshold and cloud load balancers do: a gateway that serves without its state is better than none.
  */
 export class HealthChecker {
   private readonly down = new Set<ReplicaProcess>();
@@ -36,16 +38,11 @@ export class HealthChecker {
 
   private async probe(): Promise<void> {
     const statuses = await Promise.all(this.set.replicas.map((replica) => readiness(replica.url)));
-    let changed = false;
-    this.set.replicas.forEach((replica, index) => {
-      const ready = statuses[index] === 200;
-      if (ready === this.down.has(replica)) {
-        changed = true;
-        if (ready) this.down.delete(replica);
-        else this.down.add(replica);
-      }
-    });
-    if (!changed) return;
+    const unready = this.set.replicas.filter((_, index) => statuses[index] !== 200);
+    const down = unready.length === this.set.replicas.length ? [] : unready;
+    if (down.length === this.down.size && down.every((replica) => this.down.has(replica))) return;
+    this.down.clear();
+    for (const replica of down) this.down.add(replica);
     await this.set.markDown(this.down);
     this.changes.push({ at: performance.now(), down: [...this.down].map((replica) => replica.number).sort() });
   }
