@@ -67,6 +67,27 @@ export class TokenService {
   ) {}
 
   async create(input: CreateTokenInput): Promise<CreatedToken> {
+    const { secret, record } = this.newToken(input);
+    if (!(await this.store.insert(record))) {
+      throw invalidField(
+        ['body', 'project'],
+        `team ${echo(record.team)} has no project ${echo(record.project ?? '')}; create it first (a token never creates its project)`,
+      );
+    }
+    await this.onChange();
+    return { secret, record };
+  }
+
+  /** The token only if no token exists at all (the bootstrap admin token); null when one does. */
+  async createFirst(input: CreateTokenInput): Promise<CreatedToken | null> {
+    const { secret, record } = this.newToken(input);
+    if (!(await this.store.insertFirst(record))) return null;
+    await this.onChange();
+    return { secret, record };
+  }
+
+  /** A new token's secret and record, its fields checked. */
+  private newToken(input: CreateTokenInput): CreatedToken {
     const team = checkId(typeof input.team === 'string' ? input.team.trim() : input.team, ['body', 'team']);
     const project =
       input.project === undefined || input.project === null || input.project.trim() === '' ? null : checkId(input.project.trim(), ['body', 'project']);
@@ -90,10 +111,6 @@ export class TokenService {
       revokedAt: null,
       limits,
     };
-    if (!(await this.store.insert(record))) {
-      throw invalidField(['body', 'project'], `team ${echo(team)} has no project ${echo(project ?? '')}; create it first (a token never creates its project)`);
-    }
-    await this.onChange();
     return { secret, record };
   }
 

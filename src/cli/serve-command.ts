@@ -55,7 +55,7 @@ async function serve(options: ServeOptions, io: CliIo, worker: WorkerRole | unde
   guardProcess(gateway.logger);
   const consoleOff = config.console.enabled ? CONSOLE_NOT_BUILT : 'off (console.enabled: false)';
   if (worker === undefined) {
-    const bootstrap = await ensureBootstrapToken(gateway.stores.tokens, gateway.tokens);
+    const bootstrap = await ensureBootstrapToken(gateway.tokens);
     // The banner is for people and goes to stderr: stdout carries the JSON log lines machines read.
     // One write, so that a reader never sees it in pieces (a pipe delivers a write of this size whole).
     io.stderr(

@@ -58,7 +58,6 @@ export async function servePrimary(
   const logger = createLogger(config.logging.level, output.stream, { worker: 0 });
   const bootstrap = await withStores({ ...(configPath === undefined ? {} : { config: configPath }) }, io, (stores, common) =>
     ensureBootstrapToken(
-      stores.tokens,
       new TokenService(
         stores.tokens,
         common.auth.token_prefix,

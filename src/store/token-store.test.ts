@@ -45,6 +45,17 @@ describeEachBackend('token store writes', (backend) => {
     expect(await tokens.readRevision()).toBe(revision);
   });
 
+  it('inserts a first token once, however many ask at the same time, and never when a token exists', async () => {
+    const { tokens } = stores;
+    const attempts = await Promise.all(
+      Array.from({ length: 6 }, (_, index) => tokens.insertFirst(token(`tok_first_${index}`, 1, { team: 'admin', secretHash: `hash-first-${index}` }))),
+    );
+    expect(attempts.filter((inserted) => inserted)).toHaveLength(1);
+    expect(await tokens.list()).toHaveLength(1);
+    expect(await tokens.insertFirst(token('tok_late', 2, { team: 'admin', secretHash: 'hash-late' }))).toBe(false);
+    expect(await tokens.list()).toHaveLength(1);
+  });
+
   it('pages tokens in creation order, filtered by team and project', async () => {
     const { tokens, teams } = stores;
     await teams.insertTeam({ id: 'ads', name: 'Ads', limits: {}, createdAt: 1, updatedAt: 1 });

@@ -46,6 +46,12 @@ export interface TokenStore {
    * Its project must exist in that team already: false when it does not, and nothing is written.
    */
   insert(record: TokenRecord): Promise<boolean>;
+  /**
+   * The token only when there is no token at all (the bootstrap admin token of a first start):
+   * false, and nothing written, when one exists. Processes starting at once on an empty database
+   * make one between them.
+   */
+  insertFirst(record: TokenRecord): Promise<boolean>;
   /** Every token, in creation order (the token cache loads them all). */
   list(): Promise<TokenRecord[]>;
   listPage(page: TokenPage): Promise<TokenRecord[]>;
@@ -65,23 +71,35 @@ export class KyselyTokenStore implements TokenStore {
     private readonly dialect: DialectName,
   ) {}
 
-  async insert(record: TokenRecord): Promise<boolean> {
+  insert(record: TokenRecord): Promise<boolean> {
+    return this.db.transaction().execute((transaction) => this.insertWithin(transaction, record));
+  }
+
+  insertFirst(record: TokenRecord): Promise<boolean> {
     return this.db.transaction().execute(async (transaction) => {
-      const teamExists = await this.lockTeam(transaction, record.team);
-      if (record.project !== null) {
-        if (!teamExists) return false;
-        let project = transaction.selectFrom('projects').select('id').where('team', '=', record.team).where('id', '=', record.project);
-        if (this.dialect === 'postgres') project = project.forShare();
-        if ((await project.executeTakeFirst()) === undefined) return false;
-      } else if (!teamExists) {
-        await this.insertTeam(transaction, record);
-        // A team made by a concurrent token and deleted since must be made again, or this token would have none.
-        if (this.dialect === 'postgres' && !(await this.lockTeam(transaction, record.team))) await this.insertTeam(transaction, record);
-      }
-      await transaction.insertInto('tokens').values(toRow(record)).execute();
-      await bumpTokenRevision(transaction, this.dialect);
-      return true;
+      // Every token written bumps this row: locked here, one process at a time asks "none yet?".
+      // (A SQLite transaction holds the write lock from its start: begin immediate.)
+      if (this.dialect === 'postgres') await transaction.selectFrom('revisions').select('value').where('name', '=', 'tokens').forUpdate().execute();
+      if ((await transaction.selectFrom('tokens').select('id').limit(1).executeTakeFirst()) !== undefined) return false;
+      return this.insertWithin(transaction, record);
     });
+  }
+
+  private async insertWithin(transaction: Kysely<DatabaseSchema>, record: TokenRecord): Promise<boolean> {
+    const teamExists = await this.lockTeam(transaction, record.team);
+    if (record.project !== null) {
+      if (!teamExists) return false;
+      let project = transaction.selectFrom('projects').select('id').where('team', '=', record.team).where('id', '=', record.project);
+      if (this.dialect === 'postgres') project = project.forShare();
+      if ((await project.executeTakeFirst()) === undefined) return false;
+    } else if (!teamExists) {
+      await this.insertTeam(transaction, record);
+      // A team made by a concurrent token and deleted since must be made again, or this token would have none.
+      if (this.dialect === 'postgres' && !(await this.lockTeam(transaction, record.team))) await this.insertTeam(transaction, record);
+    }
+    await transaction.insertInto('tokens').values(toRow(record)).execute();
+    await bumpTokenRevision(transaction, this.dialect);
+    return true;
   }
 
   /**

@@ -16,6 +16,8 @@ const DEPLOY_PAGE = fileURLToPath(new URL('../../../docs/deploy.md', import.meta
 export class ReplicaProcess {
   /** Its JSON log lines (stdout), in order. */
   readonly lines: Array<Record<string, unknown>> = [];
+  /** What it wrote to stderr (the banner), every start's. */
+  stderr = '';
   private child: ChildProcess | null = null;
   private exited: Promise<number | null> = Promise.resolve(null);
 
@@ -49,9 +51,8 @@ export class ReplicaProcess {
     });
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-    let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
+      this.stderr += chunk.toString();
     });
     await new Promise<void>((resolve, reject) => {
       createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
@@ -64,7 +65,7 @@ export class ReplicaProcess {
         this.lines.push(entry);
         if (String(entry['msg']).startsWith('Switchyard listening on')) resolve();
       });
-      void this.exited.then((code) => reject(new Error(`replica ${this.number} exited (${code}) before listening: ${stderr.slice(-2_000)}`)));
+      void this.exited.then((code) => reject(new Error(`replica ${this.number} exited (${code}) before listening: ${this.stderr.slice(-2_000)}`)));
     });
   }
 
