@@ -14,10 +14,17 @@ import { launchSwitchyard, plainChatConfig, spawnPinned, startBareProxy, type Be
  * 2-core machine cannot keep the load generator off two workers' cores), so the figure compared is
  * CPU per request, not throughput. Both use Redis state (more than one worker needs it).
  *
- *   node dist-bench/workers-bench.js [--rate 600] [--seconds 8] [--rounds 3]
+ *   node dist-bench/workers-bench.js [--rate 600] [--seconds 8] [--rounds 3] [--database postgres://…]
+ *
+ * The request log goes to SQLite (one file the workers share) unless `--database` names another.
  */
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const EVERY_CORE = ['taskset', '-c', '0,1', 'node'];
+
+function text(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  return index === -1 ? undefined : process.argv[index + 1];
+}
 
 function argument(name: string, fallback: number): number {
   const index = process.argv.indexOf(name);
@@ -41,6 +48,7 @@ async function main(): Promise<void> {
   const rate = argument('--rate', 600);
   const seconds = argument('--seconds', 8);
   const rounds = argument('--rounds', 3);
+  const database = text('--database');
   const { redis, skipped } = await connectBenchRedis('switchyard-bench-workers');
   if (redis === null) throw new Error(`the workers bench needs Redis: ${skipped}`);
   const workDirectory = mkdtempSync(join(tmpdir(), 'switchyard-bench-workers-'));
@@ -70,7 +78,9 @@ async function main(): Promise<void> {
             `state: { url: "${redis.url}", key_prefix: "${redis.keyPrefix}${round}-${workers}:" }`,
             `server: { host: 127.0.0.1, port: 0, workers: ${workers} }`,
           ],
-        }).replace('server: { host: 127.0.0.1, port: 0 }\n', '');
+        })
+          .replace('server: { host: 127.0.0.1, port: 0 }\n', '')
+          .replace(/^database: .*$/m, (line) => (database === undefined ? line : `database: { url: "${database}" }`));
         const target = await launchSwitchyard(context, { root: ROOT, name: 'switchyard', label: name }, config, [], undefined, EVERY_CORE);
         try {
           const { cpuMicroseconds, failed } = await measure(target, rate, seconds);
