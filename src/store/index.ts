@@ -44,6 +44,7 @@ export {
   requestLogRetention,
   rowsRemoved,
   scheduleRetention,
+  vacuumSqlite,
   type RequestLogRetention,
   type RetentionOptions,
   type RetentionPass,

@@ -391,3 +391,26 @@ export function scheduleRetention(retention: RequestLogRetention, options: Reten
     },
   };
 }
+
+/**
+ * SQLite: turns on `auto_vacuum = INCREMENTAL` and rebuilds the file (`VACUUM`), which it needs to
+ * take effect on a database made before (docs/request-log-retention.md); afterwards every pass
+ * gives its free pages back. It holds the write lock for as long as it runs (minutes for gigabytes)
+ * and needs free disk space as large as the database: `switchyard requests prune --vacuum` runs
+ * it, for an operator to choose when. Waits up to `SQLITE_LOCK_WAIT_MS` for another writer.
+ */
+export function vacuumSqlite(database: Database): { bytesBefore: number; bytesAfter: number; durationMs: number } {
+  const sqlite = database.sqlite;
+  if (sqlite === null) throw new Error('VACUUM is for SQLite');
+  const size = () => Number(sqlite.pragma('page_count', { simple: true })) * Number(sqlite.pragma('page_size', { simple: true }));
+  const bytesBefore = size();
+  const started = performance.now();
+  sqlite.pragma(`busy_timeout = ${SQLITE_LOCK_WAIT_MS}`);
+  try {
+    sqlite.pragma('auto_vacuum = INCREMENTAL');
+    sqlite.exec('vacuum');
+  } finally {
+    sqlite.pragma('busy_timeout = 0');
+  }
+  return { bytesBefore, bytesAfter: size(), durationMs: performance.now() - started };
+}
