@@ -34,14 +34,16 @@ export function dayPartitionName(dayStart: number): string {
   return `request_logs_p${new Date(dayStart).toISOString().slice(0, 10).replaceAll('-', '')}`;
 }
 
-/** The request log's partitions in the schema in effect, with their bounds; empty when the table is not partitioned. */
+/** The request log's partitions in the schema in effect, with their bounds, oldest first; empty when the table is not partitioned. */
 export async function listPartitions(run: RunSql): Promise<Partition[]> {
   const rows = await run(
     `select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound
      from pg_inherits i join pg_class c on c.oid = i.inhrelid
      where i.inhparent = to_regclass('request_logs')`,
   );
-  return rows.map((row) => parseBound(String(row['name']), String(row['bound'])));
+  // Oldest first (the legacy partition's MINVALUE before every day), the DEFAULT one last.
+  const order = (partition: Partition) => (partition.isDefault ? Infinity : (partition.from ?? -Infinity));
+  return rows.map((row) => parseBound(String(row['name']), String(row['bound']))).sort((a, b) => order(a) - order(b));
 }
 
 /** `FOR VALUES FROM (MINVALUE) TO ('1764547200000')`, or `DEFAULT`. */
