@@ -106,7 +106,7 @@ describeEachBackend('request log retention', (backend) => {
 
   it('removes the rows that started before now − retention, keeps the others, and the rollup, quotas and charts read the same after', async () => {
     const oldDay = TODAY - 10 * DAY;
-    const old = rowsAt(oldDay + 2 * HOUR, 40);
+    const old = [...rowsAt(oldDay + 2 * HOUR, 40), requestLogEntry(oldDay + 7 * HOUR + 123_456, { tokenId: 'tok_gone', costUsd: 0.5 })];
     const recent = [...rowsAt(NOW - 3 * DAY, 12), ...rowsAt(NOW - 2 * HOUR, 3)];
     // In batches, as the queue writes them.
     for (let index = 0; index < old.length; index += 15) await stores.requestLogs.insertBatch(old.slice(index, index + 15));
@@ -124,6 +124,15 @@ describeEachBackend('request log retention', (backend) => {
     expect(await loggedIds(stores)).toEqual(recent.map((row) => row.id).sort());
     expect(await rollupTotals(stores)).toEqual(inserted);
     expect(await readings(stores, oldDay)).toEqual(before);
+
+    // A token whose rows are all gone was last used in the hour the rollup keeps.
+    const lastRecent = recent.filter((row) => row.tokenId === 'tok_1').at(-1) as RequestLogEntry;
+    expect(await stores.requestSearch.lastUsed(['tok_gone', 'tok_1', 'tok_never'])).toEqual(
+      new Map([
+        ['tok_gone', oldDay + 7 * HOUR],
+        ['tok_1', lastRecent.createdAt],
+      ]),
+    );
 
     // Nothing more to remove.
     const again = await requestLogRetention(stores.database, { retentionMs: RETENTION, now: () => NOW }).prune();

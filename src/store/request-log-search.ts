@@ -57,7 +57,10 @@ export interface RequestLogSearch {
   sessionTurns(sessionId: string, page: { after?: string; limit: number }): Promise<StoredRequestLogEntry[]>;
   /** Totals per UTC bucket and group, ordered by bucket then group (nulls last). */
   usage(query: UsageQuery): Promise<UsageRow[]>;
-  /** When each token's newest logged request started; tokens with none are absent. */
+  /**
+   * When each token's newest logged request started (to the hour, its start, once retention
+   * removed the token's rows: the rollup keeps the hour); tokens with none are absent.
+   */
   lastUsed(tokenIds: readonly string[]): Promise<Map<string, number>>;
   /**
    * What the matching requests spent: prompt + completion tokens and dollars (what quotas are
@@ -177,14 +180,25 @@ export class KyselyRequestLogSearch implements RequestLogSearch {
     const unique = [...new Set(tokenIds)];
     const lastUsed = new Map<string, number>();
     if (unique.length === 0) return lastUsed;
-    // One statement, one index seek per token on (token_id, id): a grouped max would read every
-    // row of each token, and a query per token a round trip each.
-    const { rows } = await sql<{ token_id: string; created_at: number | string | null }>`
-      with asked(token_id) as (values ${sql.join(unique.map((id) => sql`(${id})`))})
-      select asked.token_id as token_id,
-        (select r.created_at from request_logs r where r.token_id = asked.token_id order by r.id desc limit 1) as created_at
-      from asked`.execute(this.db);
-    for (const row of rows) if (row.created_at !== null) lastUsed.set(row.token_id, Number(row.created_at));
+    // One statement, one index seek per token: its newest hour in the rollup, on (token_id,
+    // hour_start); then its newest row of that hour, on (token_id, id), in that hour's partition
+    // alone on PostgreSQL. A grouped max would read every row of each token, a query per token a
+    // round trip each. Once retention removed a token's rows, the hour's start is what is known.
+    const { rows } = await sql<{ token_id: string; hour: number | string | null; created_at: number | string | null }>`
+      with asked(token_id) as (values ${sql.join(unique.map((id) => sql`(${id})`))}),
+      newest as (
+        select asked.token_id as token_id,
+          (select max(u.hour_start) from request_usage_hourly u where u.token_id = asked.token_id) as hour
+        from asked)
+      select newest.token_id as token_id, newest.hour as hour,
+        (select r.created_at from request_logs r
+          where r.token_id = newest.token_id and r.created_at >= newest.hour and r.created_at < newest.hour + ${sql.raw(String(HOUR_MS))}
+          order by r.id desc limit 1) as created_at
+      from newest`.execute(this.db);
+    for (const row of rows) {
+      const at = row.created_at ?? row.hour;
+      if (at !== null) lastUsed.set(row.token_id, Number(at));
+    }
     return lastUsed;
   }
 
