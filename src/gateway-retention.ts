@@ -2,11 +2,15 @@ import { requestLogRetentionMs, type SwitchyardConfig } from './config/index.js'
 import type { Logger } from './observability/logger.js';
 import { requestLogRetention, rowsRemoved, scheduleRetention, type RetentionPass, type RetentionSchedule, type Stores } from './store/index.js';
 
-/** PostgreSQL's partitions for the coming days are checked this soon after the start, off its path. */
-const MAINTAIN_AFTER_MS = 1_000;
-/** The first pass: once the start's own work is done. */
-const FIRST_PASS_AFTER_MS = 60_000;
-const PASS_INTERVAL_MS = 3_600_000;
+export interface RetentionTiming {
+  /** PostgreSQL's partitions for the coming days are checked this soon after the start, off its path. */
+  maintainAfterMs: number;
+  /** The first pass: once the start's own work is done. */
+  firstPassAfterMs: number;
+  intervalMs: number;
+}
+
+const TIMING: RetentionTiming = { maintainAfterMs: 1_000, firstPassAfterMs: 60_000, intervalMs: 3_600_000 };
 
 /**
  * The request log's retention in this process (docs/request-log-retention.md): a pass a minute
@@ -15,15 +19,19 @@ const PASS_INTERVAL_MS = 3_600_000;
  * runs them (on PostgreSQL replicas take turns through an advisory lock). Null when there is
  * nothing to do: `forever` on SQLite (PostgreSQL still makes the coming days' partitions).
  */
-export function startRequestLogRetention(config: SwitchyardConfig, stores: Stores, logger: Logger, worker: number | null): RetentionSchedule | null {
+export function startRequestLogRetention(
+  config: Pick<SwitchyardConfig, 'request_log'>,
+  stores: Stores,
+  logger: Logger,
+  worker: number | null,
+  timing: RetentionTiming = TIMING,
+): RetentionSchedule | null {
   if (worker !== null && worker !== 1) return null;
   const retention = config.request_log.retention.trim();
   const retentionMs = requestLogRetentionMs(retention);
   if (retentionMs === null && stores.database.dialect === 'sqlite') return null;
   return scheduleRetention(requestLogRetention(stores.database, { retentionMs }), {
-    maintainAfterMs: MAINTAIN_AFTER_MS,
-    firstPassAfterMs: FIRST_PASS_AFTER_MS,
-    intervalMs: PASS_INTERVAL_MS,
+    ...timing,
     onPass: (pass, kind) => {
       // Maintenance is said only when it did something; a pass always.
       if (kind === 'maintenance' && pass.partitionsCreated.length === 0 && pass.partitionsDeferred.length === 0) return;
