@@ -23,7 +23,8 @@ import { builtQueries, option, prepareDatabase, say, type BuiltQueries, type See
  *   node dist-bench/request-log-at-size.js --database sqlite:/tmp/at-size.db --rows 10000000
  *   node dist-bench/request-log-at-size.js --database postgres://postgres@127.0.0.1:5432/bench_at_size --rows 10000000
  *
- * The database must be new (PostgreSQL: created when missing). Prints a Markdown report on stdout.
+ * The database must be new (PostgreSQL: created when missing); `--measure-only` measures inserts
+ * and queries again on a log an earlier run filled. Prints a Markdown report on stdout.
  */
 
 const HOUR = 3_600_000;
@@ -478,6 +479,20 @@ async function main(): Promise<void> {
   await prepareDatabase(url);
   const lines: string[] = [];
   let stores = await module.openStores(url);
+  if (argv.includes('--measure-only')) {
+    // A log filled by an earlier run: inserts at its size and the queries again (after a change to the build).
+    try {
+      const atSize = await insertCost(stores, new Traffic(), 300);
+      lines.push(
+        `${stores.database.dialect}, ${(await stores.requestLogs.count()).toLocaleString('en')} rows; insertBatch at size ${atSize.median.toFixed(1)} µs a row (mean ${atSize.mean.toFixed(1)})`,
+      );
+      await timeQueries(await builtQueries(stores as never), stores, runs, 3, lines);
+    } finally {
+      await stores.close();
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return;
+  }
   try {
     if ((await stores.requestLogs.count()) > 0) throw new Error('the request log has rows already: give a new database');
     const traffic = new Traffic();
