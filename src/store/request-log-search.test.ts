@@ -87,7 +87,7 @@ describeEachBackend('request log search', (backend) => {
     expect(await search.spent({ team: 'nobody', from, to })).toEqual({ tokens: 0, usd: 0 });
   });
 
-  it("tells when each token's newest request started, in one statement", async () => {
+  it("tells when each token's newest request started, in a statement (and one per day of their last use)", async () => {
     await stores.requestLogs.insertBatch([
       entry(DAY_START + 5_000, { tokenId: 'tok_a' }),
       entry(DAY_START + 9_000, { tokenId: 'tok_a' }),

@@ -3,6 +3,8 @@ import type { DatabaseSchema } from './database-schema.js';
 import { fromRow, type StoredRequestLogEntry } from './request-log-store.js';
 import { HOUR_MS } from './request-usage-rollup.js';
 
+const DAY_MS = 86_400_000;
+
 /** What the admin API and the CLI filter the request log by; every field narrows the answer. */
 export interface RequestSearchFilter {
   sessionId?: string;
@@ -78,6 +80,12 @@ const GROUP_COLUMNS: Record<UsageGroup, readonly GroupColumn[]> = { token: ['tok
  * range is read from the key's B-tree instead of the whole table, and stays exact.
  */
 const ID_SLACK_MS = 1_000;
+
+/** The millisecond a gateway request id was made in (`req_` + 12 hex digits…); null for another id. */
+function idTime(id: string): number | null {
+  const match = /^req_([0-9a-f]{12})/.exec(id);
+  return match === null ? null : Number.parseInt(match[1] as string, 16);
+}
 
 /** The lowest gateway request id of a millisecond: ids below it were made before it. */
 export function idAt(milliseconds: number): string {
@@ -180,25 +188,40 @@ export class KyselyRequestLogSearch implements RequestLogSearch {
     const unique = [...new Set(tokenIds)];
     const lastUsed = new Map<string, number>();
     if (unique.length === 0) return lastUsed;
-    // One statement, one index seek per token: its newest hour in the rollup, on (token_id,
-    // hour_start); then its newest row of that hour, on (token_id, id), in that hour's partition
-    // alone on PostgreSQL. A grouped max would read every row of each token, a query per token a
-    // round trip each. Once retention removed a token's rows, the hour's start is what is known.
-    const { rows } = await sql<{ token_id: string; hour: number | string | null; created_at: number | string | null }>`
-      with asked(token_id) as (values ${sql.join(unique.map((id) => sql`(${id})`))}),
-      newest as (
-        select asked.token_id as token_id,
-          (select max(u.hour_start) from request_usage_hourly u where u.token_id = asked.token_id) as hour
-        from asked)
-      select newest.token_id as token_id, newest.hour as hour,
-        (select r.created_at from request_logs r
-          where r.token_id = newest.token_id and r.created_at >= newest.hour and r.created_at < newest.hour + ${sql.raw(String(HOUR_MS))}
-          order by r.id desc limit 1) as created_at
-      from newest`.execute(this.db);
-    for (const row of rows) {
-      const at = row.created_at ?? row.hour;
-      if (at !== null) lastUsed.set(row.token_id, Number(at));
+    // Each token's newest hour, from the rollup: one statement, one seek per token on
+    // (token_id, hour_start). Once retention removed a token's rows, that hour's start is what is known.
+    const { rows: hours } = await sql<{ token_id: string; hour: number | string | null }>`
+      with asked(token_id) as (values ${sql.join(unique.map((id) => sql`(${id})`))})
+      select asked.token_id as token_id,
+        (select max(u.hour_start) from request_usage_hourly u where u.token_id = asked.token_id) as hour
+      from asked`.execute(this.db);
+    const byDay = new Map<number, Array<{ tokenId: string; hour: number }>>();
+    for (const row of hours) {
+      if (row.hour === null) continue;
+      const hour = Number(row.hour);
+      lastUsed.set(row.token_id, hour);
+      const day = Math.floor(hour / DAY_MS) * DAY_MS;
+      byDay.set(day, [...(byDay.get(day) ?? []), { tokenId: row.token_id, hour }]);
     }
+    // Then each token's newest row of that hour, one seek on (token_id, id): a statement per UTC
+    // day of those hours, bounded by it, so that PostgreSQL plans it over that day's partition
+    // alone (a correlated bound is pruned only as it runs, every partition planned and opened for
+    // each token: 0.7 ms a token over ~100 partitions, measured).
+    const found = await Promise.all(
+      [...byDay].map(async ([day, tokens]) => {
+        const values = tokens.map(({ tokenId, hour }) => sql`(${tokenId}, cast(${hour} as bigint))`);
+        const { rows } = await sql<{ token_id: string; created_at: number | string | null }>`
+          with asked(token_id, hour) as (values ${sql.join(values)})
+          select asked.token_id as token_id,
+            (select r.created_at from request_logs r
+              where r.token_id = asked.token_id and r.created_at >= asked.hour and r.created_at < asked.hour + ${sql.raw(String(HOUR_MS))}
+                and r.created_at >= ${sql.raw(String(day))} and r.created_at < ${sql.raw(String(day + DAY_MS))}
+              order by r.id desc limit 1) as created_at
+          from asked`.execute(this.db);
+        return rows;
+      }),
+    );
+    for (const row of found.flat()) if (row.created_at !== null) lastUsed.set(row.token_id, Number(row.created_at));
     return lastUsed;
   }
 
@@ -216,7 +239,18 @@ export class KyselyRequestLogSearch implements RequestLogSearch {
 
   async find(requestId: string): Promise<StoredRequestLogEntry | null> {
     // The gateway's id first: a caller's id that happens to equal another request's is the lesser match.
-    const own = await this.db.selectFrom('request_logs').selectAll().where('id', '=', requestId).executeTakeFirst();
+    // A gateway id says when its request started: bounded by that, PostgreSQL reads one day's partition.
+    const started = idTime(requestId);
+    const own =
+      (started === null
+        ? undefined
+        : await this.db
+            .selectFrom('request_logs')
+            .selectAll()
+            .where('id', '=', requestId)
+            .where('created_at', '>=', started)
+            .where('created_at', '<=', started + ID_SLACK_MS)
+            .executeTakeFirst()) ?? (await this.db.selectFrom('request_logs').selectAll().where('id', '=', requestId).executeTakeFirst());
     if (own !== undefined) return fromRow(own);
     const client = await this.db
       .selectFrom('request_logs')
