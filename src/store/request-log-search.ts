@@ -209,12 +209,16 @@ export class KyselyRequestLogSearch implements RequestLogSearch {
     // each token: 0.7 ms a token over ~100 partitions, measured).
     const found = await Promise.all(
       [...byDay].map(async ([day, tokens]) => {
-        const values = tokens.map(({ tokenId, hour }) => sql`(${tokenId}, cast(${hour} as bigint))`);
+        // The hour's ids too (ids begin with their millisecond): a range of (token_id, id) read from its end.
+        const values = tokens.map(
+          ({ tokenId, hour }) => sql`(${tokenId}, cast(${hour} as bigint), ${idAt(hour - ID_SLACK_MS)}, ${idAt(hour + HOUR_MS + ID_SLACK_MS)})`,
+        );
         const { rows } = await sql<{ token_id: string; created_at: number | string | null }>`
-          with asked(token_id, hour) as (values ${sql.join(values)})
+          with asked(token_id, hour, first_id, after_id) as (values ${sql.join(values)})
           select asked.token_id as token_id,
             (select r.created_at from request_logs r
-              where r.token_id = asked.token_id and r.created_at >= asked.hour and r.created_at < asked.hour + ${sql.raw(String(HOUR_MS))}
+              where r.token_id = asked.token_id and r.id >= asked.first_id and r.id < asked.after_id
+                and r.created_at >= asked.hour and r.created_at < asked.hour + ${sql.raw(String(HOUR_MS))}
                 and r.created_at >= ${sql.raw(String(day))} and r.created_at < ${sql.raw(String(day + DAY_MS))}
               order by r.id desc limit 1) as created_at
           from asked`.execute(this.db);
