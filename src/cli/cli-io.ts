@@ -27,6 +27,8 @@ export const EXIT_CONFIG = 78;
  * process manager or a deploy script tells it from a bad config: retrying cannot help, a roll-back can.
  */
 export const EXIT_NEWER_SCHEMA = 65;
+/** sysexits.h's EX_TEMPFAIL: another process was doing the same work (a retention pass); trying again later will do. */
+export const EXIT_TEMPFAIL = 75;
 
 /** A database URL fit to print: a password in it is replaced. */
 export function redactUrl(url: string): string {

@@ -9,6 +9,7 @@ import { addCodexCommand, listAccountsCommand, removeCredentialCommand, type Add
 import { backupCommand, type BackupOptions } from './backup-command.js';
 import { migrateCommand, migrationStatusCommand } from './migrate-command.js';
 import { listRequestsCommand, tailRequestsCommand, type ListOptions, type TailOptions } from './requests-command.js';
+import { pruneRequestsCommand, type PruneOptions } from './prune-command.js';
 import { addLimitOptions } from './limit-options.js';
 import { createProjectCommand, deleteProjectCommand, listProjectsCommand, updateProjectCommand, type ProjectOptions } from './projects-command.js';
 import { createTeamCommand, deleteTeamCommand, listTeamsCommand, updateTeamCommand, type TeamOptions } from './teams-command.js';
@@ -137,6 +138,13 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--lines <n>', 'how many to print first (default 10)')
     .option('--interval <ms>', 'how often to look for new rows (default 1000)')
     .action(async (options: TailOptions) => setExitCode(await tailRequestsCommand(options, io, untilStopped())));
+  requests
+    .command('prune')
+    .description('remove the rows older than request_log.retention now, as the gateway does hourly; exit 75 when another process is running a pass')
+    .option('--vacuum', 'SQLite: then turn on incremental vacuum and rebuild the file (VACUUM), once per database: it locks the database while it runs')
+    .option('--json', 'print JSON')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (options: PruneOptions) => setExitCode(await pruneRequestsCommand(options, io)));
 
   program
     .command('backup')

@@ -14,8 +14,18 @@ const BASE_URL_REQUIRED: Partial<Record<string, string>> = {
  */
 const MIN_SLOT_LEASE_MS = 3_000;
 
+/** Shorter, a pass would remove rows of requests that may still be settling (and quotas of the hour read them). */
+const MIN_RETENTION_MS = 3_600_000;
+
+/** `request_log.retention` in milliseconds; null for `forever`. The schema checked its form. */
+export function requestLogRetentionMs(text: string): number | null {
+  if (text.trim() === 'forever') return null;
+  return parseDuration(text) ?? 0;
+}
+
 /** What checkReferences reads: of an upstream entry its identity, and `base_url` when it was read whole. */
 type ReferencedConfig = Pick<SwitchyardConfig, 'server' | 'state' | 'models' | 'defaults'> & {
+  request_log?: Pick<SwitchyardConfig['request_log'], 'retention'>;
   upstreams: ReadonlyArray<{ id: string; provider: string; base_url?: string }>;
 };
 
@@ -27,6 +37,9 @@ type ReferencedConfig = Pick<SwitchyardConfig, 'server' | 'state' | 'models' | '
 export function checkReferences(config: ReferencedConfig, upstreamKeys = true): void {
   if ((parseDuration(config.state.slot_lease) ?? 0) < MIN_SLOT_LEASE_MS)
     throw new ConfigError('state.slot_lease', `must be at least 3s, got "${config.state.slot_lease}"`);
+  const retention = config.request_log === undefined ? null : requestLogRetentionMs(config.request_log.retention);
+  if (retention !== null && retention < MIN_RETENTION_MS)
+    throw new ConfigError('request_log.retention', `must be at least 1h (or forever), got "${config.request_log?.retention}"`);
   try {
     TrustedProxies.parse(config.server.trusted_proxies);
   } catch (error) {

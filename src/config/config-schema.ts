@@ -23,6 +23,9 @@ export const PROVIDER_KINDS = ['openai', 'azure', 'anthropic', 'gemini', 'cohere
  */
 const PositiveInteger = (defaultValue: number, description: string) => Type.Integer({ minimum: 1, default: defaultValue, description });
 
+/** `forever`, or a duration as `Duration` takes them. */
+const RETENTION_PATTERN = `^\\s*forever\\s*$|${DURATION_PATTERN}`;
+
 /** A duration written as people write them: `250ms`, `90s`, `5m`, `1h`, `7d`. `hint` words the error. */
 const Duration = (defaultValue: string, description: string) =>
   Type.String({ pattern: DURATION_PATTERN, default: defaultValue, description, hint: 'a duration such as 500ms, 90s, 5m or 1h' });
@@ -416,6 +419,13 @@ export const ConfigSchema = Type.Object(
           'longest a row waits before it is written: the rows a crash (`kill -9`) of the process loses are those of the requests that ended in the last interval (docs/limits.md#what-a-crash-loses)',
         ),
         max_queue: PositiveInteger(100_000, 'rows kept in memory while the database refuses writes; the oldest are dropped past it'),
+        retention: Type.String({
+          pattern: RETENTION_PATTERN,
+          default: '90d',
+          hint: 'a duration of at least 1h, such as 30d, 12w or 2160h, or forever',
+          description:
+            'how long request log rows are kept, by when their request started (`7d`, `12w`; at least `1h`), or `forever`. Older rows are removed off the request path by the gateway (a pass a minute after start, then hourly) or `switchyard requests prune`; on PostgreSQL by whole days (a row lives between the retention and a day more). The hourly usage rollup that quotas and the usage charts read is kept (docs/request-log-retention.md)',
+        }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -1,4 +1,5 @@
 export { ConfigError } from './config-error.js';
+export { requestLogRetentionMs } from './check-references.js';
 export {
   loadCommonConfig,
   loadConfig,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadCommonConfig, loadConfig } from './index.js';
+import { ConfigError, loadCommonConfig, loadConfig, requestLogRetentionMs } from './index.js';
 
 let directory: string;
 
@@ -60,10 +60,22 @@ describe('where the config comes from', () => {
       cors: { allowed_origins: [] },
     });
     expect(config.database.url).toBe('sqlite:./data/switchyard.db');
+    expect(config.request_log.retention).toBe('90d');
+    expect(requestLogRetentionMs(config.request_log.retention)).toBe(90 * 86_400_000);
     expect(config.state.url).toBe('memory');
     expect(config.auth.token_prefix).toBe('svc_');
     expect(config.models).toEqual([]);
     expect(config.upstreams.map(({ id, provider }) => ({ id, provider }))).toEqual([{ id: 'local', provider: 'local' }]);
+  });
+
+  it('reads request_log.retention as a duration of at least an hour, or forever (null)', () => {
+    const retention = (text: string) =>
+      requestLogRetentionMs(
+        loadConfig({ cwd: directory, configPath: write('r.yaml', `request_log: { retention: ${text} }`), env: {} }).config.request_log.retention,
+      );
+    expect(retention('1h')).toBe(3_600_000);
+    expect(retention('12w')).toBe(12 * 7 * 86_400_000);
+    expect(retention('forever')).toBeNull();
   });
 
   it('serves no built-in upstream when a file names none', () => {
@@ -202,6 +214,12 @@ describe('invalid config: one line naming the key and the problem', () => {
     ['routing:\n  session_ttl: 0s', 'routing.session_ttl', 'routing.session_ttl: must be a duration such as 500ms, 90s, 5m or 1h, got "0s"'],
     ['routing:\n  max_attempts: 0', 'routing.max_attempts', 'routing.max_attempts: expected integer to be greater or equal to 1, got 0'],
     ['state:\n  slot_lease: 500ms', 'state.slot_lease', 'state.slot_lease: must be at least 3s, got "500ms"'],
+    ['request_log:\n  retention: 30m', 'request_log.retention', 'request_log.retention: must be at least 1h (or forever), got "30m"'],
+    [
+      'request_log:\n  retention: never',
+      'request_log.retention',
+      'request_log.retention: must be a duration of at least 1h, such as 30d, 12w or 2160h, or forever, got "never"',
+    ],
     [
       'server:\n  trusted_proxies: [127.0.0.1, nginx]',
       'server.trusted_proxies[1]',

@@ -54,6 +54,31 @@ export interface RequestLogsTable {
   worker: number | null;
 }
 
+/**
+ * The request log's usage per UTC hour and group (token, team, project, model), written in the
+ * same transaction as the rows it counts, and kept when retention removes them: what quotas are
+ * rebuilt from and what the usage charts read (docs/request-log-retention.md).
+ */
+export interface RequestUsageHourlyTable {
+  /** The hour's first millisecond (UTC). */
+  hour_start: number;
+  /** The four group columns in one string, nulls told from empty strings (`usageGroupKey`): unique with the hour. */
+  group_key: string;
+  token_id: string | null;
+  team: string | null;
+  project: string | null;
+  model: string | null;
+  requests: number;
+  /** Requests answered with a status of 400 or more. */
+  errors: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
+  /** Null while no request of the group and hour had a price. */
+  cost_usd: number | null;
+}
+
 export interface RevisionsTable {
   name: string;
   value: Generated<number>;
@@ -102,6 +127,7 @@ export interface DatabaseSchema {
   upstream_accounts: UpstreamAccountsTable;
   tokens: TokensTable;
   request_logs: RequestLogsTable;
+  request_usage_hourly: RequestUsageHourlyTable;
   revisions: RevisionsTable;
   switchyard_schema_history: SchemaHistoryTable;
 }

@@ -40,3 +40,14 @@ export { watchTokenChanges, type TokenChangeWatcher } from './token-change-watch
 export type { UpstreamAccountRecord, UpstreamAccountStore } from './upstream-account-store.js';
 export type { IdPage, LimitChanges, Limits, ProjectRecord, TeamChanges, TeamRecord, TeamStore } from './team-store.js';
 export { backupSqlite, type SqliteBackup } from './sqlite-backup.js';
+export {
+  requestLogRetention,
+  rowsRemoved,
+  scheduleRetention,
+  vacuumSqlite,
+  type RequestLogRetention,
+  type RetentionOptions,
+  type RetentionPass,
+  type RetentionSchedule,
+  type RetentionScheduleOptions,
+} from './request-log-retention.js';

@@ -108,12 +108,22 @@ function openSqlite(path: string, { cwd = process.cwd(), sqliteCheckpointPages =
   // request log's batch at the queue's next flush.
   // Only the switch to WAL, before anything is served, may wait (two processes creating the file).
   sqlite.pragma(`busy_timeout = ${SQLITE_LOCK_WAIT_MS}`);
+  // A new database gives the pages retention frees back to the file system step by step
+  // (`incremental_vacuum`, store/request-log-retention.ts). It can be set only before the first
+  // table; an older database keeps reusing its free pages, and `switchyard requests prune
+  // --vacuum` converts it (docs/request-log-retention.md).
+  if (isEmpty(sqlite)) sqlite.pragma('auto_vacuum = INCREMENTAL');
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('busy_timeout = 0');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma(`wal_autocheckpoint = ${Math.trunc(sqliteCheckpointPages)}`);
   const db = new Kysely<DatabaseSchema>({ dialect: new WriteTransactionsSqliteDialect({ database: sqlite }) });
   return { db, dialect: 'sqlite', sqlite, postgres: null, close: () => db.destroy() };
+}
+
+/** No table yet: a new file, or one that nothing was ever created in. */
+function isEmpty(sqlite: SqliteDatabase.Database): boolean {
+  return sqlite.prepare("select count(*) from sqlite_master where type = 'table'").pluck().get() === 0;
 }
 
 async function openPostgres(connectionString: string, options: OpenDatabaseOptions): Promise<Database> {

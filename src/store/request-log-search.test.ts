@@ -87,7 +87,7 @@ describeEachBackend('request log search', (backend) => {
     expect(await search.spent({ team: 'nobody', from, to })).toEqual({ tokens: 0, usd: 0 });
   });
 
-  it("tells when each token's newest request started, in one statement", async () => {
+  it("tells when each token's newest request started, in a statement (and one per day of their last use)", async () => {
     await stores.requestLogs.insertBatch([
       entry(DAY_START + 5_000, { tokenId: 'tok_a' }),
       entry(DAY_START + 9_000, { tokenId: 'tok_a' }),
@@ -113,6 +113,10 @@ describeEachBackend('request log search', (backend) => {
     expect((await stores.requestSearch.find(rows[2]?.id as string))?.id).toBe(rows[2]?.id);
     expect((await stores.requestSearch.find('trace-1'))?.id).toBe(rows[1]?.id);
     expect(await stores.requestSearch.find('trace-2')).toBeNull();
+    // A row whose start is not its id's millisecond (written by hand, or a clock that moved) is found too.
+    const odd = { ...entry(DAY_START + 60_000), id: requestId(DAY_START, 990) };
+    await stores.requestLogs.insertBatch([odd]);
+    expect((await stores.requestSearch.find(odd.id))?.createdAt).toBe(DAY_START + 60_000);
   });
 
   it("reads a session's turns oldest first, on from a turn", async () => {

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DatabaseSchema, RequestLogsTable } from './database-schema.js';
 import type { Database } from './open-database.js';
+import { hourlyUsage, ROLLUP_COLUMNS, ROLLUP_ON_CONFLICT, type HourlyUsage } from './request-usage-rollup.js';
 
 export type UsageSource = 'upstream' | 'estimated' | 'none';
 
@@ -139,10 +140,30 @@ const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
   worker: 'integer',
 };
 
+const ROLLUP_POSTGRES_TYPES: Record<(typeof ROLLUP_COLUMNS)[number], string> = {
+  hour_start: 'bigint',
+  group_key: 'text',
+  token_id: 'text',
+  team: 'text',
+  project: 'text',
+  model: 'text',
+  requests: 'bigint',
+  errors: 'bigint',
+  prompt_tokens: 'bigint',
+  completion_tokens: 'bigint',
+  cached_tokens: 'bigint',
+  reasoning_tokens: 'bigint',
+  cost_usd: 'double precision',
+};
+
 /**
  * Reads go through Kysely. Writes are the hot path of the log, so each dialect gets the cheapest
  * batch insert it has instead of a freshly compiled multi-row INSERT per batch: a cached prepared
  * statement in one transaction on SQLite, one `unnest` of column arrays on PostgreSQL.
+ *
+ * The same transaction adds the batch's usage to `request_usage_hourly`, summed per hour and group
+ * in memory first (one upsert per group, not per row): the rollup is exact, and outlives the rows
+ * retention removes (docs/request-log-retention.md).
  */
 export class KyselyRequestLogStore implements RequestLogStore {
   private readonly db: Kysely<DatabaseSchema>;
@@ -197,6 +218,9 @@ export class KyselyRequestLogStore implements RequestLogStore {
 
 function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: readonly RequestLogEntry[]) => Promise<void> {
   const statement = sqlite.prepare(`insert into request_logs (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')})`);
+  const upsert = sqlite.prepare(
+    `insert into request_usage_hourly (${ROLLUP_COLUMNS.join(', ')}) values (${ROLLUP_COLUMNS.map(() => '?').join(', ')}) ${ROLLUP_ON_CONFLICT}`,
+  );
   // Bound straight from the entry, in COLUMNS order: no row object or array per row.
   const insertAll = sqlite.transaction((entries: readonly RequestLogEntry[], loggedAt: number) => {
     for (const entry of entries) {
@@ -230,6 +254,23 @@ function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: r
         entry.worker,
       );
     }
+    for (const group of hourlyUsage(entries)) {
+      upsert.run(
+        group.hourStart,
+        group.groupKey,
+        group.tokenId,
+        group.team,
+        group.project,
+        group.model,
+        group.requests,
+        group.errors,
+        group.promptTokens,
+        group.completionTokens,
+        group.cachedTokens,
+        group.reasoningTokens,
+        group.costUsd,
+      );
+    }
   });
   // IMMEDIATE: the write lock is asked for once, at the start, and a locked database fails the
   // batch at once (busy_timeout is 0); the queue keeps its rows for the next flush.
@@ -242,7 +283,30 @@ async function postgresBatchInsert(db: Kysely<DatabaseSchema>, entries: readonly
   const loggedAt = Date.now();
   const rows = entries.map((entry) => toRow(entry, loggedAt));
   const arrays = COLUMNS.map((column) => sql`${rows.map((row) => row[column])}::${sql.raw(POSTGRES_TYPES[column])}[]`);
-  await sql`insert into request_logs (${sql.raw(COLUMNS.join(', '))}) select * from unnest(${sql.join(arrays)})`.execute(db);
+  const groups = hourlyUsage(entries).map(rollupRow);
+  const rollup = ROLLUP_COLUMNS.map((column) => sql`${groups.map((group) => group[column])}::${sql.raw(ROLLUP_POSTGRES_TYPES[column])}[]`);
+  // One statement, so one transaction: the rows and their usage are written together or not at all.
+  await sql`with logged as (insert into request_logs (${sql.raw(COLUMNS.join(', '))}) select * from unnest(${sql.join(arrays)}))
+    insert into request_usage_hourly (${sql.raw(ROLLUP_COLUMNS.join(', '))}) select * from unnest(${sql.join(rollup)})
+    ${sql.raw(ROLLUP_ON_CONFLICT)}`.execute(db);
+}
+
+function rollupRow(group: HourlyUsage): Record<(typeof ROLLUP_COLUMNS)[number], string | number | null> {
+  return {
+    hour_start: group.hourStart,
+    group_key: group.groupKey,
+    token_id: group.tokenId,
+    team: group.team,
+    project: group.project,
+    model: group.model,
+    requests: group.requests,
+    errors: group.errors,
+    prompt_tokens: group.promptTokens,
+    completion_tokens: group.completionTokens,
+    cached_tokens: group.cachedTokens,
+    reasoning_tokens: group.reasoningTokens,
+    cost_usd: group.costUsd,
+  };
 }
 
 function toRow(entry: RequestLogEntry, loggedAt: number): RequestLogsTable {

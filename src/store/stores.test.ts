@@ -146,7 +146,8 @@ describeEachBackend('stores', (backend) => {
 
   it('keeps a batch atomic: a duplicate id writes none of the batch', async () => {
     await stores.requestLogs.insertBatch([logEntry('req_a', 1)]);
-    await expect(stores.requestLogs.insertBatch([logEntry('req_b', 2), logEntry('req_a', 3)])).rejects.toThrow();
+    // The same request's row again. (On PostgreSQL the key is (id, created_at): a partitioned table's key holds its partition key.)
+    await expect(stores.requestLogs.insertBatch([logEntry('req_b', 2), logEntry('req_a', 1)])).rejects.toThrow();
     expect((await stores.requestLogs.query()).map((entry) => entry.id)).toEqual(['req_a']);
   });
 });

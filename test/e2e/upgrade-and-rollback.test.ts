@@ -49,7 +49,14 @@ async function execute(url: string, statements: string[]): Promise<Array<Record<
 
 const UNKNOWN = '0099-from-a-newer-release';
 /** The migrations this change adds: the release before had every other one. */
-const ADDED_BY_THIS_RELEASE = ['0010-request-log-client-address', '0011-request-log-upstream-model', '0012-schema-history', '0013-request-log-worker'];
+const ADDED_BY_THIS_RELEASE = [
+  '0010-request-log-client-address',
+  '0011-request-log-upstream-model',
+  '0012-schema-history',
+  '0013-request-log-worker',
+  '0014-request-usage-hourly',
+  '0015-request-log-partitions',
+];
 /** The schema this release leaves. */
 const LATEST = Object.keys(MIGRATIONS).at(-1) as string;
 

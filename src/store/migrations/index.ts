@@ -12,6 +12,8 @@ import * as requestLogClientAddress from './0010-request-log-client-address.js';
 import * as requestLogUpstreamModel from './0011-request-log-upstream-model.js';
 import * as schemaHistory from './0012-schema-history.js';
 import * as requestLogWorker from './0013-request-log-worker.js';
+import * as requestUsageHourly from './0014-request-usage-hourly.js';
+import * as requestLogPartitions from './0015-request-log-partitions.js';
 
 /**
  * Migrations are compiled into the build, not discovered on disk, so a bundled install still has
@@ -31,4 +33,6 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0011-request-log-upstream-model': requestLogUpstreamModel,
   '0012-schema-history': schemaHistory,
   '0013-request-log-worker': requestLogWorker,
+  '0014-request-usage-hourly': requestUsageHourly,
+  '0015-request-log-partitions': requestLogPartitions,
 };

@@ -1,0 +1,66 @@
+import { requestLogRetentionMs, type SwitchyardConfig } from './config/index.js';
+import type { Logger } from './observability/logger.js';
+import { requestLogRetention, rowsRemoved, scheduleRetention, type RetentionPass, type RetentionSchedule, type Stores } from './store/index.js';
+
+export interface RetentionTiming {
+  /** PostgreSQL's partitions for the coming days are checked this soon after the start, off its path. */
+  maintainAfterMs: number;
+  /** The first pass: once the start's own work is done. */
+  firstPassAfterMs: number;
+  intervalMs: number;
+}
+
+const TIMING: RetentionTiming = { maintainAfterMs: 1_000, firstPassAfterMs: 60_000, intervalMs: 3_600_000 };
+
+/**
+ * The request log's retention in this process (docs/request-log-retention.md): a pass a minute
+ * after the start, then hourly, on unref'd timers, never on a request's path; one info line per
+ * pass, a warning when one fails (the next tries again). Under `serve --workers` only worker 1
+ * runs them (on PostgreSQL replicas take turns through an advisory lock). Null when there is
+ * nothing to do: `forever` on SQLite (PostgreSQL still makes the coming days' partitions).
+ */
+export function startRequestLogRetention(
+  config: Pick<SwitchyardConfig, 'request_log'>,
+  stores: Stores,
+  logger: Logger,
+  worker: number | null,
+  timing: RetentionTiming = TIMING,
+): RetentionSchedule | null {
+  if (worker !== null && worker !== 1) return null;
+  const retention = config.request_log.retention.trim();
+  const retentionMs = requestLogRetentionMs(retention);
+  if (retentionMs === null && stores.database.dialect === 'sqlite') return null;
+  return scheduleRetention(requestLogRetention(stores.database, { retentionMs }), {
+    ...timing,
+    onPass: (pass, kind) => {
+      // Maintenance is said only when it did something; a pass always.
+      if (kind === 'maintenance' && pass.partitionsCreated.length === 0 && pass.partitionsDeferred.length === 0) return;
+      const fields = passFields(pass, retention);
+      if (pass.partitionsDeferred.length > 0) logger.warn(fields, `request log ${kind}: partitions left for the next pass`);
+      if (kind === 'maintenance') logger.info(fields, 'request log partitions made for the coming days');
+      else logger.info(fields, passMessage(pass));
+    },
+    onError: (error, kind) => logger.warn({ err: error }, `request log retention ${kind} failed; the next pass tries again`),
+  });
+}
+
+function passMessage(pass: RetentionPass): string {
+  if (pass.skipped === 'forever') return 'request log retention pass: retention is forever, nothing removed';
+  if (pass.skipped === 'busy') return 'request log retention pass skipped: another process is running one';
+  return `request log retention pass: removed ${rowsRemoved(pass)} rows in ${Math.round(pass.durationMs)} ms${pass.complete ? '' : ' (stopped before the end)'}`;
+}
+
+function passFields(pass: RetentionPass, retention: string): Record<string, unknown> {
+  return {
+    retention,
+    cutoff: pass.cutoff === null ? null : new Date(pass.cutoff).toISOString(),
+    rows_removed: rowsRemoved(pass),
+    rows_deleted: pass.rowsDeleted,
+    partitions_dropped: pass.partitionsDropped,
+    partitions_created: pass.partitionsCreated,
+    partitions_deferred: pass.partitionsDeferred,
+    pages_freed: pass.pagesFreed,
+    complete: pass.complete,
+    duration_ms: Math.round(pass.durationMs),
+  };
+}
