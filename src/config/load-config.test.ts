@@ -50,6 +50,7 @@ describe('where the config comes from', () => {
       port: 8080,
       workers: 1,
       body_limit_bytes: 16 * 1024 * 1024,
+      drain_delay_ms: 0,
       shutdown_timeout_ms: 30_000,
       body_timeout_ms: 30_000,
       max_connections: 10_000,
