@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { builtQueries, option, prepareDatabase, say, type BuiltQueries, type SeedRow } from './request-log-bench-db.js';
+import { percentile, seededRandom, timedRuns } from './timed-runs.js';
 
 /**
  * The request log at size (docs/request-log-retention.md): fills a log to `--rows` rows with fast
@@ -103,21 +104,9 @@ interface RollupModule {
 const root = resolve(import.meta.dirname, '..');
 const built = async <T>(path: string): Promise<T> => (await import(pathToFileURL(join(root, 'dist', path)).href)) as T;
 
-/** mulberry32: the same rows on every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /** Rows as the gateway writes them (through `insertBatch`): busy tokens and quiet ones, sessions, a few errors. */
 class Traffic {
-  private readonly next = random(7);
+  private readonly next = seededRandom(7);
   private serial = 0;
 
   row(createdAt: number): SeedRow {
@@ -155,10 +144,6 @@ class Traffic {
       attempts: [{ credential: `cred-${this.serial % 24}`, outcome: failed ? 'upstream_error' : 'ok', status: failed ? 500 : 200, ms: 120 }],
     };
   }
-}
-
-function percentile(sorted: readonly number[], fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? Number.NaN;
 }
 
 /** µs per row of `insertBatch`, batches of 100 rows as the queue writes them (median and mean of the batches). */
@@ -398,15 +383,7 @@ async function timeQueries(queries: BuiltQueries, stores: Stores, runs: number, 
   const sample = { token: 'tok_000001', team: 'team-1', session: target.session_id ?? 'none', id: target.id };
   lines.push('', '| query | rows | median ms | p90 ms | max ms |', '|---|---:|---:|---:|---:|');
   for (const item of cases(queries, stores, now, sample)) {
-    let rows = 0;
-    for (let index = 0; index < warmup; index++) rows = await item.run();
-    const times: number[] = [];
-    for (let index = 0; index < runs; index++) {
-      const began = performance.now();
-      await item.run();
-      times.push(performance.now() - began);
-    }
-    times.sort((a, b) => a - b);
+    const { rows, times } = await timedRuns(item.run, warmup, runs);
     lines.push(
       `| ${item.name} | ${rows} | ${percentile(times, 0.5).toFixed(2)} | ${percentile(times, 0.9).toFixed(2)} | ${(times.at(-1) ?? Number.NaN).toFixed(2)} |`,
     );

@@ -1,4 +1,5 @@
 import { builtQueries, openBuiltStores, option, RARE_MODEL, say, type BuiltQueries } from './request-log-bench-db.js';
+import { percentile, timedRuns } from './timed-runs.js';
 
 /**
  * Times the admin API's request-log queries (the service the routes call, on the built gateway)
@@ -30,10 +31,6 @@ interface Case {
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const iso = (milliseconds: number) => new Date(milliseconds).toISOString();
-
-function percentile(sorted: readonly number[], fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? Number.NaN;
-}
 
 /** The cursor of page `page` (1-based) of a list, read page by page: what a client holds when it asks for it. */
 async function cursorOfPage(queries: BuiltQueries, query: Record<string, unknown>, page: number): Promise<string | null> {
@@ -111,15 +108,7 @@ async function main(): Promise<void> {
       '|---|---:|---:|---:|---:|---|',
     ];
     for (const item of await cases(queries)) {
-      let rows = 0;
-      for (let index = 0; index < warmup; index++) rows = await item.run();
-      const times: number[] = [];
-      for (let index = 0; index < runs; index++) {
-        const began = performance.now();
-        await item.run();
-        times.push(performance.now() - began);
-      }
-      times.sort((a, b) => a - b);
+      const { rows, times } = await timedRuns(item.run, warmup, runs);
       const median = percentile(times, 0.5);
       const verdict = item.required ? (median < 100 ? 'yes: met' : 'yes: **missed**') : '';
       lines.push(

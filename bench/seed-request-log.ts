@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { analyze, openBuiltStores, option, prepareDatabase, RARE_MODEL, say, type SeedRow } from './request-log-bench-db.js';
+import { seededRandom } from './timed-runs.js';
 
 /**
  * Fills a request log with realistic rows for the admin query bench (bench/request-log-queries.ts),
@@ -35,18 +36,6 @@ const LIVE_SESSIONS = 3_000;
 const DAYS = 30;
 const BATCH = 10_000;
 
-/** mulberry32: small, fast, and the same rows on every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 interface Session {
   id: string;
   token: number;
@@ -57,7 +46,7 @@ interface Session {
 }
 
 class TrafficModel {
-  private readonly next = random(19);
+  private readonly next = seededRandom(19);
   private readonly modelTotal = MODELS.reduce((sum, [, weight]) => sum + weight, 0);
   private readonly sessions: Session[] = [];
   private sessionCount = 0;

@@ -136,6 +136,29 @@ describe('ClusterMetrics', () => {
     expect(missing).toEqual([[2]]);
   });
 
+  it('asks the workers once for scrapes that come while a collection is under way', async () => {
+    const workers = [gatewayMetrics()];
+    let asked = 0;
+    let cluster: ClusterMetrics;
+    cluster = new ClusterMetrics(
+      () =>
+        workersOf(() => cluster, workers).map((worker) => ({
+          number: worker.number,
+          send: (message) => {
+            asked++;
+            worker.send(message);
+          },
+        })),
+      () => undefined,
+    );
+    const [first, second, third] = await Promise.all([cluster.text(), cluster.text(), cluster.text()]);
+    expect(asked).toBe(1);
+    expect(second).toBe(first);
+    expect(third).toBe(first);
+    await cluster.text();
+    expect(asked).toBe(2);
+  });
+
   it('answers with no samples when no worker listens', async () => {
     const cluster = new ClusterMetrics(
       () => [],

@@ -70,6 +70,8 @@ interface Collection {
 export class ClusterMetrics {
   private nextId = 0;
   private readonly collections = new Map<number, Collection>();
+  /** The collection under way: scrapes that come meanwhile share it, so the primary holds one copy of every worker's metrics at a time, however many scrape. */
+  private collecting: Promise<string> | null = null;
   readonly contentType = Registry.PROMETHEUS_CONTENT_TYPE;
 
   constructor(
@@ -98,7 +100,15 @@ export class ClusterMetrics {
   }
 
   /** The exposition of every listening worker's metrics added up. */
-  async text(): Promise<string> {
+  text(): Promise<string> {
+    if (this.collecting === null)
+      this.collecting = this.collect().finally(() => {
+        this.collecting = null;
+      });
+    return this.collecting;
+  }
+
+  private async collect(): Promise<string> {
     const id = this.nextId++;
     const workers = this.workers();
     let done: () => void = () => undefined;

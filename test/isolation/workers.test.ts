@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'v
 import { startFaultUpstream, type FaultUpstream } from '../fake-upstreams/fault-upstream.js';
 import { parseExposition, total } from '../support/prometheus-text.js';
 import { cli } from '../support/run-cli.js';
+import { sparePort } from './support/private-redis.js';
 
 const BIN = fileURLToPath(new URL('../../bin/switchyard.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -53,15 +54,6 @@ function writeConfig(directory: string, extra: Record<string, unknown>, upstream
     }),
   );
   return path;
-}
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /**
@@ -136,7 +128,7 @@ describe('switchyard serve --workers', () => {
     async () => {
       directory = mkdtempSync(join(tmpdir(), 'switchyard-workers-'));
       onTestFinished(() => rmSync(directory, { recursive: true, force: true }));
-      const metricsPort = await freePort();
+      const metricsPort = await sparePort();
       const configPath = writeConfig(
         directory,
         { state: { url: REDIS_URL, key_prefix: `switchyard-workers-${randomUUID()}:` }, metrics: { listen: `127.0.0.1:${metricsPort}` } },

@@ -14,6 +14,7 @@ import { FaultyProxy } from '../support/faulty-proxy.js';
 import { parseExposition, total } from '../support/prometheus-text.js';
 import { nginxBinary } from '../support/private-nginx.js';
 import { cli } from '../support/run-cli.js';
+import { adminCall, teamToken } from './support/admin-calls.js';
 import { HealthChecker } from './support/health-checker.js';
 import { startReplicaSet, type ReplicaProcess, type ReplicaSet } from './support/replica-set.js';
 import { failed, startSteadyLoad, type LoadOutcome } from './support/steady-load.js';
@@ -131,20 +132,7 @@ describe.skipIf(nginxBinary === undefined || redisServerBinary === undefined || 
     );
   }
 
-  async function createToken(team: string, limits: Record<string, number> = {}): Promise<string> {
-    const call = async (path: string, body: unknown) => {
-      const answer = await request(`${set.url}/admin/v1${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const text = await answer.body.text();
-      expect(answer.statusCode, text).toBe(201);
-      return JSON.parse(text) as { secret?: string };
-    };
-    await call('/teams', { id: team, limits });
-    return (await call('/tokens', { team, scopes: ['chat'] })).secret as string;
-  }
+  const createToken = (team: string, limits: Record<string, number> = {}) => teamToken(set.url, adminToken, team, limits);
 
   /** One chat completion straight to a replica (or through nginx): its status, error code, id and the tokens it used. */
   async function chat(url: string, token: string, model = 'plain', headers: Record<string, string> = {}) {
@@ -230,20 +218,7 @@ describe.skipIf(nginxBinary === undefined || redisServerBinary === undefined || 
 
   it('kill -9 of a replica under load: only its own requests in flight fail, its slots come free within the lease, and the log loses at most its last flush interval', async () => {
     // A team whose every slot is held by streams on the replica about to die.
-    await request(`${set.url}/admin/v1/teams`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ id: 'slots', limits: { max_concurrent: 2 } }),
-    }).then((answer) => answer.body.text());
-    const slotsToken = (
-      (await (
-        await request(`${set.url}/admin/v1/tokens`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ team: 'slots', scopes: ['chat'] }),
-        })
-      ).body.json()) as { secret: string }
-    ).secret;
+    const slotsToken = await createToken('slots', { max_concurrent: 2 });
     const victim = set.replicas[1] as ReplicaProcess;
     const others = set.replicas.filter((replica) => replica !== victim);
     // Back for the next tests, whatever this one found.
@@ -364,11 +339,7 @@ describe.skipIf(nginxBinary === undefined || redisServerBinary === undefined || 
     // Redis came back empty: the quota's counter is rebuilt from the request log, outage included.
     const spent = await loggedTokens('redis-quota');
     expect(spent).toBe(spentBefore * (1 + quotaAnswers.length));
-    await request(`${set.url}/admin/v1/teams/redis-quota`, {
-      method: 'PATCH',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ limits: { tokens_per_day: spent + 2 * spentBefore + 1 } }),
-    }).then((answer) => answer.body.text());
+    await adminCall(set.url, adminToken, 'PATCH', '/teams/redis-quota', { limits: { tokens_per_day: spent + 2 * spentBefore + 1 } });
     // Room for two more answers and a part of a third: the third passes, the fourth is refused, on any replica.
     const after: number[] = [];
     for (let index = 0; index < 5; index++) after.push((await chat((set.replicas[index % 3] as ReplicaProcess).url, quotaToken)).status);

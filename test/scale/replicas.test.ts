@@ -13,6 +13,7 @@ import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../fake-upstre
 import { nginxBinary } from '../support/private-nginx.js';
 import { isolatedPostgresUrl } from '../support/postgres-url.js';
 import { cli } from '../support/run-cli.js';
+import { adminCall, teamToken as newTeamToken } from './support/admin-calls.js';
 import { startReplicaSet, type ReplicaSet } from './support/replica-set.js';
 
 const DATABASE_URL = process.env['TEST_DATABASE_URL'];
@@ -106,21 +107,8 @@ describe.skipIf(nginxBinary === undefined || DATABASE_URL === undefined || REDIS
   });
 
   /** An admin API call through nginx. */
-  async function admin(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown): Promise<Record<string, unknown>> {
-    const answer = await request(`${set.url}/admin/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await answer.body.text();
-    expect(answer.statusCode, text).toBeLessThan(300);
-    return JSON.parse(text) as Record<string, unknown>;
-  }
-
-  async function teamToken(team: string, limits: Record<string, number> = {}, scopes = ['chat']): Promise<string> {
-    await admin('POST', '/teams', { id: team, limits });
-    return (await admin('POST', '/tokens', { team, scopes })).secret as string;
-  }
+  const admin = (method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown) => adminCall(set.url, adminToken, method, path, body);
+  const teamToken = (team: string, limits: Record<string, number> = {}, scopes = ['chat']) => newTeamToken(set.url, adminToken, team, limits, scopes);
 
   function client(token: string, url = set.url): OpenAI {
     return new OpenAI({ apiKey: token, baseURL: `${url}/v1`, maxRetries: 0 });

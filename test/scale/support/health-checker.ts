@@ -12,8 +12,6 @@ export class HealthChecker {
   private readonly down = new Set<ReplicaProcess>();
   private timer: NodeJS.Timeout | null = null;
   private probing: Promise<void> = Promise.resolve();
-  /** Each change, as it was applied: the replicas out of rotation after it. */
-  readonly changes: Array<{ at: number; down: number[] }> = [];
 
   constructor(
     private readonly set: ReplicaSet,
@@ -44,6 +42,5 @@ export class HealthChecker {
     this.down.clear();
     for (const replica of down) this.down.add(replica);
     await this.set.markDown(this.down);
-    this.changes.push({ at: performance.now(), down: [...this.down].map((replica) => replica.number).sort() });
   }
 }
