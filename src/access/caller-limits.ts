@@ -179,6 +179,7 @@ export class CallerLimits {
       (asked ??= []).push(index);
       meters.push({
         key: entry.key,
+        group: quantity === 'slots' ? undefined : entry.group,
         amount,
         limit: entry.limit,
         ttlMs: entry.ttlMs,
@@ -336,7 +337,11 @@ export class CallerLimits {
   async read(holders: readonly LimitHolder[]): Promise<Record<string, Partial<Record<PlannedMeter['name'], number>>>> {
     const planned = planMinute(holders, this.now(), this.slotLeaseMs).entries;
     const outcome = await this.background.charge(
-      planned.map((entry) => ({ key: entry.key, amount: 0, limit: null, ttlMs: entry.ttlMs, slot: entry.quantity === 'slots' ? 'read' : undefined })),
+      planned.map((entry) =>
+        entry.quantity === 'slots'
+          ? { key: entry.key, amount: 0, limit: null, ttlMs: entry.ttlMs, slot: 'read' }
+          : { key: entry.key, group: entry.group, amount: 0, limit: null, ttlMs: entry.ttlMs },
+      ),
     );
     const counted: Record<string, Partial<Record<PlannedMeter['name'], number>>> = {};
     planned.forEach((entry, index) => {
@@ -442,7 +447,7 @@ export class CallerLimits {
       }
       // The room it took, if it took one, was never held here: it goes back with the amount.
       const amount = meter.amount + (rooms.includes(index) ? (meter.room ?? 0) : 0);
-      if (late.answered && amount !== 0) this.pending.push({ key: meter.key, amount: -amount, limit: null, ttlMs: meter.ttlMs });
+      if (late.answered && amount !== 0) this.pending.push({ key: meter.key, group: meter.group, amount: -amount, limit: null, ttlMs: meter.ttlMs });
     });
     this.scheduleFlush();
   }

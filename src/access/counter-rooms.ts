@@ -6,6 +6,8 @@ import type { PlannedMeter } from './limit-plan.js';
  * holds it, so what the process counts against it costs the state nothing.
  */
 interface Room {
+  /** The counter's group in the state (its holder's key). */
+  readonly group: string;
   readonly ttlMs: number;
   /** Taken and not yet used: never below 0 (what would go under it is charged to the state at once). */
   left: number;
@@ -67,9 +69,9 @@ export class CounterRooms {
       room.spent -= amount;
     } else if (amount - past > 0) {
       // Given back to the state meanwhile (idle): what it held of this request goes back there too.
-      debts.push({ key: entry.key, amount: -(amount - past), limit: null, ttlMs: entry.ttlMs, ifPresent: true });
+      debts.push({ key: entry.key, group: entry.group, amount: -(amount - past), limit: null, ttlMs: entry.ttlMs, ifPresent: true });
     }
-    if (past > 0) debts.push({ key: entry.key, amount: -past, limit: null, ttlMs: entry.ttlMs, ifPresent: true });
+    if (past > 0) debts.push({ key: entry.key, group: entry.group, amount: -past, limit: null, ttlMs: entry.ttlMs, ifPresent: true });
   }
 
   /**
@@ -148,13 +150,13 @@ export class CounterRooms {
       if (!every && now - room.usedAt < ROOM_IDLE_MS) continue;
       this.rooms.delete(key);
       // Only if present: a counter the state lost is rebuilt without this room in it.
-      if (room.left > 0) out.push({ key, amount: -room.left, limit: null, ttlMs: room.ttlMs, ifPresent: true });
+      if (room.left > 0) out.push({ key, group: room.group, amount: -room.left, limit: null, ttlMs: room.ttlMs, ifPresent: true });
     }
   }
 
   /** An empty room for the entry's counter, held from now on (until it is idle). */
   private open(entry: PlannedMeter, now: number): Room {
-    const room: Room = { ttlMs: entry.ttlMs, left: 0, granted: false, asking: false, spent: 0, askedAt: now, usedAt: now, seen: 0 };
+    const room: Room = { group: entry.group, ttlMs: entry.ttlMs, left: 0, granted: false, asking: false, spent: 0, askedAt: now, usedAt: now, seen: 0 };
     this.rooms.set(entry.key, room);
     return room;
   }
@@ -166,7 +168,7 @@ export class CounterRooms {
     room.usedAt = now;
     if (room.left >= 0) return 0;
     const past = -room.left;
-    debts.push({ key, amount: past, limit: null, ttlMs: room.ttlMs, ifPresent: true });
+    debts.push({ key, group: room.group, amount: past, limit: null, ttlMs: room.ttlMs, ifPresent: true });
     room.left = 0;
     return past;
   }

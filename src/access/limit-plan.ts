@@ -13,6 +13,8 @@ export type Quantity = 'requests' | 'tokens' | 'usd' | 'slots';
  */
 export interface PlannedMeter {
   readonly key: string;
+  /** The holder's key: a holder's counters are one group in the state (one hash in Redis). */
+  readonly group: string;
   readonly holder: LimitHolder;
   readonly name: LimitName;
   readonly limit: number;
@@ -59,7 +61,7 @@ export function planMinute(holders: readonly LimitHolder[], now: number, leaseMs
       if (limit === undefined) return;
       const ttlMs = quantity === 'slots' ? leaseMs : periodEnd === null ? TOTAL_TTL_MS : counterTtl(periodEnd, minute);
       const needsSeed = name !== 'rpm' && name !== 'tpm' && name !== 'maxConcurrent';
-      entries.push({ key: `${holder.key}:${suffix}`, holder, name, limit, quantity, periodStart, periodEnd, ttlMs, needsSeed });
+      entries.push({ key: `${holder.key}:${suffix}`, group: holder.key, holder, name, limit, quantity, periodStart, periodEnd, ttlMs, needsSeed });
     };
     add('rpm', `rpm:${minute}`, 'requests', minute, minute + MINUTE_MS);
     add('tpm', `tpm:${minute}`, 'tokens', minute, minute + MINUTE_MS);
@@ -112,7 +114,7 @@ export function settlementMeters(
     meters.push(
       quantity === 'slots'
         ? { key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, slot: slotNames?.[index] ?? requestId }
-        : { key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, ifPresent: true },
+        : { key: entry.key, group: entry.group, amount, limit: null, ttlMs: entry.ttlMs, ifPresent: true },
     );
   }
   return meters;

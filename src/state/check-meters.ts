@@ -14,6 +14,10 @@ export function requireMeters(meters: readonly Meter[]): void {
       requireString('slot', meter.slot);
       if (meter.amount !== 1 && meter.amount !== -1 && meter.amount !== 0) throw new TypeError(`a slot's amount must be 1, -1 or 0, got ${meter.amount}`);
     }
+    if (meter.group !== undefined) {
+      requireString('group', meter.group);
+      if (meter.slot !== undefined) throw new TypeError('a group holds counters, not slot sets');
+    }
     if (meter.seed !== undefined) requireAmount(meter.seed);
     if (meter.room !== undefined) {
       if (typeof meter.room !== 'number' || !Number.isFinite(meter.room) || meter.room <= 0)

@@ -117,78 +117,119 @@ export const READ_FIELDS = script(`${NOW}${PRUNE}
 return redis.call('HGETALL', KEYS[1])`);
 
 /**
- * `charge`: KEYS one per meter (a counter's string, or a slot set's sorted set of slot → the
- * server time its lease ends); ARGV[1] six fields per meter, each followed by a comma: kind (`c`,
- * `p` for a counter changed only if it exists, `r` for a counter that asks for room, `s` for a
- * slot, `q` for a slot that asks for room), amount, limit (empty for none), ttlMs, seed (empty for
- * none), needsSeed (`1` or `0`); then each slot meter's slot and each room meter's room (a `q`
- * meter's slot, then its room), in the meters' order, one argument each. A slot room of K is K
- * more slots, named after the slot with `#1` … `#K`, taken with the same lease. Returns
- * { refused index or -1, { values }, { missing indexes }, { indexes whose room was taken } } with
- * numbers as strings. The same rules as MemoryMeters.
+ * `charge`: KEYS one per meter: a counter's group, or a slot set (a sorted set of slot → the server
+ * time its lease ends). ARGV[1] a JSON array of six numbers per meter: kind (0 a counter, 1 a
+ * counter changed only if it exists, 2 a counter that asks for room, 3 a slot, 4 a slot that asks
+ * for room), amount, limit (null for none), ttlMs, seed (null for none), needsSeed (1 or 0); then,
+ * in the meters' order, each meter's name (a counter's field, a slot meter's slot) and each room
+ * meter's room, one argument each. A slot room of K is K more slots, named after the slot with
+ * `#1` … `#K`, taken with the same lease. Returns { refused index or -1, { values }, { missing
+ * indexes }, { indexes whose room was taken } } with numbers as strings. The same rules as
+ * MemoryMeters.
  *
- * The numbers travel packed in one argument: 24 meters as 168 arguments cost the gateway more to
- * encode (ioredis, per argument) than the script costs Redis to run, and Redis more to take apart
- * than the comma-separated fields cost it to split. Slots are request ids, free text, so each
- * stays an argument of its own.
+ * A group is a hash: each counter a field, its value the server time it expires at (13 digits, a
+ * millisecond time from 2001 to 2286) followed by its number; `#` when the hash itself expires and
+ * `!` when its expired fields are next looked for. The hash lives an eighth of its longest-lived
+ * field's lifetime past that field, so it is extended once in a while rather than at every write,
+ * and its expired fields are deleted once a minute at most; a field found expired reads as absent.
  *
- * Each counter is read once, then written once with its new value and lifetime (`SET … PX`): the
- * script already knows the value, so INCRBYFLOAT, PEXPIRE and EXISTS after it would be three
- * commands for what one does, and INCRBYFLOAT, which parses and prints long doubles, was the
- * costliest command Redis ran for the gateway. A key may appear more than once (the settlements
- * of several requests of one holder): `current` carries each key's value, and `present` whether it
- * exists, from one meter to the next, so every change counts, as INCRBYFLOAT's did. Lua numbers
- * are doubles, as the memory backend's are.
+ * Redis spends its time on a charge per command and per Lua operation, not per byte, so the script
+ * does as few of each as it can. One holder's counters (its requests and tokens this minute, its
+ * quotas) are read with one HMGET and written with one HSET, where a key of their own cost a GET
+ * and a SET each. The numbers travel as one JSON argument, which cjson (C) takes apart at a third of
+ * what splitting comma-separated text in Lua cost, and which costs the gateway less to encode than
+ * one argument per number (ioredis encodes each on its own). Each lifetime is written as text once
+ * a call, not once a counter. Names are free text, so each stays an argument of its own.
+ *
+ * A key may appear more than once (the settlements of several requests of one holder): `current`
+ * carries each meter's value, and `present` whether it exists, from one meter to the next, so
+ * every change counts. Lua numbers are doubles, as the memory backend's are; `%.17g` keeps them.
  */
 export const CHARGE = script(`${NOW}
 local count = #KEYS
-local kinds, amounts, limits, ttls, slots, seeds, needsSeed, rooms = {}, {}, {}, {}, {}, {}, {}, {}
-local field, meter, nextSlot = 0, 1, 2
-for text in string.gmatch(ARGV[1], '([^,]*),') do
-  field = field + 1
-  if field == 1 then
-    kinds[meter] = text
-    if text == 's' or text == 'q' then
-      slots[meter] = ARGV[nextSlot]
-      nextSlot = nextSlot + 1
-    end
-    if text == 'r' or text == 'q' then
-      rooms[meter] = tonumber(ARGV[nextSlot])
-      nextSlot = nextSlot + 1
-    end
-  elseif field == 2 then amounts[meter] = tonumber(text)
-  elseif field == 3 then limits[meter] = text
-  elseif field == 4 then ttls[meter] = text
-  elseif field == 5 then seeds[meter] = text
-  else
-    needsSeed[meter] = text
-    field = 0
-    meter = meter + 1
+local packed = cjson.decode(ARGV[1])
+if #packed ~= 6 * count then return redis.error_reply('charge: the packed meters do not match the keys') end
+local null = cjson.null
+local kinds, amounts, limits, ttls, names, seeds, needsSeed, rooms, isSlot = {}, {}, {}, {}, {}, {}, {}, {}, {}
+local nextName = 2
+for i = 1, count do
+  local base = 6 * i - 6
+  local kind = packed[base + 1]
+  kinds[i] = kind
+  isSlot[i] = kind >= 3
+  amounts[i] = packed[base + 2]
+  local limit = packed[base + 3]
+  if limit ~= null then limits[i] = limit end
+  ttls[i] = packed[base + 4]
+  local seed = packed[base + 5]
+  if seed ~= null then seeds[i] = seed end
+  needsSeed[i] = packed[base + 6] == 1
+  names[i] = ARGV[nextName]
+  nextName = nextName + 1
+  if kind == 2 or kind == 4 then
+    rooms[i] = tonumber(ARGV[nextName])
+    nextName = nextName + 1
   end
 end
-if meter ~= count + 1 or field ~= 0 then return redis.error_reply('charge: the packed meters do not match the keys') end
-local values, absent, missing, current, present, taken = {}, {}, {}, {}, {}, {}
+local nowText = string.format('%.0f', now)
+-- Each group's fields, read with one HMGET: the meters' own, then '#' and '!'.
+local groupFields, positions = {}, {}
 for i = 1, count do
-  if slots[i] then
-    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', string.format('%.0f', now))
+  if not isSlot[i] then
+    local fields = groupFields[KEYS[i]]
+    if fields == nil then
+      fields = {}
+      groupFields[KEYS[i]] = fields
+    end
+    fields[#fields + 1] = names[i]
+    positions[i] = #fields
+  end
+end
+local stored, groupEnds, writes = {}, {}, {}
+for key, fields in pairs(groupFields) do
+  local width = #fields
+  fields[width + 1] = '#'
+  fields[width + 2] = '!'
+  local found = redis.call('HMGET', key, unpack(fields))
+  stored[key] = found
+  groupEnds[key] = tonumber(found[width + 1]) or 0
+  local pruneAt = found[width + 2]
+  -- Only a hash that exists (its '#' is written with its first field): a read creates nothing.
+  if groupEnds[key] > 0 and (not pruneAt or pruneAt <= nowText) then
+    local all = redis.call('HGETALL', key)
+    local stale = {}
+    for j = 1, #all, 2 do
+      local name = all[j]
+      if name ~= '#' and name ~= '!' and string.sub(all[j + 1], 1, 13) <= nowText then stale[#stale + 1] = name end
+    end
+    for first = 1, #stale, 500 do redis.call('HDEL', key, unpack(stale, first, math.min(first + 499, #stale))) end
+    writes[key] = { '!', string.format('%.0f', now + 60000) }
+  end
+end
+local values, absent, missing, current, present, taken, ids = {}, {}, {}, {}, {}, {}, {}
+for i = 1, count do
+  if isSlot[i] then
+    ids[i] = KEYS[i]
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', nowText)
     values[i] = redis.call('ZCARD', KEYS[i])
   else
-    local stored = redis.call('GET', KEYS[i])
-    if stored then
-      values[i] = tonumber(stored)
+    ids[i] = KEYS[i] .. '\\n' .. names[i]
+    local text = stored[KEYS[i]][positions[i]]
+    if text and string.sub(text, 1, 13) > nowText then
+      values[i] = tonumber(string.sub(text, 14))
     else
       absent[i] = true
-      if seeds[i] ~= '' then
-        values[i] = tonumber(seeds[i])
+      if seeds[i] then
+        values[i] = seeds[i]
       else
         values[i] = 0
-        if needsSeed[i] == '1' then missing[#missing + 1] = tostring(i - 1) end
+        if needsSeed[i] then missing[#missing + 1] = tostring(i - 1) end
       end
     end
   end
-  if current[KEYS[i]] == nil then
-    current[KEYS[i]] = values[i]
-    present[KEYS[i]] = not absent[i]
+  if current[ids[i]] == nil then
+    current[ids[i]] = values[i]
+    present[ids[i]] = not absent[i]
   end
 end
 local function reply(refused)
@@ -197,52 +238,95 @@ local function reply(refused)
   return { tostring(refused), texts, missing, taken }
 end
 if #missing > 0 then return reply(-1) end
-for i = 1, count do
-  if absent[i] and seeds[i] ~= '' then
-    redis.call('SET', KEYS[i], seeds[i], 'PX', ttls[i])
-    present[KEYS[i]] = true
+-- Counter writes, one HSET per group at the end (a field written twice keeps its last value).
+local endTexts, writeEnds, writeTtls = {}, {}, {}
+local function write(i, value)
+  local key, ttl = KEYS[i], ttls[i]
+  local ends = endTexts[ttl]
+  if ends == nil then
+    ends = string.format('%.0f', now + ttl)
+    endTexts[ttl] = ends
+  end
+  local list = writes[key]
+  if list == nil then
+    list = {}
+    writes[key] = list
+  end
+  if writeTtls[key] == nil or ttl > writeTtls[key] then writeTtls[key] = ttl end
+  list[#list + 1] = names[i]
+  list[#list + 1] = ends .. string.format('%.17g', value)
+end
+local function flush()
+  for key, list in pairs(writes) do
+    local ttl = writeTtls[key]
+    if ttl and now + ttl > groupEnds[key] then
+      local ends = string.format('%.0f', now + ttl + math.floor(ttl / 8))
+      list[#list + 1] = '#'
+      list[#list + 1] = ends
+      -- A new hash has nothing expired to look for yet.
+      if groupEnds[key] == 0 then
+        list[#list + 1] = '!'
+        list[#list + 1] = string.format('%.0f', now + 60000)
+      end
+      redis.call('HSET', key, unpack(list))
+      redis.call('PEXPIREAT', key, ends)
+    else
+      redis.call('HSET', key, unpack(list))
+    end
   end
 end
 for i = 1, count do
-  if limits[i] ~= '' and values[i] >= tonumber(limits[i]) then return reply(i - 1) end
+  if absent[i] and seeds[i] then
+    write(i, values[i])
+    present[ids[i]] = true
+  end
+end
+for i = 1, count do
+  if limits[i] and values[i] >= limits[i] then
+    flush()
+    return reply(i - 1)
+  end
 end
 for i = 1, count do
   local key = KEYS[i]
+  local id = ids[i]
   local kind = kinds[i]
   local amount = amounts[i]
-  if slots[i] then
+  if isSlot[i] then
+    local slot = names[i]
     if amount > 0 then
-      local ttl = tonumber(ttls[i])
+      local ttl = ttls[i]
       local endsAt = string.format('%.0f', now + ttl)
-      local before = current[key]
-      current[key] = before + redis.call('ZADD', key, endsAt, slots[i])
-      if kind == 'q' and tonumber(limits[i]) - before - amount >= ${ROOM_SHARE} * rooms[i] then
+      local before = current[id]
+      current[id] = before + redis.call('ZADD', key, endsAt, slot)
+      if kind == 4 and limits[i] - before - amount >= ${ROOM_SHARE} * rooms[i] then
         local members = {}
         for j = 1, rooms[i] do
           members[2 * j - 1] = endsAt
-          members[2 * j] = slots[i] .. '#' .. j
+          members[2 * j] = slot .. '#' .. j
         end
-        current[key] = current[key] + redis.call('ZADD', key, unpack(members))
+        current[id] = current[id] + redis.call('ZADD', key, unpack(members))
         taken[#taken + 1] = tostring(i - 1)
       end
       if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
     elseif amount < 0 then
-      current[key] = current[key] - redis.call('ZREM', key, slots[i])
+      current[id] = current[id] - redis.call('ZREM', key, slot)
     end
-    values[i] = current[key]
+    values[i] = current[id]
   else
-    if kind == 'r' and tonumber(limits[i]) - current[key] - amount >= ${ROOM_SHARE} * rooms[i] then
+    if kind == 2 and limits[i] - current[id] - amount >= ${ROOM_SHARE} * rooms[i] then
       amount = amount + rooms[i]
       taken[#taken + 1] = tostring(i - 1)
     end
-    if amount ~= 0 and (kind ~= 'p' or present[key]) then
-      current[key] = current[key] + amount
-      values[i] = current[key]
-      present[key] = true
-      redis.call('SET', key, string.format('%.17g', values[i]), 'PX', ttls[i])
+    if amount ~= 0 and (kind ~= 1 or present[id]) then
+      current[id] = current[id] + amount
+      values[i] = current[id]
+      present[id] = true
+      write(i, values[i])
     end
   end
 end
+flush()
 return reply(-1)`);
 
 // A budget pool is KEYS[1], a sorted set of key → the server time it expires at (the order entries

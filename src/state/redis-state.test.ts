@@ -51,6 +51,33 @@ describe.skipIf(!REDIS_URL)('RedisState', () => {
     openSecondHandle: open,
   });
 
+  it("keeps a group's counters in one hash that expires on its own, and creates nothing for a read", async () => {
+    const state = await open();
+    try {
+      const meter = { key: 'holder:rpm', group: 'holder', amount: 0, limit: null, ttlMs: 5_000 };
+      await state.charge([meter, { ...meter, key: 'holder:tokens' }]);
+      expect(await admin.keys(`${keyPrefix}*`)).toEqual([]);
+      await state.charge([
+        { ...meter, amount: 1 },
+        { ...meter, key: 'holder:tokens', amount: 40, ttlMs: 8_000 },
+      ]);
+      expect(await admin.keys(`${keyPrefix}*`)).toEqual([`${keyPrefix}meters:holder`]);
+      expect(Object.keys(await admin.hgetall(`${keyPrefix}meters:holder`)).sort()).toEqual(['!', '#', ':holder:rpm', ':holder:tokens']);
+      // The hash outlives its longest-lived field (8 s) by an eighth of that, no more.
+      const ttl = await admin.pttl(`${keyPrefix}meters:holder`);
+      expect(ttl).toBeGreaterThan(8_000);
+      expect(ttl).toBeLessThanOrEqual(9_000);
+      // An expired field reads as absent, and goes when the hash's expired fields are next looked for.
+      await state.charge([{ ...meter, key: 'holder:minute', amount: 1, ttlMs: 50 }]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await admin.hset(`${keyPrefix}meters:holder`, '!', '0');
+      expect((await state.charge([{ ...meter, key: 'holder:minute' }])).values).toEqual([0]);
+      expect(Object.keys(await admin.hgetall(`${keyPrefix}meters:holder`)).sort()).toEqual(['!', '#', ':holder:rpm', ':holder:tokens']);
+    } finally {
+      await state.close();
+    }
+  });
+
   describe('when Redis cannot be reached', () => {
     let proxy: FaultyProxy;
 

@@ -146,32 +146,24 @@ export class RedisState implements SharedState {
     this.requireOpen();
     requireMeters(meters);
     if (meters.length === 0) return { refused: -1, values: [], missing: [], rooms: [] };
-    // One packed argument for the numbers, one per slot (redis-scripts.ts, CHARGE, says why).
+    // The numbers as one JSON argument, one argument per name (redis-scripts.ts, CHARGE, says why).
     const keys = new Array<string>(meters.length);
     const args: string[] = [''];
-    let packed = '';
+    let packed = '[';
     for (let index = 0; index < meters.length; index++) {
       const meter = meters[index] as Meter;
-      const { slot, limit, seed } = meter;
+      const { slot, limit, seed, room } = meter;
       if (slot === undefined) {
-        keys[index] = `${this.prefix}meter:${meter.key}`;
-        if (meter.room !== undefined) {
-          args.push(String(meter.room));
-          packed += 'r,';
-        } else {
-          packed += meter.ifPresent === true ? 'p,' : 'c,';
-        }
+        keys[index] = `${this.prefix}meters:${meter.group ?? meter.key}`;
+        args.push(`:${meter.key}`);
+        packed += room !== undefined ? '2,' : meter.ifPresent === true ? '1,' : '0,';
       } else {
         keys[index] = `${this.prefix}slots:${meter.key}`;
         args.push(slot);
-        if (meter.room !== undefined) {
-          args.push(String(meter.room));
-          packed += 'q,';
-        } else {
-          packed += 's,';
-        }
+        packed += room !== undefined ? '4,' : '3,';
       }
-      packed += `${meter.amount},${limit === null ? '' : limit},${meter.ttlMs},${seed === undefined ? '' : seed},${meter.needsSeed === true ? '1' : '0'},`;
+      if (room !== undefined) args.push(String(room));
+      packed += `${meter.amount},${limit === null || limit === Number.POSITIVE_INFINITY ? 'null' : limit},${meter.ttlMs},${seed === undefined ? 'null' : seed},${meter.needsSeed === true ? '1' : '0'}${index === meters.length - 1 ? ']' : ','}`;
     }
     args[0] = packed;
     const reply = await runScript(this.command, CHARGE, keys, args);

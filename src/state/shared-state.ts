@@ -185,6 +185,13 @@ export interface Meter {
   ttlMs: number;
   /** Names the slot taken or given back: the meter is a slot set. */
   slot?: string;
+  /**
+   * The counters of one group are kept together: a backend may store them as one record (Redis:
+   * one hash), so that a charge of many counters of few groups (a limit holder's) costs it a read
+   * and a write per group rather than per counter. It changes nothing else: a counter is still
+   * named by its key alone (a key must not be used in two groups) and keeps its own lifetime.
+   */
+  group?: string;
   /** An absent counter's starting value (the spending durable records show). */
   seed?: number;
   /** Report an absent counter without a seed in `missing` instead of counting it from 0. */

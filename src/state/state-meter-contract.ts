@@ -41,6 +41,38 @@ export function describeMeterChecks(context: ContractContext): void {
     expect(await state.get('shared')).toBeNull();
   });
 
+  it('charge: counters of one group each keep their own value, limit and lifetime', async () => {
+    const { state, clock } = context;
+    const short: Meter = { key: 'holder:rpm', group: 'holder', amount: 1, limit: 2, ttlMs: TTL_MS };
+    const long: Meter = { key: 'holder:tokens', group: 'holder', amount: 10, limit: null, ttlMs: 4 * TTL_MS };
+    expect(await state.charge([short, long])).toMatchObject({ refused: -1, values: [1, 10] });
+    expect(await state.charge([short, { ...long, amount: 5 }])).toMatchObject({ refused: -1, values: [2, 15] });
+    // The short one refuses alone; the long one was not changed by the refused step.
+    expect(await state.charge([{ ...long, amount: 5 }, short])).toMatchObject({ refused: 1, values: [15, 2] });
+    await clock.advance(TTL_MS);
+    // The short one has ended; the long one, changed as late, is still counted.
+    expect(
+      await state.charge([
+        { ...short, amount: 0 },
+        { ...long, amount: 0 },
+      ]),
+    ).toMatchObject({ refused: -1, values: [0, 15] });
+    // A counter of the group, with the group changed meanwhile, lives its own ttlMs after its own last change.
+    await state.charge([{ ...short, amount: 1 }]);
+    await clock.advance(TTL_MS - MARGIN_MS);
+    await state.charge([{ ...long, amount: 1 }]);
+    expect(await state.charge([{ ...short, amount: 0 }])).toMatchObject({ values: [1] });
+    await clock.advance(MARGIN_MS);
+    expect(
+      await state.charge([
+        { ...short, amount: 0 },
+        { ...long, amount: 0 },
+      ]),
+    ).toMatchObject({ values: [0, 16] });
+    // Another group's counter of another key is its own.
+    expect(await state.charge([{ key: 'other:rpm', group: 'other', amount: 0, limit: null, ttlMs: TTL_MS }])).toMatchObject({ values: [0] });
+  });
+
   it('charge: slots are taken, given back and expire on their own; a full set refuses', async () => {
     const { state, clock } = context;
     // Long enough that each quarter of it outlasts two margins (a clock that really waits).
@@ -173,6 +205,7 @@ export function describeMeterChecks(context: ContractContext): void {
     for (const invalid of [0, -1, 1.5, Number.NaN]) await expect(state.charge([{ ...requests(1), ttlMs: invalid }])).rejects.toThrow(TypeError);
     await expect(state.charge([{ ...requests(1), amount: Number.NaN }])).rejects.toThrow(TypeError);
     await expect(state.charge([{ ...requests(1), slot: 'a', amount: 2 }])).rejects.toThrow(TypeError);
+    await expect(state.charge([{ ...requests(1), slot: 'a', group: 'holder' }])).rejects.toThrow(TypeError);
     await expect(state.charge([requests(1), { ...requests(1), limit: Number.NaN }])).rejects.toThrow(TypeError);
     expect(await state.charge([requests(null, 0)])).toMatchObject({ values: [0] });
     expect(await state.charge([])).toEqual({ refused: -1, values: [], missing: [], rooms: [] });
