@@ -11,12 +11,19 @@ import { Redis } from 'ioredis';
 
 /**
  * Redis's own CPU a request costs in the limits' worst case: the token, its project and its team
- * each carry every rate limit and quota (24 meters), and no meter has room taken in advance (a
- * holder near its limits, or one with a request now and then), so every request's admission
- * charges all 24 meters in Redis and its settlement 21 (tokens, dollars and the slot), each alone.
- * The meters are the ones CallerLimits builds (`planMinute`, `settlementMeters`), sent through the
- * built RedisState to a private `redis-server` (pinned to the last core where `taskset` exists),
- * so nothing else shares its CPU count. `npm run bench:redis [-- --requests N --in-flight 1,16,64]`.
+ * each carry every rate limit and quota (24 meters), and no meter has room taken in advance, so
+ * every request's admission charges all 24 meters in Redis and its settlement 21 (tokens,
+ * dollars and the slot). Two ways, against a private `redis-server` (pinned to the last core
+ * where `taskset` exists, so nothing else shares its CPU count):
+ *
+ * - `state`: the meters CallerLimits builds (`planMinute`, `settlementMeters`), sent through the
+ *   built RedisState, each admission and each settlement a charge of its own;
+ * - `limits`: the built CallerLimits itself, over 200 teams (a token and a project each) whose
+ *   limits are all too tight for room (`rpm` 100, `max_concurrent` 100, `tpm` and token quotas
+ *   60,000 at 500 tokens a request, dollar quotas $1), requests spread over the teams: what the
+ *   gateway sends, settlements of requests that end together in one charge.
+ *
+ * `npm run bench:redis [-- --requests N --in-flight 1,16,64]`.
  */
 
 const { values: options } = parseArgs({
@@ -48,7 +55,7 @@ interface Meter {
   amount: number;
   limit: number | null;
   ttlMs: number;
-  slot?: string;
+  owner?: string;
   seed?: number;
   needsSeed?: boolean;
 }
@@ -62,10 +69,23 @@ interface BuiltState {
 }
 interface LimitPlanModule {
   planMinute(holders: readonly object[], now: number, leaseMs: number): { entries: PlannedMeter[] };
-  settlementMeters(entries: readonly PlannedMeter[], requestId: string, reservedTokens: number, usedTokens: number, costUsd: number): Meter[];
+  settlementMeters(entries: readonly PlannedMeter[], owner: string, reservedTokens: number, usedTokens: number, costUsd: number): Meter[];
 }
 interface StateModule {
   RedisState: { open(url: string): Promise<BuiltState> };
+}
+interface Admitted {
+  admission: object | null;
+  refusal: object | null;
+}
+interface BuiltLimits {
+  admit(holders: readonly object[], estimatedTokens: number): Promise<Admitted>;
+  settle(admission: object, usedTokens: number, costUsd: number): void;
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+interface LimitsModule {
+  CallerLimits: new (options: { state: BuiltState; ledger: () => Promise<{ tokens: number; usd: number }>; onError: (error: unknown) => void }) => BuiltLimits;
 }
 
 async function built<T>(path: string): Promise<T> {
@@ -75,23 +95,34 @@ async function built<T>(path: string): Promise<T> {
 }
 const { planMinute, settlementMeters } = await built<LimitPlanModule>('access/limit-plan.js');
 const { RedisState } = await built<StateModule>('state/index.js');
+const { CallerLimits } = await built<LimitsModule>('access/caller-limits.js');
 
 const limits = { rpm: 1e9, tpm: 1e12, maxConcurrent: 1e6, tokensPerDay: 1e12, tokensPerMonth: 1e12, tokensTotal: 1e12, usdPerDay: 1e9, usdPerMonth: 1e9 };
+const TEAMS = 200;
+const tight = { rpm: 100, tpm: 60_000, maxConcurrent: 100, tokensPerDay: 60_000, tokensPerMonth: 60_000, tokensTotal: 60_000, usdPerDay: 1, usdPerMonth: 1 };
+const teams = Array.from({ length: TEAMS }, (_, index) => [
+  { kind: 'token', key: `token:tok_${index}`, label: `token tok_${index}`, match: { tokenId: `tok_${index}` }, limits: tight },
+  { kind: 'project', key: `project:team-${index}/ranker`, label: 'project "ranker"', match: { team: `team-${index}`, project: 'ranker' }, limits: tight },
+  { kind: 'team', key: `team:team-${index}`, label: `team "team-${index}"`, match: { team: `team-${index}` }, limits: tight },
+]);
 const holders = [
   { kind: 'token', key: 'token:tok_bench', label: 'token tok_bench', match: { tokenId: 'tok_bench' }, limits },
   { kind: 'project', key: 'project:bench/ranker', label: 'project "ranker"', match: { team: 'bench', project: 'ranker' }, limits },
   { kind: 'team', key: 'team:bench', label: 'team "bench"', match: { team: 'bench' }, limits },
 ];
 
+/** The process's name in the state, as CallerLimits gives it. */
+const OWNER = `bench-host/${process.pid}/0a1b2c3d.0`;
+
 /** The admission CallerLimits sends when no meter has room: every meter, each with its limit (quotas seeded, as after their first request). */
-function admission(planned: readonly PlannedMeter[], requestId: string): Meter[] {
+function admission(planned: readonly PlannedMeter[]): Meter[] {
   return planned.map((entry) => ({
     key: entry.key,
-    group: entry.quantity === 'slots' ? undefined : entry.group,
+    group: entry.group,
     amount: entry.quantity === 'tokens' ? RESERVED_TOKENS : entry.quantity === 'usd' ? 0 : 1,
     limit: entry.limit,
     ttlMs: entry.ttlMs,
-    slot: entry.quantity === 'slots' ? requestId : undefined,
+    owner: entry.quantity === 'slots' ? OWNER : undefined,
     needsSeed: entry.needsSeed,
     seed: entry.needsSeed ? 0 : undefined,
   }));
@@ -142,42 +173,82 @@ const server = await startRedis(port);
 const url = `redis://127.0.0.1:${port}`;
 const probe = new Redis(url);
 const state = await RedisState.open(url);
+
+/** Redis CPU µs, script µs and commands a request over `requests` run `inFlight` at a time, after a warm-up. */
+async function measure(inFlight: number, one: (index: number) => Promise<void>, warmUp: number, requests: number, settled = async () => {}): Promise<string> {
+  let next = 0;
+  const run = async (count: number): Promise<void> => {
+    next = 0;
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (next < count) await one(next++);
+      }),
+    );
+  };
+  await run(warmUp);
+  await probe.config('RESETSTAT');
+  const before = await redisCpuSeconds(probe);
+  await run(requests);
+  await settled();
+  const cpuUs = ((await redisCpuSeconds(probe)) - before) * 1e6;
+  const { calls, scriptUs } = await commandStats(probe);
+  return `| ${inFlight} | ${(cpuUs / requests).toFixed(1)} | ${(scriptUs / requests).toFixed(1)} | ${(calls / requests).toFixed(2)} |`;
+}
+
 try {
-  const rows: string[] = [];
+  const stateRows: string[] = [];
+  const limitsRows: string[] = [];
   for (const inFlight of IN_FLIGHT) {
     const plan = planMinute(holders, Date.now(), SLOT_LEASE_MS);
-    let next = 0;
-    const one = async (index: number): Promise<void> => {
-      const requestId = `req-${inFlight}-${index}`;
-      const outcome = await state.charge(admission(plan.entries, requestId));
-      if (outcome.refused !== -1 || outcome.missing.length > 0) throw new Error(`the worst case must admit every request: ${JSON.stringify(outcome)}`);
-      await state.charge(settlementMeters(plan.entries, requestId, RESERVED_TOKENS, USED_TOKENS, 0.0012));
-    };
-    const run = async (count: number): Promise<void> => {
-      next = 0;
-      await Promise.all(
-        Array.from({ length: inFlight }, async () => {
-          while (next < count) await one(next++);
-        }),
-      );
-    };
-    await run(WARM_UP);
-    await probe.config('RESETSTAT');
-    const before = await redisCpuSeconds(probe);
-    await run(REQUESTS);
-    const cpuUs = ((await redisCpuSeconds(probe)) - before) * 1e6;
-    const { calls, scriptUs } = await commandStats(probe);
-    rows.push(
-      `| ${inFlight} | ${(cpuUs / REQUESTS).toFixed(1)} | ${(scriptUs / REQUESTS).toFixed(1)} | ${(calls / REQUESTS).toFixed(2)} | ${plan.entries.length} |`,
+    stateRows.push(
+      await measure(
+        inFlight,
+        async () => {
+          const outcome = await state.charge(admission(plan.entries));
+          if (outcome.refused !== -1 || outcome.missing.length > 0) throw new Error(`the worst case must admit every request: ${JSON.stringify(outcome)}`);
+          await state.charge(settlementMeters(plan.entries, OWNER, RESERVED_TOKENS, USED_TOKENS, 0.0012));
+        },
+        WARM_UP,
+        REQUESTS,
+      ),
     );
+    // Fresh keys for each run: the teams' limits must not be reached.
+    await probe.flushall();
+    const limits = new CallerLimits({ state, ledger: async () => ({ tokens: 0, usd: 0 }), onError: (error) => console.error(error) });
+    try {
+      limitsRows.push(
+        await measure(
+          inFlight,
+          async (index) => {
+            const result = await limits.admit(teams[index % TEAMS] as object[], RESERVED_TOKENS);
+            if (result.admission === null) throw new Error('the worst case must admit every request');
+            limits.settle(result.admission, USED_TOKENS, 0.0012);
+          },
+          TEAMS,
+          REQUESTS,
+          () => limits.drain(),
+        ),
+      );
+    } finally {
+      await limits.close();
+    }
+    await probe.flushall();
   }
   process.stdout.write(
     [
-      `Redis CPU a request, limits' worst case (${REQUESTS} requests after ${WARM_UP} unmeasured; an admission and a settlement each):`,
+      `Redis CPU a request, limits' worst case: 24 meters, no room (${REQUESTS} requests after a warm-up):`,
       '',
-      '| in flight | Redis CPU µs a request | of which scripts µs | commands a request | meters |',
-      '|---:|---:|---:|---:|---:|',
-      ...rows,
+      'Through RedisState, an admission and a settlement each:',
+      '',
+      '| in flight | Redis CPU µs a request | of which scripts µs | commands a request |',
+      '|---:|---:|---:|---:|',
+      ...stateRows,
+      '',
+      `Through CallerLimits, over ${TEAMS} teams:`,
+      '',
+      '| in flight | Redis CPU µs a request | of which scripts µs | commands a request |',
+      '|---:|---:|---:|---:|',
+      ...limitsRows,
       '',
     ].join('\n'),
   );

@@ -36,7 +36,6 @@ describe('CallerLimits', () => {
   let recorded: Spending;
   let errors: unknown[];
   let limits: CallerLimits;
-  let sequence = 0;
 
   const open = (): CallerLimits =>
     new CallerLimits({
@@ -66,7 +65,7 @@ describe('CallerLimits', () => {
 
   /** The decision, with its headers as an object to read them by name. */
   const admit = async (holders: LimitHolder[], estimate = 0): Promise<Omit<AdmissionResult, 'headers'> & { headers: Record<string, string> }> => {
-    const result = await limits.admit(holders, `req_${++sequence}`, estimate);
+    const result = await limits.admit(holders, estimate);
     const headers: Record<string, string> = {};
     for (let index = 0; index < result.headers.length; index += 2) headers[result.headers[index] as string] = result.headers[index + 1] as string;
     return { ...result, headers };
@@ -123,7 +122,7 @@ describe('CallerLimits', () => {
     expect((await admit([token])).refusal).not.toBeNull();
   });
 
-  it('requests of one holder that end together are settled in one charge that names each counter once, and every slot', async () => {
+  it('requests of one holder that end together are settled in one charge that names each counter and slot set once', async () => {
     // Limits too close for room (counter-rooms.ts): every token counter is charged in the state.
     const token = holder('token', 'tok_1', { tpm: 1_000, maxConcurrent: 5, tokensPerDay: 1_000 });
     const first = await admitted([token], 10);
@@ -139,11 +138,12 @@ describe('CallerLimits', () => {
     await limits.drain();
     expect(charges).toHaveLength(1);
     const sent = charges[0] as Meter[];
-    const counters = sent.filter((meter) => meter.slot === undefined);
+    const counters = sent.filter((meter) => meter.owner === undefined);
     expect(counters.map((meter) => meter.key).sort()).toEqual([`token:tok_1:tokens:day:${Date.UTC(2026, 10, 24)}`, `token:tok_1:tpm:${START}`]);
     // Reserved 10 + 10, used 30 + 50: one adjustment of 60 each.
     expect(counters.map((meter) => meter.amount)).toEqual([60, 60]);
-    expect(sent.filter((meter) => meter.slot !== undefined)).toHaveLength(2);
+    // Both slots go back in one release.
+    expect(sent.filter((meter) => meter.owner !== undefined).map((meter) => [meter.key, meter.amount])).toEqual([['token:tok_1:in-flight', -2]]);
     const next = await admit([token], 0);
     expect(next.headers).toMatchObject({ 'x-ratelimit-remaining-tokens': '920' });
   });
@@ -152,10 +152,11 @@ describe('CallerLimits', () => {
     const NEVER = 1_000_000_000;
     const dayKey = (id: string): string => `token:${id}:tokens:day:${Date.UTC(2026, 10, 24)}`;
     /** The counter as the state holds it, rooms included. */
-    const inState = async (key: string): Promise<number> => (await state.charge([{ key, amount: 0, limit: null, ttlMs: 60_000 }])).values[0] as number;
+    const inState = async (key: string): Promise<number> =>
+      (await state.charge([{ key, group: key.split(':').slice(0, 2).join(':'), amount: 0, limit: null, ttlMs: 60_000 }])).values[0] as number;
     /** A slot set's size as the state holds it, rooms included. */
     const inFlight = async (key: string): Promise<number> =>
-      (await state.charge([{ key, amount: 0, limit: null, ttlMs: 60_000, slot: 'read' }])).values[0] as number;
+      (await state.charge([{ key, group: key.split(':').slice(0, 2).join(':'), amount: 0, limit: null, ttlMs: 60_000, owner: 'read' }])).values[0] as number;
     const recordCharges = (): Meter[][] => {
       const charges: Meter[][] = [];
       const charge = state.charge.bind(state);
@@ -272,7 +273,7 @@ describe('CallerLimits', () => {
       // The first admission took room on rpm: the state's counter holds it.
       expect(await inState(rpmKey)).toBeGreaterThan(1);
       const charges = recordCharges();
-      const second = await limits.admit([token], 'req_second', 100);
+      const second = await limits.admit([token], 100);
       expect(second.refusal?.code).toBe('rate_limit_exceeded');
       expect(charges.flat().map((meter) => meter.key.split(':')[2])).toEqual(['in-flight']);
       await settle(first, 100, 0);
@@ -321,7 +322,7 @@ describe('CallerLimits', () => {
         const refusedBy = [false, false];
         for (let index = 0; !(refusedBy[0] && refusedBy[1]); index++) {
           const side = index % 2;
-          const result = await (side === 0 ? limits : other).admit([token], `req_${++sequence}`, 10);
+          const result = await (side === 0 ? limits : other).admit([token], 10);
           if (result.admission === null) {
             refusedBy[side] = true;
             continue;
@@ -419,14 +420,20 @@ describe('CallerLimits', () => {
     expect(await limits.read([team])).toEqual({ [team.key]: { rpm: 0, maxConcurrent: 0 } });
   });
 
-  it('an admission whose late reply was lost gives back only its slot (it may have run or not)', async () => {
+  it("an admission whose late reply was lost gives back nothing (it may have run or not): its slot, if taken, ends with the old name's lease", async () => {
     const team = holder('team', 'search', { rpm: 5, maxConcurrent: 1 });
+    const first = await admitted([team]);
+    await settle(first, 0);
     state.late = 'lost';
     await admit([team]);
     state.late = null;
     await new Promise((resolve) => setImmediate(resolve));
     await limits.drain();
-    expect(await limits.read([team])).toEqual({ [team.key]: { rpm: 1, maxConcurrent: 0 } });
+    // It ran here: counted, and its slot taken under the name the process had then.
+    expect(await limits.read([team])).toEqual({ [team.key]: { rpm: 2, maxConcurrent: 1 } });
+    expect((await admit([team])).refusal).toMatchObject({ code: 'rate_limit_exceeded' });
+    time += LEASE_MS;
+    await admitted([team]);
   });
 
   it('a slot is a short lease that the heartbeat renews while its request lives', async () => {
@@ -443,6 +450,18 @@ describe('CallerLimits', () => {
     expect((await admit([token])).refusal).toMatchObject({ code: 'rate_limit_exceeded' });
     await settle(first, 0);
     await admitted([token]);
+  });
+
+  it("a live request's slot whose lease ended (the state away longer than it, or restarted empty) is taken again by the next heartbeat", async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'setTimeout'] });
+    await limits.close();
+    limits = open();
+    const token = holder('token', 'tok_1', { maxConcurrent: 1 });
+    await admitted([token]);
+    time += LEASE_MS + 1;
+    expect(await limits.read([token])).toMatchObject({ [token.key]: { maxConcurrent: 0 } });
+    await vi.advanceTimersByTimeAsync(LEASE_MS / 3);
+    expect(await limits.read([token])).toMatchObject({ [token.key]: { maxConcurrent: 1 } });
   });
 
   it('the slots of a process that stopped (no heartbeat, no settlement) are free once their lease ends', async () => {
@@ -479,18 +498,26 @@ describe('CallerLimits', () => {
     expect(errors.length).toBeGreaterThan(0);
   });
 
-  it("a slot's release is retried only until its lease would have ended; a counter's until it lands", async () => {
+  it('a release that failed is retried until it lands, to the name that took the slot: after a failure, slots are taken under a new name', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'setTimeout'] });
     await limits.close();
     limits = open();
-    const token = holder('token', 'tok_1', { maxConcurrent: 1, tokensPerDay: 100 });
+    const token = holder('token', 'tok_1', { maxConcurrent: 2, tokensPerDay: 100 });
     const first = await admitted([token], 10);
     state.down = true;
     await settle(first, 30);
+    expect(limits.unsettled).toBe(2);
+    // The state answers again once this process's lease there has ended: the first's slot is free on its own.
     time += LEASE_MS;
+    state.down = false;
+    await admitted([token], 10);
     await vi.advanceTimersByTimeAsync(100);
     await limits.drain();
-    expect(limits.unsettled).toBe(1);
+    expect(limits.unsettled).toBe(0);
+    // The release landed on the name that took the first's slot, not on the second's: two in flight now.
+    await admitted([token], 10);
+    expect((await admit([token], 10)).refusal).toMatchObject({ code: 'rate_limit_exceeded' });
+    expect(await limits.read([token])).toMatchObject({ [token.key]: { maxConcurrent: 2, tokensPerDay: 50 } });
   });
 
   it('a settlement of a quota the state lost does not start it again: the next admission rebuilds it from the ledger', async () => {

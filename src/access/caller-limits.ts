@@ -1,4 +1,5 @@
-import { SwapList } from '../core/index.js';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { GatewayError } from '../errors/index.js';
 import { StateUnavailableError, type ChargeOutcome, type LateOutcome, type Meter, type SharedState } from '../state/index.js';
 import type { LimitHolder, SpendMatch } from './limit-holders.js';
@@ -20,12 +21,20 @@ export type SpendLedger = (match: SpendMatch, fromMs: number, toMs: number) => P
 /** A request let through: what it holds until it is settled. */
 export interface Admission {
   readonly planned: readonly PlannedMeter[];
-  readonly requestId: string;
   readonly reservedTokens: number;
-  /** The slot held on each slot meter, by plan index, where it is one of a room's (slot-rooms.ts); else the request id. */
-  readonly slotNames: ReadonlyArray<string | undefined> | null;
-  /** Its place among the admissions holding slots (-1: none); only CallerLimits writes it. */
-  listSlot: number;
+  /** Who holds its slots in the state: this process, under the name it had when the request was admitted. */
+  readonly owner: string;
+  /** The keys of the slot sets where its slot is one of a room's (slot-rooms.ts); on the others it holds a slot of its own. */
+  readonly roomSlots: readonly string[] | null;
+}
+
+/** The slots this process holds on one set for requests in flight (not a room's), under one name. */
+interface Holding {
+  readonly key: string;
+  readonly group: string;
+  readonly ttlMs: number;
+  readonly owner: string;
+  slots: number;
 }
 
 /** The decision on a request: admitted (and then settled) or refused; either way the headers its response carries (`[name, value, …]`). */
@@ -44,11 +53,12 @@ export interface CallerLimitsOptions {
   /** Told of each request refused, by the kind of the holder whose limit refused it and the limit's name (the metrics). */
   onRefusal?: (holderKind: LimitHolder['kind'], limit: LimitName) => void;
   /**
-   * A slot among the requests in flight is a lease of this long, renewed every third of it while
-   * its request lives: a slot outlives its request (its process crashed, or lost the state as the
-   * request ended) by at most this long.
+   * This process's slots among the requests in flight are a lease of this long, renewed every
+   * third of it while it holds any: what a crashed process held is free at most this long after.
    */
   slotLeaseMs?: number;
+  /** Names this process as the owner of its slots in the state (default: host, process id and a random part). */
+  owner?: string;
   now?: () => number;
 }
 
@@ -64,10 +74,10 @@ const ERROR_REPORT_INTERVAL_MS = 10_000;
 /** A settlement that failed is tried again after this, doubling up to RETRY_MAX_MS. */
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2_000;
-/** Slots renewed per charge: one round trip per this many slots held. */
+/** Slot sets renewed per charge: one round trip per this many sets held. */
 const RENEWALS_PER_CHARGE = 1_000;
 const ADMITTED_WITHOUT_STATE: AdmissionResult = {
-  admission: { planned: [], requestId: '', reservedTokens: 0, slotNames: null, listSlot: -1 },
+  admission: { planned: [], reservedTokens: 0, owner: '', roomSlots: null },
   refusal: null,
   headers: [],
 };
@@ -77,10 +87,13 @@ const ADMITTED_WITHOUT_STATE: AdmissionResult = {
  * is admitted by one atomic `charge` of every meter of every holder (one round trip with Redis),
  * refused with the first limit already reached, and settled when its usage is known. Settlements
  * of requests that end together go to the state in one charge; one that fails is retried with
- * backoff until it lands (a slot's release only until its lease would have ended anyway). Slots
- * are short leases that one heartbeat per process renews for every request still in flight. Quota
- * counters the state does not have (a fresh process, a Redis that lost them) are rebuilt from the
- * request log before counting; while the state has them, they alone are trusted.
+ * backoff until it lands. The state counts slots by owner: this process holds its slots under one
+ * lease per set, which one heartbeat renews while it holds any. After a charge that failed, the
+ * state may have applied it or not, and the process's lease may end before the state answers
+ * again, so the process takes a new name: what it held under the old one is given back to the old
+ * one (harmless once that lease has ended, since nothing takes slots under an old name again).
+ * Quota counters the state does not have (a fresh process, a Redis that lost them) are rebuilt
+ * from the request log before counting; while the state has them, they alone are trusted.
  */
 export class CallerLimits {
   private readonly state: SharedState;
@@ -93,13 +106,16 @@ export class CallerLimits {
   private pending: Meter[] = [];
   private flushing: Promise<void> | null = null;
   private lastErrorReport = Number.NEGATIVE_INFINITY;
-  /** The requests in flight that hold slots: the heartbeat renews their slots. Not a Map (core/swap-list.ts says why). */
-  private readonly held = new SwapList<Admission>();
+  /** What this process is called in the state, as `${ownerBase}.${generation}`: renamed after a charge that failed. */
+  private readonly ownerBase: string;
+  private generation = 0;
+  private owner: string;
+  /** The slots requests in flight hold on their own (not a room's), by set and owner: the heartbeat renews their leases. */
+  private readonly holdings = new Map<string, Holding>();
   private readonly heartbeat: NodeJS.Timeout;
   private renewing = false;
-  /** Settlements that failed, until they land: counter adjustments summed by key, and slot releases with the time their lease ends at the latest. */
+  /** Settlements that failed, until they land: adjustments summed by counter, and by slot set and owner. */
   private readonly unsettledCounts = new Map<string, Meter>();
-  private readonly unsettledReleases = new Map<string, { meter: Meter; until: number }>();
   private retryTimer: NodeJS.Timeout | null = null;
   private retryDelayMs = RETRY_FIRST_MS;
   private closed = false;
@@ -118,6 +134,8 @@ export class CallerLimits {
     this.onError = options.onError;
     this.onRefusal = options.onRefusal ?? null;
     this.slotLeaseMs = options.slotLeaseMs ?? DEFAULT_SLOT_LEASE_MS;
+    this.ownerBase = options.owner ?? `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+    this.owner = `${this.ownerBase}.0`;
     this.plans = new MeterPlans(this.slotLeaseMs);
     this.now = options.now ?? Date.now;
     // One timer for the process, not one per request; a renewal missed (the state away) is caught
@@ -142,7 +160,7 @@ export class CallerLimits {
    * charged then). `at` places it in its minute, day and month: the request log's `created_at`,
    * so that a quota rebuilt from the log counts it in the same period as the counter did.
    */
-  async admit(holders: readonly LimitHolder[], requestId: string, estimatedTokens: number, at: number = this.now()): Promise<AdmissionResult> {
+  async admit(holders: readonly LimitHolder[], estimatedTokens: number, at: number = this.now()): Promise<AdmissionResult> {
     const now = at;
     const plan = this.plans.of(holders, now);
     const planned = plan.entries;
@@ -154,20 +172,20 @@ export class CallerLimits {
     let meters: Meter[] = [];
     /** The meters counted from rooms: [plan index, what went past its room, …], to undo them. */
     let local: number[] | null = null;
-    /** The slots taken from rooms, by plan index. */
-    let slotNames: Array<string | undefined> | null = null;
+    const owner = this.owner;
+    /** The keys of the slot sets whose slot came from a room. */
+    let roomSlots: string[] | null = null;
     for (let index = 0; index < planned.length; index++) {
       const entry = planned[index] as PlannedMeter;
       const { quantity } = entry;
       const amount = admissionAmount(quantity, estimatedTokens);
       let room: number | undefined;
       if (quantity === 'slots') {
-        const name = this.slotRooms.take(entry.key, now);
-        if (name !== undefined) {
-          (slotNames ??= new Array<string | undefined>(planned.length))[index] = name;
+        if (this.slotRooms.take(entry.key, now) !== undefined) {
+          (roomSlots ??= []).push(entry.key);
           continue;
         }
-        room = this.slotRooms.want(entry, now);
+        room = this.slotRooms.want(entry, owner, now);
       } else {
         const past = this.rooms.take(entry, amount, now, this.pending);
         if (past >= 0) {
@@ -179,11 +197,11 @@ export class CallerLimits {
       (asked ??= []).push(index);
       meters.push({
         key: entry.key,
-        group: quantity === 'slots' ? undefined : entry.group,
+        group: entry.group,
         amount,
         limit: entry.limit,
         ttlMs: entry.ttlMs,
-        slot: quantity === 'slots' ? requestId : undefined,
+        owner: quantity === 'slots' ? owner : undefined,
         needsSeed: entry.needsSeed,
         room,
       });
@@ -192,7 +210,7 @@ export class CallerLimits {
     const values = new Array<number>(planned.length);
     if (asked === null) {
       for (let index = 0; index < planned.length; index++) values[index] = this.knownLocally(planned[index] as PlannedMeter, 0);
-      return this.admitted(plan, requestId, estimatedTokens, values, now, slotNames);
+      return this.admitted(plan, estimatedTokens, values, now, owner, roomSlots, null);
     }
     const askedEntries = asked.map((index) => planned[index] as PlannedMeter);
     let outcome: ChargeOutcome;
@@ -206,7 +224,8 @@ export class CallerLimits {
         const charged = meters;
         void error.late.then((late) => this.giveBack(charged, late));
       }
-      this.undoLocal(planned, local, slotNames, estimatedTokens, now);
+      this.undoLocal(planned, local, owner, roomSlots, estimatedTokens, now);
+      if (askedEntries.some((entry) => entry.quantity === 'slots')) this.rename();
       this.roomsUnanswered(askedEntries, meters);
       this.reportError(error);
       return ADMITTED_WITHOUT_STATE;
@@ -222,8 +241,13 @@ export class CallerLimits {
         const room = (meters[position] as Meter).room;
         const tookRoom = outcome.rooms[taken] === position;
         if (tookRoom) taken++;
-        if (entry.quantity === 'slots') this.slotRooms.answered(entry, room, requestId, tookRoom, value, now);
-        else this.rooms.answered(entry, room, tookRoom ? (room ?? 0) : 0, value, now);
+        if (entry.quantity === 'slots') {
+          const homeless = this.slotRooms.answered(entry, owner, room, tookRoom, value, now);
+          if (homeless > 0) {
+            this.pending.push({ key: entry.key, group: entry.group, amount: -homeless, limit: null, ttlMs: entry.ttlMs, owner });
+            this.scheduleFlush();
+          }
+        } else this.rooms.answered(entry, room, tookRoom ? (room ?? 0) : 0, value, now);
         values[index] = this.knownLocally(entry, value);
       } else {
         values[index] = value;
@@ -232,26 +256,30 @@ export class CallerLimits {
     if (local !== null)
       for (let position = 0; position < local.length; position += 2)
         values[local[position] as number] = this.rooms.known((planned[local[position] as number] as PlannedMeter).key, 0);
-    if (slotNames !== null)
-      for (let index = 0; index < planned.length; index++)
-        if (slotNames[index] !== undefined) values[index] = this.slotRooms.known((planned[index] as PlannedMeter).key, 0);
+    if (roomSlots !== null)
+      for (let index = 0; index < planned.length; index++) {
+        const entry = planned[index] as PlannedMeter;
+        if (entry.quantity === 'slots' && roomSlots.includes(entry.key)) values[index] = this.slotRooms.known(entry.key, 0);
+      }
     const refusedBy = refused ? askedEntries[outcome.refused] : undefined;
-    if (refusedBy === undefined) return this.admitted(plan, requestId, estimatedTokens, values, now, slotNames);
-    this.undoLocal(planned, local, slotNames, estimatedTokens, now);
+    if (refusedBy === undefined) return this.admitted(plan, estimatedTokens, values, now, owner, roomSlots, askedEntries);
+    this.undoLocal(planned, local, owner, roomSlots, estimatedTokens, now);
     this.onRefusal?.(refusedBy.holder.kind, refusedBy.name);
     return { admission: null, refusal: refusal(refusedBy, now), headers: rateLimitHeaders(planned, values, now) };
   }
 
+  /** `charged`: the meters the state counted for it (its own slots among them), or null when none went to the state. */
   private admitted(
     plan: MeterPlan,
-    requestId: string,
     estimatedTokens: number,
     values: readonly number[],
     now: number,
-    slotNames: ReadonlyArray<string | undefined> | null,
+    owner: string,
+    roomSlots: readonly string[] | null,
+    charged: readonly PlannedMeter[] | null,
   ): AdmissionResult {
-    const admission: Admission = { planned: plan.entries, requestId, reservedTokens: estimatedTokens, slotNames, listSlot: -1 };
-    if (plan.slots.length > 0) this.held.add(admission);
+    const admission: Admission = { planned: plan.entries, reservedTokens: estimatedTokens, owner, roomSlots };
+    if (charged !== null) for (const entry of charged) if (entry.quantity === 'slots') this.hold(entry, owner, 1);
     return {
       admission,
       refusal: null,
@@ -277,7 +305,8 @@ export class CallerLimits {
   private undoLocal(
     planned: readonly PlannedMeter[],
     local: readonly number[] | null,
-    slotNames: ReadonlyArray<string | undefined> | null,
+    owner: string,
+    roomSlots: readonly string[] | null,
     estimatedTokens: number,
     now: number,
   ): void {
@@ -287,12 +316,11 @@ export class CallerLimits {
         this.rooms.giveBack(entry, admissionAmount(entry.quantity, estimatedTokens), local[position + 1] as number, this.pending);
       }
     }
-    if (slotNames !== null) {
-      for (let index = 0; index < planned.length; index++) {
-        const name = slotNames[index];
-        if (name === undefined) continue;
-        const entry = planned[index] as PlannedMeter;
-        if (!this.slotRooms.put(entry.key, name, now)) this.pending.push({ key: entry.key, amount: -1, limit: null, ttlMs: entry.ttlMs, slot: name });
+    if (roomSlots !== null) {
+      for (const entry of planned) {
+        if (entry.quantity !== 'slots' || !roomSlots.includes(entry.key)) continue;
+        if (!this.slotRooms.put(entry.key, owner, now))
+          this.pending.push({ key: entry.key, group: entry.group, amount: -1, limit: null, ttlMs: entry.ttlMs, owner });
       }
     }
     if (this.pending.length > 0) this.scheduleFlush();
@@ -301,20 +329,21 @@ export class CallerLimits {
   /** The request ended: what it used replaces what it reserved, and its slot is given back. */
   settle(admission: Admission, usedTokens: number, costUsd: number): void {
     if (admission.planned.length === 0) return;
-    this.held.remove(admission);
-    const meters = settlementMeters(admission.planned, admission.requestId, admission.reservedTokens, usedTokens, costUsd, admission.slotNames);
+    const { owner, roomSlots } = admission;
+    const meters = settlementMeters(admission.planned, owner, admission.reservedTokens, usedTokens, costUsd);
     if (meters.length === 0) return;
     const now = this.now();
     const pendingBefore = this.pending.length;
     for (const meter of meters) {
       // A counter this process holds room on is adjusted there (past the room, in the state); a
       // room's slot goes back to its room.
-      if (
-        meter.slot === undefined
-          ? this.rooms.settle(meter.key, meter.amount, now, this.pending)
-          : meter.slot !== admission.requestId && this.slotRooms.put(meter.key, meter.slot, now)
-      )
-        continue;
+      if (meter.owner === undefined) {
+        if (this.rooms.settle(meter.key, meter.amount, now, this.pending)) continue;
+      } else if (roomSlots?.includes(meter.key) === true) {
+        if (this.slotRooms.put(meter.key, owner, now)) continue;
+      } else {
+        this.hold(meter, owner, -1);
+      }
       this.pending.push(meter);
     }
     if (this.pending.length > pendingBefore) this.scheduleFlush();
@@ -339,7 +368,7 @@ export class CallerLimits {
     const outcome = await this.background.charge(
       planned.map((entry) =>
         entry.quantity === 'slots'
-          ? { key: entry.key, amount: 0, limit: null, ttlMs: entry.ttlMs, slot: 'read' }
+          ? { key: entry.key, group: entry.group, amount: 0, limit: null, ttlMs: entry.ttlMs, owner: this.owner }
           : { key: entry.key, group: entry.group, amount: 0, limit: null, ttlMs: entry.ttlMs },
       ),
     );
@@ -377,14 +406,14 @@ export class CallerLimits {
     while (this.flushing !== null) await this.flushing;
   }
 
-  /** How many failed settlements wait for their retry (counters by key, slot releases). */
+  /** How many failed settlements wait for their retry (one per counter, and per slot set and owner). */
   get unsettled(): number {
-    return this.unsettledCounts.size + this.unsettledReleases.size;
+    return this.unsettledCounts.size;
   }
 
   /**
    * Shutdown: stops the heartbeat and the retries, and tries once more to write the settlements
-   * still waiting. What does not land then is left to the leases (slots) and lost (counters).
+   * still waiting. What does not land then is left to the lease (slots) and lost (counters).
    */
   async close(): Promise<void> {
     this.closed = true;
@@ -401,18 +430,18 @@ export class CallerLimits {
   private async flush(): Promise<void> {
     const fresh = this.pending;
     this.pending = [];
-    const now = this.now();
-    const retried = this.takeUnsettled(now);
-    const meters = mergedAdjustments(retried.length === 0 ? fresh : [...fresh, ...retried.map((entry) => entry.meter)]);
+    const retried = this.takeUnsettled();
+    const meters = mergedAdjustments(retried.length === 0 ? fresh : [...fresh, ...retried]);
     try {
       if (meters.length > 0) await this.background.charge(meters);
       this.retryDelayMs = RETRY_FIRST_MS;
     } catch (error) {
       this.reportError(error);
-      // Kept for the retry: a slot's release until its lease ends anyway, at most slotLeaseMs from
-      // now (its last renewal was before its request ended); a counter's adjustment until it lands.
-      for (const meter of fresh) this.keepUnsettled(meter, now + this.slotLeaseMs);
-      for (const entry of retried) this.keepUnsettled(entry.meter, entry.until);
+      // Kept for the retry until it lands: a release goes to the owner that took the slot, which
+      // takes nothing more under that name (renamed below), so once its lease has ended the
+      // release changes nothing.
+      for (const meter of meters) this.keepUnsettled(meter);
+      if (meters.some((meter) => meter.owner === this.owner)) this.rename();
       this.scheduleRetry();
     } finally {
       this.flushing = null;
@@ -425,52 +454,71 @@ export class CallerLimits {
    * An admission its request stopped waiting for (the state's budget passed): the request went on
    * uncounted, so what the charge took goes back, through the settlements (retried until they
    * land). Answered, it is known to have run: counters by their amount, and the slot. Failed late
-   * (the connection dropped under it), it may have run or not: only the slot goes back, harmless if
-   * it was never taken, where a counter given back could count less than was ever counted.
+   * (the connection dropped under it), it may have run or not, and nothing goes back: a counter
+   * given back could count less than was ever counted, and a slot given back to a name that holds
+   * others' could free one of theirs. Its slot, if taken, ends with that name's lease, which the
+   * process stops renewing once the requests it admitted under it are over.
    */
   private giveBack(meters: readonly Meter[], late: LateOutcome): void {
-    let rooms: readonly number[] = [];
-    if (late.answered) {
-      const outcome = late.value as ChargeOutcome;
-      if (outcome.refused !== -1 || outcome.missing.length > 0) return;
-      rooms = outcome.rooms;
-    }
+    if (!late.answered) return;
+    const outcome = late.value as ChargeOutcome;
+    if (outcome.refused !== -1 || outcome.missing.length > 0) return;
+    const rooms = outcome.rooms;
     meters.forEach((meter, index) => {
-      if (meter.slot !== undefined) {
+      if (meter.owner !== undefined) {
         if (meter.amount <= 0) return;
-        this.pending.push({ key: meter.key, amount: -1, limit: null, ttlMs: meter.ttlMs, slot: meter.slot });
         // The room it took, if it took one, was never held here: its slots go back too.
-        if (rooms.includes(index))
-          for (let member = 1; member <= (meter.room ?? 0); member++)
-            this.pending.push({ key: meter.key, amount: -1, limit: null, ttlMs: meter.ttlMs, slot: `${meter.slot}#${member}` });
+        const slots = meter.amount + (rooms.includes(index) ? (meter.room ?? 0) : 0);
+        this.pending.push({ key: meter.key, group: meter.group, amount: -slots, limit: null, ttlMs: meter.ttlMs, owner: meter.owner });
         return;
       }
       // The room it took, if it took one, was never held here: it goes back with the amount.
       const amount = meter.amount + (rooms.includes(index) ? (meter.room ?? 0) : 0);
-      if (late.answered && amount !== 0) this.pending.push({ key: meter.key, group: meter.group, amount: -amount, limit: null, ttlMs: meter.ttlMs });
+      if (amount !== 0) this.pending.push({ key: meter.key, group: meter.group, amount: -amount, limit: null, ttlMs: meter.ttlMs });
     });
     this.scheduleFlush();
   }
 
-  private keepUnsettled(meter: Meter, until: number): void {
-    if (meter.slot !== undefined) {
-      this.unsettledReleases.set(`${meter.key}\n${meter.slot}`, { meter, until });
-      return;
-    }
-    // Adjustments of one counter add up: what waits is bounded by the counters, not the requests.
-    const kept = this.unsettledCounts.get(meter.key);
-    this.unsettledCounts.set(meter.key, kept === undefined ? meter : { ...meter, amount: kept.amount + meter.amount });
+  private keepUnsettled(meter: Meter): void {
+    // Adjustments of one counter, or of one owner's slots on a set, add up: what waits is bounded
+    // by the meters, not the requests.
+    const key = meter.owner === undefined ? meter.key : `${meter.key}\n${meter.owner}`;
+    const kept = this.unsettledCounts.get(key);
+    this.unsettledCounts.set(key, kept === undefined ? meter : { ...meter, amount: kept.amount + meter.amount });
   }
 
-  /** The settlements waiting for a retry, removed from the wait; releases whose lease has ended are dropped. */
-  private takeUnsettled(now: number): Array<{ meter: Meter; until: number }> {
-    if (this.unsettledCounts.size === 0 && this.unsettledReleases.size === 0) return [];
-    const taken: Array<{ meter: Meter; until: number }> = [];
-    for (const meter of this.unsettledCounts.values()) taken.push({ meter, until: Number.POSITIVE_INFINITY });
-    for (const release of this.unsettledReleases.values()) if (release.until > now) taken.push(release);
+  /** The settlements waiting for a retry, removed from the wait. */
+  private takeUnsettled(): Meter[] {
+    if (this.unsettledCounts.size === 0) return [];
+    const taken = [...this.unsettledCounts.values()];
     this.unsettledCounts.clear();
-    this.unsettledReleases.clear();
     return taken;
+  }
+
+  /** Counts a request's own slot (+1) or its release (-1) in what the heartbeat renews. */
+  private hold(entry: { key: string; group?: string; ttlMs: number }, owner: string, slots: number): void {
+    const key = `${entry.key}\n${owner}`;
+    const holding = this.holdings.get(key);
+    if (holding === undefined) {
+      if (slots > 0) this.holdings.set(key, { key: entry.key, group: entry.group ?? entry.key, ttlMs: entry.ttlMs, owner, slots });
+      return;
+    }
+    holding.slots += slots;
+    if (holding.slots <= 0) this.holdings.delete(key);
+  }
+
+  /**
+   * After a charge that named this process's slots failed: the state may have applied it or not,
+   * and this process's lease may end before it answers again, so new slots are taken under a new
+   * name. Rooms go back (their free slots to the old name); requests in flight keep their slots
+   * under the name they were admitted with, renewed while they live.
+   */
+  private rename(): void {
+    this.generation++;
+    this.owner = `${this.ownerBase}.${this.generation}`;
+    const pendingBefore = this.pending.length;
+    this.slotRooms.release(this.now(), this.pending, true);
+    if (this.pending.length > pendingBefore) this.scheduleFlush();
   }
 
   private scheduleRetry(): void {
@@ -484,32 +532,26 @@ export class CallerLimits {
   }
 
   /**
-   * The heartbeat: every slot of every request in flight in this process gets a fresh lease, in
-   * one charge per RENEWALS_PER_CHARGE slots. The charges are all sent before anything else can
-   * run, so a release queued after this point reaches the state after them (one connection keeps
-   * the order) and a slot is never renewed after it was given back.
+   * The heartbeat: this process's lease on every set where it holds slots (for requests in flight,
+   * or free in a room) is renewed, in one charge per RENEWALS_PER_CHARGE sets. Each renewal names
+   * how many it holds there at least, so that what a state restarted empty lost is taken again.
    */
   private async renew(): Promise<void> {
     if (this.renewing) return;
     this.renewing = true;
     try {
-      const charges: Array<Promise<unknown>> = [];
-      let batch: Meter[] = [];
-      const renewal = (key: string, slot: string) => {
-        batch.push({ key, amount: 1, limit: null, ttlMs: this.slotLeaseMs, slot });
-        if (batch.length === RENEWALS_PER_CHARGE) {
-          charges.push(this.background.charge(batch));
-          batch = [];
-        }
+      const renewals = new Map<string, Meter>();
+      const renewal = (key: string, group: string, owner: string, ttlMs: number, slots: number) => {
+        const name = `${key}\n${owner}`;
+        const atLeast = (renewals.get(name)?.atLeast ?? 0) + slots;
+        renewals.set(name, { key, group, amount: 0, limit: null, ttlMs, owner, atLeast });
       };
-      for (const { planned, requestId, slotNames } of this.held.values())
-        for (let index = 0; index < planned.length; index++) {
-          const entry = planned[index] as PlannedMeter;
-          if (entry.quantity === 'slots') renewal(entry.key, slotNames?.[index] ?? requestId);
-        }
-      // The free slots of rooms are this process's too, until they go back.
-      this.slotRooms.forEachFree(renewal);
-      if (batch.length > 0) charges.push(this.background.charge(batch));
+      for (const holding of this.holdings.values()) renewal(holding.key, holding.group, holding.owner, holding.ttlMs, holding.slots);
+      this.slotRooms.forEachHeld(renewal);
+      const meters = [...renewals.values()];
+      const charges: Array<Promise<unknown>> = [];
+      for (let start = 0; start < meters.length; start += RENEWALS_PER_CHARGE)
+        charges.push(this.background.charge(meters.slice(start, start + RENEWALS_PER_CHARGE)));
       await Promise.all(charges);
     } catch (error) {
       this.reportError(error);
@@ -552,10 +594,9 @@ function admissionAmount(quantity: Quantity, estimatedTokens: number): number {
 }
 
 /**
- * The settlements of one step with each counter named once: the adjustments of a counter add up,
- * so the requests of one holder that ended together cost the state one change of each of its
- * counters, not one per request (every meter is a read and a write in the state's script). Slots
- * stay one meter each: each names its own.
+ * The settlements of one step with each meter named once: the adjustments of a counter add up, and
+ * so do the releases of one owner's slots on a set, so the requests of one holder that ended
+ * together cost the state one change of each of its meters, not one per request.
  */
 function mergedAdjustments(meters: readonly Meter[]): Meter[] {
   const merged: Meter[] = [];
@@ -563,14 +604,11 @@ function mergedAdjustments(meters: readonly Meter[]): Meter[] {
   const settlements = new Map<string, number>();
   const givenBack = new Map<string, number>();
   for (const meter of meters) {
-    if (meter.slot !== undefined) {
-      merged.push(meter);
-      continue;
-    }
     const positions = meter.ifPresent === true ? settlements : givenBack;
-    const position = positions.get(meter.key);
+    const key = meter.owner === undefined ? meter.key : `${meter.key}\n${meter.owner}`;
+    const position = positions.get(key);
     if (position === undefined) {
-      positions.set(meter.key, merged.length);
+      positions.set(key, merged.length);
       merged.push(meter);
       continue;
     }

@@ -92,17 +92,11 @@ export class MeterPlans {
 
 /**
  * What settles an admission once the request's usage is known: the difference between the tokens
- * it used and those reserved, its cost against dollar quotas, and its slot given back. Never
- * refused; a period that has ended is still adjusted (its counter lives a while past its end).
+ * it used and those reserved, its cost against dollar quotas, and its slot given back by the
+ * owner that took it. Never refused; a period that has ended is still adjusted (its counter lives
+ * a while past its end).
  */
-export function settlementMeters(
-  entries: readonly PlannedMeter[],
-  requestId: string,
-  reservedTokens: number,
-  usedTokens: number,
-  costUsd: number,
-  slotNames: ReadonlyArray<string | undefined> | null = null,
-): Meter[] {
+export function settlementMeters(entries: readonly PlannedMeter[], owner: string, reservedTokens: number, usedTokens: number, costUsd: number): Meter[] {
   const meters: Meter[] = [];
   for (let index = 0; index < entries.length; index++) {
     const entry = entries[index] as PlannedMeter;
@@ -113,7 +107,7 @@ export function settlementMeters(
     // which will count this request's row: adjusting it would start it again from this amount.
     meters.push(
       quantity === 'slots'
-        ? { key: entry.key, amount, limit: null, ttlMs: entry.ttlMs, slot: slotNames?.[index] ?? requestId }
+        ? { key: entry.key, group: entry.group, amount, limit: null, ttlMs: entry.ttlMs, owner }
         : { key: entry.key, group: entry.group, amount, limit: null, ttlMs: entry.ttlMs, ifPresent: true },
     );
   }

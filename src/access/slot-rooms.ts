@@ -4,9 +4,12 @@ import type { PlannedMeter } from './limit-plan.js';
 
 /** Slots this process took in advance on one holder's requests in flight. */
 interface SlotRoom {
+  readonly group: string;
   readonly ttlMs: number;
-  /** The room's slots no request of this process holds now, by their names in the state. */
-  readonly free: string[];
+  /** Who holds the room's slots in the state: the process, as it was named when the room was granted. */
+  readonly owner: string;
+  /** The room's slots no request of this process holds now. */
+  free: number;
   /** The room's slots requests of this process hold now. */
   inUse: number;
   /** A charge asking for room here is on its way. */
@@ -21,22 +24,22 @@ interface SlotRoom {
  * taken in advance, as counters are (counter-rooms.ts): the state grants a room of slots with the
  * admission that asks for it, only while at least ROOM_SHARE times as many are left under the
  * limit, and a request that finds a free slot of its process's room holds that one, without a
- * round trip. A room's slots are slots like any other in the state: each has its lease, renewed
- * by the process's heartbeat while the process holds it (free or in use), so a crashed process's
+ * round trip. A room's slots are the process's slots like any other in the state, under its lease,
+ * which the process's heartbeat renews while it holds them (free or in use), so a crashed process's
  * room is free within a lease. A room unused for ROOM_IDLE_MS, and every room at shutdown, gives
  * its free slots back; a slot in use goes back when its request ends.
  */
 export class SlotRooms {
   private readonly rooms = new Map<string, SlotRoom>();
 
-  /** A free slot of the entry's room, now held by a request (undefined: none free). */
+  /** Takes a free slot of the entry's room for a request: the owner it is held by, or undefined when none is free. */
   take(key: string, now: number): string | undefined {
     const room = this.rooms.get(key);
-    const name = room?.free.pop();
-    if (room === undefined || name === undefined) return undefined;
+    if (room === undefined || room.free === 0) return undefined;
+    room.free--;
     room.inUse++;
     room.usedAt = now;
-    return name;
+    return room.owner;
   }
 
   /**
@@ -47,13 +50,13 @@ export class SlotRooms {
    * then would take a room and give it back unused at every request, which costs the state more
    * than the slot alone.
    */
-  want(entry: PlannedMeter, now: number): number | undefined {
+  want(entry: PlannedMeter, owner: string, now: number): number | undefined {
     const room = this.rooms.get(entry.key);
     if (room === undefined) {
-      this.open(entry, now);
+      this.open(entry, owner, now);
       return undefined;
     }
-    if (room.asking) return undefined;
+    if (room.asking || room.owner !== owner) return undefined;
     if (now - room.usedAt >= ROOM_IDLE_MS) {
       room.usedAt = now;
       return undefined;
@@ -66,19 +69,21 @@ export class SlotRooms {
   }
 
   /**
-   * The state admitted a charge taking `slot` on the entry's set: `asked` is the room asked for
-   * with it (undefined for none), `granted` whether it was taken, `value` the set's size after it.
+   * The state admitted a charge taking a slot on the entry's set for `owner`: `asked` is the room
+   * asked for with it (undefined for none), `granted` whether it was taken, `value` the set's size
+   * after it. Returns how many granted slots no room of `owner` is left to hold (given back
+   * meanwhile: at shutdown, or the process renamed after a failure), which go back to the state.
    */
-  answered(entry: PlannedMeter, asked: number | undefined, slot: string, granted: boolean, value: number, now: number): void {
-    // Given back meanwhile (shutdown): what it granted ends with its lease.
+  answered(entry: PlannedMeter, owner: string, asked: number | undefined, granted: boolean, value: number, now: number): number {
     const room = this.rooms.get(entry.key);
-    if (room === undefined) return;
+    if (room === undefined || room.owner !== owner) return granted ? (asked ?? 0) : 0;
     room.seen = value;
-    if (asked === undefined) return;
+    if (asked === undefined) return 0;
     room.asking = false;
-    if (!granted) return;
-    for (let member = 1; member <= asked; member++) room.free.push(`${slot}#${member}`);
+    if (!granted) return 0;
+    room.free += asked;
     room.usedAt = now;
+    return 0;
   }
 
   /** A charge that asked for room was refused, or not answered: another request may ask. */
@@ -88,16 +93,16 @@ export class SlotRooms {
   }
 
   /**
-   * A request that held a slot of a room ended (or was refused by another meter): the slot is free
-   * in the room again, true; false when the room has been given back meanwhile (the slot then goes
-   * back to the state with the request's settlement).
+   * A request that held a slot of a room of `owner` ended (or was refused by another meter): the
+   * slot is free in the room again, true; false when that room has been given back meanwhile (the
+   * slot then goes back to the state with the request's settlement).
    */
-  put(key: string, name: string, now: number): boolean {
+  put(key: string, owner: string, now: number): boolean {
     const room = this.rooms.get(key);
-    if (room === undefined) return false;
+    if (room === undefined || room.owner !== owner) return false;
     // A slot of a room given back while it was in use comes back to the room opened since.
     if (room.inUse > 0) room.inUse--;
-    room.free.push(name);
+    room.free++;
     room.usedAt = now;
     return true;
   }
@@ -105,17 +110,17 @@ export class SlotRooms {
   /** The set's size as this process knows it: what the state last showed, less the free slots it holds. */
   known(key: string, value: number): number {
     const room = this.rooms.get(key);
-    return room === undefined ? value : room.seen - room.free.length;
+    return room === undefined ? value : room.seen - room.free;
   }
 
   /** How many free slots this process holds on a set (0 for none). */
   held(key: string): number {
-    return this.rooms.get(key)?.free.length ?? 0;
+    return this.rooms.get(key)?.free ?? 0;
   }
 
-  /** Every free slot held, for the heartbeat that renews their leases. */
-  forEachFree(visit: (key: string, name: string, ttlMs: number) => void): void {
-    for (const [key, room] of this.rooms) for (const name of room.free) visit(key, name, room.ttlMs);
+  /** Each room that holds slots in the state (free or in use) and how many, for the heartbeat that renews its owner's lease. */
+  forEachHeld(visit: (key: string, group: string, owner: string, ttlMs: number, slots: number) => void): void {
+    for (const [key, room] of this.rooms) if (room.free + room.inUse > 0) visit(key, room.group, room.owner, room.ttlMs, room.free + room.inUse);
   }
 
   /**
@@ -125,13 +130,13 @@ export class SlotRooms {
   release(now: number, releases: Meter[], every: boolean): void {
     for (const [key, room] of this.rooms) {
       if (!every && (room.asking || now - room.usedAt < ROOM_IDLE_MS)) continue;
-      for (const name of room.free) releases.push({ key, amount: -1, limit: null, ttlMs: room.ttlMs, slot: name });
+      if (room.free > 0) releases.push({ key, group: room.group, amount: -room.free, limit: null, ttlMs: room.ttlMs, owner: room.owner });
       this.rooms.delete(key);
     }
   }
 
-  private open(entry: PlannedMeter, now: number): SlotRoom {
-    const room: SlotRoom = { ttlMs: entry.ttlMs, free: [], inUse: 0, asking: false, usedAt: now, seen: 0 };
+  private open(entry: PlannedMeter, owner: string, now: number): SlotRoom {
+    const room: SlotRoom = { group: entry.group, ttlMs: entry.ttlMs, owner, free: 0, inUse: 0, asking: false, usedAt: now, seen: 0 };
     this.rooms.set(entry.key, room);
     return room;
   }

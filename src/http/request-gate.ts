@@ -173,7 +173,7 @@ export class RequestGate {
   limit(principal: Principal, record: RequestRecord, estimatedTokens: number): Promise<void> | null {
     const { limits } = this;
     if (limits === null || principal.holders.length === 0) return null;
-    return limits.admit(principal.holders, record.id, estimatedTokens, record.createdAt).then((result) => {
+    return limits.admit(principal.holders, estimatedTokens, record.createdAt).then((result) => {
       // Kept on the record: every response writes its headers from it (session-headers.ts).
       record.limitHeaders = result.headers;
       if (result.refusal !== null) throw result.refusal;

@@ -5,9 +5,16 @@ interface StoredMeterCount {
   expiresAtMs: number;
 }
 
-/** A slot set: slot → when its lease ends, and the earliest of those, so a read prunes only when a lease has ended. */
+/** What one owner holds on a slot set. */
+interface Holding {
+  slots: number;
+  leaseEndMs: number;
+}
+
+/** A slot set: owner → its slots and lease, their sum, and the earliest lease end, so a read prunes only when a lease has ended. */
 interface SlotSet {
-  readonly slots: Map<string, number>;
+  readonly owners: Map<string, Holding>;
+  total: number;
   earliestEndMs: number;
 }
 
@@ -23,9 +30,9 @@ export class MemoryMeters {
   private readonly slotSets = new Map<string, SlotSet>();
 
   get size(): number {
-    let slots = 0;
-    for (const set of this.slotSets.values()) slots += set.slots.size;
-    return this.counts.size + slots;
+    let owners = 0;
+    for (const set of this.slotSets.values()) owners += set.owners.size;
+    return this.counts.size + owners;
   }
 
   charge(meters: readonly Meter[], now: number): ChargeOutcome {
@@ -35,8 +42,8 @@ export class MemoryMeters {
     let seeds = false;
     for (let index = 0; index < count; index++) {
       const meter = meters[index] as Meter;
-      if (meter.slot !== undefined) {
-        values[index] = this.liveSlots(meter.key, now)?.slots.size ?? 0;
+      if (meter.owner !== undefined) {
+        values[index] = this.liveSlots(meter.key, now)?.total ?? 0;
         continue;
       }
       const stored = this.liveCount(meter.key, now);
@@ -62,14 +69,14 @@ export class MemoryMeters {
       const amount = meter.amount;
       let room = 0;
       if (meter.room !== undefined && meter.limit !== null) {
-        const current = meter.slot === undefined ? (this.counts.get(meter.key)?.value ?? 0) : (this.liveSlots(meter.key, now)?.slots.size ?? 0);
+        const current = meter.owner === undefined ? (this.counts.get(meter.key)?.value ?? 0) : (this.liveSlots(meter.key, now)?.total ?? 0);
         if (meter.limit - current - amount >= ROOM_SHARE * meter.room) {
           room = meter.room;
           (rooms ??= []).push(index);
         }
       }
-      if (amount + room === 0) continue;
-      values[index] = meter.slot === undefined ? this.add(meter, amount + room, now) : this.moveSlot(meter, meter.slot, room, now);
+      if (meter.owner !== undefined) values[index] = this.hold(meter, meter.owner, amount + room, meter.atLeast ?? 0, now);
+      else if (amount + room !== 0) values[index] = this.add(meter, amount + room, now);
     }
     return { refused: -1, values, missing: NONE, rooms: rooms ?? NONE };
   }
@@ -82,7 +89,7 @@ export class MemoryMeters {
   /** Absent counters with a seed start at it, whether the charge is then refused or not. */
   private plantSeeds(meters: readonly Meter[], now: number): void {
     for (const meter of meters) {
-      if (meter.slot === undefined && meter.seed !== undefined && !this.counts.has(meter.key))
+      if (meter.owner === undefined && meter.seed !== undefined && !this.counts.has(meter.key))
         this.counts.set(meter.key, { value: meter.seed, expiresAtMs: now + meter.ttlMs });
     }
   }
@@ -99,20 +106,29 @@ export class MemoryMeters {
     return stored.value;
   }
 
-  /** Takes (or renews) the slot and the `room` slots named after it, or gives the slot back. */
-  private moveSlot(meter: Meter, slot: string, room: number, now: number): number {
+  /** Adds `slots` (negative: gives back, never below `atLeast`, 0 or more) to what the owner holds, and renews its lease while it holds any; the set's total after. */
+  private hold(meter: Meter, owner: string, slots: number, atLeast: number, now: number): number {
     let set = this.liveSlots(meter.key, now);
-    if (meter.amount > 0) {
-      const endsAt = now + meter.ttlMs;
-      if (set === undefined) this.slotSets.set(meter.key, (set = { slots: new Map(), earliestEndMs: endsAt }));
-      set.slots.set(slot, endsAt);
-      for (let member = 1; member <= room; member++) set.slots.set(`${slot}#${member}`, endsAt);
-      if (endsAt < set.earliestEndMs) set.earliestEndMs = endsAt;
-    } else if (set !== undefined) {
-      set.slots.delete(slot);
-      if (set.slots.size === 0) this.slotSets.delete(meter.key);
+    const holding = set?.owners.get(owner);
+    const held = holding?.slots ?? 0;
+    const after = Math.max(atLeast, held + slots);
+    if (after === 0) {
+      if (set === undefined || holding === undefined) return set?.total ?? 0;
+      set.owners.delete(owner);
+      set.total -= held;
+      if (set.owners.size === 0) this.slotSets.delete(meter.key);
+      return set.total;
     }
-    return set?.slots.size ?? 0;
+    const leaseEndMs = now + meter.ttlMs;
+    if (set === undefined) this.slotSets.set(meter.key, (set = { owners: new Map(), total: 0, earliestEndMs: leaseEndMs }));
+    if (holding === undefined) set.owners.set(owner, { slots: after, leaseEndMs });
+    else {
+      holding.slots = after;
+      holding.leaseEndMs = leaseEndMs;
+    }
+    set.total += after - held;
+    if (leaseEndMs < set.earliestEndMs) set.earliestEndMs = leaseEndMs;
+    return set.total;
   }
 
   /** The counter, unless it has expired (then it is forgotten). */
@@ -129,12 +145,14 @@ export class MemoryMeters {
     if (set === undefined) return undefined;
     if (set.earliestEndMs > now) return set;
     let earliest = Number.POSITIVE_INFINITY;
-    for (const [slot, endsAt] of set.slots) {
-      if (endsAt <= now) set.slots.delete(slot);
-      else if (endsAt < earliest) earliest = endsAt;
+    for (const [owner, holding] of set.owners) {
+      if (holding.leaseEndMs <= now) {
+        set.owners.delete(owner);
+        set.total -= holding.slots;
+      } else if (holding.leaseEndMs < earliest) earliest = holding.leaseEndMs;
     }
     set.earliestEndMs = earliest;
-    if (set.slots.size > 0) return set;
+    if (set.owners.size > 0) return set;
     this.slotSets.delete(key);
     return undefined;
   }

@@ -51,28 +51,38 @@ describe.skipIf(!REDIS_URL)('RedisState', () => {
     openSecondHandle: open,
   });
 
-  it("keeps a group's counters in one hash that expires on its own, and creates nothing for a read", async () => {
+  it("keeps a group's meters in one record that lives as long as its longest-lived entry, and creates nothing for a read", async () => {
     const state = await open();
     try {
       const meter = { key: 'holder:rpm', group: 'holder', amount: 0, limit: null, ttlMs: 5_000 };
-      await state.charge([meter, { ...meter, key: 'holder:tokens' }]);
+      const slots = { key: 'holder:in-flight', group: 'holder', amount: 0, limit: null, ttlMs: 3_000, owner: 'process-1' };
+      await state.charge([meter, { ...meter, key: 'holder:tokens' }, slots]);
       expect(await admin.keys(`${keyPrefix}*`)).toEqual([]);
       await state.charge([
         { ...meter, amount: 1 },
         { ...meter, key: 'holder:tokens', amount: 40, ttlMs: 8_000 },
+        { ...slots, amount: 2 },
       ]);
-      expect(await admin.keys(`${keyPrefix}*`)).toEqual([`${keyPrefix}meters:holder`]);
-      expect(Object.keys(await admin.hgetall(`${keyPrefix}meters:holder`)).sort()).toEqual(['!', '#', ':holder:rpm', ':holder:tokens']);
-      // The hash outlives its longest-lived field (8 s) by an eighth of that, no more.
-      const ttl = await admin.pttl(`${keyPrefix}meters:holder`);
-      expect(ttl).toBeGreaterThan(8_000);
-      expect(ttl).toBeLessThanOrEqual(9_000);
-      // An expired field reads as absent, and goes when the hash's expired fields are next looked for.
+      const record = `${keyPrefix}meters:holder`;
+      expect(await admin.keys(`${keyPrefix}*`)).toEqual([record]);
+      const ttl = await admin.pttl(record);
+      expect(ttl).toBeGreaterThan(7_000);
+      expect(ttl).toBeLessThanOrEqual(8_000);
+      // What has expired is left out when the record is next written.
       await state.charge([{ ...meter, key: 'holder:minute', amount: 1, ttlMs: 50 }]);
+      expect((await admin.getBuffer(record))?.includes(':minute')).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 100));
-      await admin.hset(`${keyPrefix}meters:holder`, '!', '0');
       expect((await state.charge([{ ...meter, key: 'holder:minute' }])).values).toEqual([0]);
-      expect(Object.keys(await admin.hgetall(`${keyPrefix}meters:holder`)).sort()).toEqual(['!', '#', ':holder:rpm', ':holder:tokens']);
+      await state.charge([{ ...meter, amount: 1 }]);
+      const blob = await admin.getBuffer(record);
+      expect(blob?.includes(':minute')).toBe(false);
+      expect(blob?.includes(':tokens')).toBe(true);
+      // A record left with nothing live goes.
+      const alone = { ...slots, key: 'other:in-flight', group: 'other' };
+      await state.charge([{ ...alone, amount: 1 }]);
+      expect(await admin.exists(`${keyPrefix}meters:other`)).toBe(1);
+      await state.charge([{ ...alone, amount: -1 }]);
+      expect(await admin.exists(`${keyPrefix}meters:other`)).toBe(0);
     } finally {
       await state.close();
     }

@@ -12,6 +12,7 @@ import {
   SET_IF_ABSENT,
   SET_IF_ABSENT_CAPPED,
   SET_WITHIN_BUDGET,
+  runBinaryScript,
   runScript,
 } from './redis-scripts.js';
 import { requireMeters } from './check-meters.js';
@@ -146,30 +147,29 @@ export class RedisState implements SharedState {
     this.requireOpen();
     requireMeters(meters);
     if (meters.length === 0) return { refused: -1, values: [], missing: [], rooms: [] };
-    // The numbers as one JSON argument, one argument per name (redis-scripts.ts, CHARGE, says why).
+    // The numbers as binary doubles in one argument, a key and an owner per argument (redis-scripts.ts, CHARGE, says why).
     const keys = new Array<string>(meters.length);
-    const args: string[] = [''];
-    let packed = '[';
+    const names: Array<string | Buffer> = [Buffer.allocUnsafe(NUMBERS_PER_METER * 8 * meters.length)];
+    const numbers = names[0] as Buffer;
+    let offset = 0;
     for (let index = 0; index < meters.length; index++) {
       const meter = meters[index] as Meter;
-      const { slot, limit, seed, room } = meter;
-      if (slot === undefined) {
-        keys[index] = `${this.prefix}meters:${meter.group ?? meter.key}`;
-        args.push(`:${meter.key}`);
-        packed += room !== undefined ? '2,' : meter.ifPresent === true ? '1,' : '0,';
-      } else {
-        keys[index] = `${this.prefix}slots:${meter.key}`;
-        args.push(slot);
-        packed += room !== undefined ? '4,' : '3,';
-      }
-      if (room !== undefined) args.push(String(room));
-      packed += `${meter.amount},${limit === null || limit === Number.POSITIVE_INFINITY ? 'null' : limit},${meter.ttlMs},${seed === undefined ? 'null' : seed},${meter.needsSeed === true ? '1' : '0'}${index === meters.length - 1 ? ']' : ','}`;
+      const { owner, limit, seed, room } = meter;
+      keys[index] = `${this.prefix}meters:${meter.group ?? meter.key}`;
+      names.push(nameInGroup(meter));
+      if (owner !== undefined) names.push(owner);
+      offset = numbers.writeDoubleBE(owner !== undefined ? 2 : meter.ifPresent === true ? 1 : 0, offset);
+      offset = numbers.writeDoubleBE(meter.amount, offset);
+      offset = numbers.writeDoubleBE(limit ?? Number.NaN, offset);
+      offset = numbers.writeDoubleBE(meter.ttlMs, offset);
+      offset = numbers.writeDoubleBE(seed ?? Number.NaN, offset);
+      offset = numbers.writeDoubleBE(meter.needsSeed === true ? 1 : 0, offset);
+      offset = numbers.writeDoubleBE(room ?? Number.NaN, offset);
+      offset = numbers.writeDoubleBE(meter.atLeast ?? 0, offset);
     }
-    args[0] = packed;
-    const reply = await runScript(this.command, CHARGE, keys, args);
-    if (!Array.isArray(reply) || reply.length !== 4) throw new Error('unexpected reply from Redis to charge');
-    const [refused, values, missing, rooms] = reply as [string, string[], string[], string[]];
-    return { refused: Number(refused), values: values.map(Number), missing: missing.map(Number), rooms: rooms.map(Number) };
+    const reply = await runBinaryScript(this.command, CHARGE, keys, names);
+    if (!Buffer.isBuffer(reply) || reply.length % 8 !== 0) throw new Error('unexpected reply from Redis to charge');
+    return chargeOutcome(reply);
   }
 
   async setWithinBudget(pool: string, group: string, entries: readonly BudgetedEntry[], ttlMs: number, budget: ByteBudget): Promise<BudgetOutcome> {
@@ -336,4 +336,37 @@ function stringsReply(reply: unknown): string[] {
   const items: unknown[] = Array.isArray(reply) ? reply : [null];
   if (!items.every((item): item is string => typeof item === 'string')) throw new Error('unexpected reply from Redis: not a list of strings');
   return items;
+}
+
+/** The numbers of one meter in a charge's first argument (redis-scripts.ts, CHARGE). */
+const NUMBERS_PER_METER = 8;
+
+/** CHARGE's reply, big-endian doubles: refused, then each list as its length and its items. */
+function chargeOutcome(reply: Buffer): ChargeOutcome {
+  let offset = 0;
+  const next = (): number => {
+    if (offset + 8 > reply.length) throw new Error('unexpected reply from Redis to charge');
+    const value = reply.readDoubleBE(offset);
+    offset += 8;
+    return value;
+  };
+  const list = (): number[] => {
+    const items = new Array<number>(next());
+    for (let index = 0; index < items.length; index++) items[index] = next();
+    return items;
+  };
+  const refused = next();
+  const values = list();
+  const missing = list();
+  const rooms = list();
+  return { refused, values, missing, rooms };
+}
+
+/**
+ * A meter's name in its group's record: its key without the group's `<group>:` prefix, the
+ * part every meter of a holder repeats (a record of short names is quicker to take apart and put
+ * together), marked `:`; any other key whole, marked `=`, so that no two keys share a name.
+ */
+function nameInGroup({ key, group }: Meter): string {
+  return group !== undefined && key.length > group.length && key.startsWith(group) && key.charCodeAt(group.length) === 58 ? key.slice(group.length) : `=${key}`;
 }

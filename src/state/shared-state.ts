@@ -74,8 +74,8 @@ export interface SharedState {
    * calls again with `seed`). An absent counter with a `seed` starts at it, refused or not. Then,
    * if any meter with a `limit` is already at or over it, nothing else changes and `refused` is
    * the first such index (a meter that only gives back or settles has no limit). Otherwise every amount is applied:
-   * added to counters (not to an absent one marked `ifPresent`); on slot sets +1 takes the slot
-   * or renews its lease, -1 gives it back, 0 only reads.
+   * added to counters (not to an absent one marked `ifPresent`) and to the owners' slots on slot
+   * sets, whose leases are renewed.
    */
   charge(meters: readonly Meter[]): Promise<ChargeOutcome>;
 
@@ -177,19 +177,32 @@ export interface KeyCap {
 /** One meter of a {@link SharedState.charge}. */
 export interface Meter {
   key: string;
-  /** Added to a counter; on a slot set +1 takes the slot, -1 gives it back, 0 reads. */
+  /** Added to a counter; on a slot set, slots the owner takes (a whole number; negative: gives back; 0: only renews). */
   amount: number;
   /** Refuses the whole step when the meter is already at or over it; null: never refuses. */
   limit: number | null;
-  /** A counter's lifetime after this change, or the slot's lease. */
+  /** A counter's lifetime after this change, or the owner's lease on a slot set. */
   ttlMs: number;
-  /** Names the slot taken or given back: the meter is a slot set. */
-  slot?: string;
   /**
-   * The counters of one group are kept together: a backend may store them as one record (Redis:
-   * one hash), so that a charge of many counters of few groups (a limit holder's) costs it a read
-   * and a write per group rather than per counter. It changes nothing else: a counter is still
-   * named by its key alone (a key must not be used in two groups) and keeps its own lifetime.
+   * Names who takes or gives back slots: the meter is a slot set, which counts the slots each
+   * owner holds. Its value is the sum over the owners whose lease has not ended. `amount` slots
+   * are added to the owner's (given back when negative, never below none). Every charge naming an
+   * owner that holds slots afterwards, `amount` 0 included, renews the owner's lease on the set:
+   * `ttlMs` from now. An owner is a process: it renews its one lease while it holds slots (a
+   * heartbeat), and what a crashed one held is free once its lease ends.
+   */
+  owner?: string;
+  /**
+   * On a slot set: the owner holds at least this many afterwards (a whole number). A heartbeat
+   * names what its process holds, so that slots a state restarted empty lost are taken again,
+   * while a release or a take still on its way is not undone.
+   */
+  atLeast?: number;
+  /**
+   * The meters of one group are kept together: a backend may store them as one record (Redis: one
+   * string), so that a charge of many meters of few groups (a limit holder's) costs it a read and
+   * a write per group rather than per meter. It changes nothing else: a meter is still named by
+   * its key alone (a key must not be used in two groups) and keeps its own lifetime.
    */
   group?: string;
   /** An absent counter's starting value (the spending durable records show). */
@@ -207,8 +220,7 @@ export interface Meter {
    * what is left under the limit after `amount` is at least ROOM_SHARE times `room` (so a caller
    * holds at most a sixteenth of what is left, and nothing near the limit); reported in `rooms`.
    * What a process counts locally against that room, it does not charge again. On a slot set
-   * (taking its slot, amount 1) the room is that many more slots, named `${slot}#1` …
-   * `${slot}#${room}`, with the slot's lease: each is renewed and given back by its name.
+   * (taking slots) the room is that many more slots for the owner, whole.
    */
   room?: number;
 }
@@ -216,7 +228,7 @@ export interface Meter {
 /** A room is taken only while what is left under the limit is at least this many times the room. */
 export const ROOM_SHARE = 16;
 
-/** The most slots one slot room holds (they travel as one command's arguments). */
+/** The most slots one slot room holds. */
 export const MAX_SLOT_ROOM = 1_000;
 
 export interface ChargeOutcome {

@@ -71,29 +71,34 @@ export function describeMeterChecks(context: ContractContext): void {
     ).toMatchObject({ values: [0, 16] });
     // Another group's counter of another key is its own.
     expect(await state.charge([{ key: 'other:rpm', group: 'other', amount: 0, limit: null, ttlMs: TTL_MS }])).toMatchObject({ values: [0] });
+    // A key is its own whatever it shares with its group's name.
+    const named = (key: string, amount: number): Meter => ({ key, group: 'g', amount, limit: null, ttlMs: TTL_MS });
+    expect(await state.charge([named('g:x', 1), named(':x', 2), named('x', 3), named('gx', 4), named('g', 5)])).toMatchObject({ values: [1, 2, 3, 4, 5] });
   });
 
-  it('charge: slots are taken, given back and expire on their own; a full set refuses', async () => {
+  it("charge: slots are counted by owner, given back, and free when their owner's lease ends; a full set refuses", async () => {
     const { state, clock } = context;
     // Long enough that each quarter of it outlasts two margins (a clock that really waits).
     const LEASE_MS = Math.max(TTL_MS, 8 * MARGIN_MS);
-    const slot = (name: string, amount: number): Meter => ({ key: 'inflight:team', amount, limit: amount > 0 ? 2 : null, ttlMs: LEASE_MS, slot: name });
-    expect(await state.charge([slot('a', 1)])).toMatchObject({ refused: -1, values: [1] });
+    const slots = (owner: string, amount: number): Meter => ({ key: 'inflight:team', amount, limit: amount > 0 ? 3 : null, ttlMs: LEASE_MS, owner });
+    expect(await state.charge([slots('a', 1)])).toMatchObject({ refused: -1, values: [1] });
     await clock.advance(LEASE_MS / 2);
-    expect(await state.charge([slot('b', 1)])).toMatchObject({ refused: -1, values: [2] });
-    expect(await state.charge([slot('c', 1)])).toMatchObject({ refused: 0, values: [2] });
-    expect(await state.charge([slot('a', -1)])).toMatchObject({ refused: -1, values: [1] });
-    await clock.advance(LEASE_MS / 4);
-    expect(await state.charge([slot('c', 1)])).toMatchObject({ refused: -1, values: [2] });
-    // Each lease ends LEASE_MS after its slot was taken: b's first, then c's.
-    await clock.advance(LEASE_MS / 4 + MARGIN_MS);
-    expect(await state.charge([slot('x', 0)])).toMatchObject({ values: [2] });
-    await clock.advance(LEASE_MS / 2 - 2 * MARGIN_MS);
-    expect(await state.charge([slot('x', 0)])).toMatchObject({ values: [2] });
+    expect(await state.charge([slots('b', 1)])).toMatchObject({ refused: -1, values: [2] });
+    expect(await state.charge([slots('b', 1)])).toMatchObject({ refused: -1, values: [3] });
+    expect(await state.charge([slots('c', 1)])).toMatchObject({ refused: 0, values: [3] });
+    expect(await state.charge([slots('b', -1)])).toMatchObject({ refused: -1, values: [2] });
+    // An owner gives back no more than it holds; a read by one that holds none creates nothing.
+    expect(await state.charge([slots('c', -5)])).toMatchObject({ refused: -1, values: [2] });
+    expect(await state.charge([slots('x', 0)])).toMatchObject({ values: [2] });
+    // Each owner's lease ends LEASE_MS after its last change: a's first, then b's.
+    await clock.advance(LEASE_MS / 2 - MARGIN_MS);
+    expect(await state.charge([slots('x', 0)])).toMatchObject({ values: [2] });
     await clock.advance(2 * MARGIN_MS);
-    expect(await state.charge([slot('x', 0)])).toMatchObject({ values: [1] });
-    await clock.advance(LEASE_MS / 4);
-    expect(await state.charge([slot('x', 0)])).toMatchObject({ values: [0] });
+    expect(await state.charge([slots('x', 0)])).toMatchObject({ values: [1] });
+    // An owner whose lease ended holds nothing: giving back changes nothing.
+    expect(await state.charge([slots('a', -1)])).toMatchObject({ values: [1] });
+    await clock.advance(LEASE_MS / 2);
+    expect(await state.charge([slots('x', 0)])).toMatchObject({ values: [0] });
   });
 
   it('charge: an absent counter that needs a seed stops the whole step until one is given', async () => {
@@ -121,7 +126,7 @@ export function describeMeterChecks(context: ContractContext): void {
   it('charge: a key named more than once counts every change, each value the total so far (settlements of several requests in one step)', async () => {
     const { state } = context;
     const adjust = (amount: number): Meter => ({ key: 'tpm:repeated', amount, limit: null, ttlMs: TTL_MS, ifPresent: true });
-    const slot = (name: string, amount: number): Meter => ({ key: 'inflight:repeated', amount, limit: null, ttlMs: TTL_MS, slot: name });
+    const slots = (owner: string, amount: number): Meter => ({ key: 'inflight:repeated', amount, limit: null, ttlMs: TTL_MS, owner });
     // Absent: the ifPresent changes leave it absent, even beside a plain change made later in the same step.
     expect(await state.charge([adjust(5), adjust(7)])).toEqual({ refused: -1, values: [0, 0], missing: [], rooms: [] });
     expect(await state.charge([{ ...adjust(10), ifPresent: false }, adjust(-3), adjust(0.5)])).toEqual({
@@ -131,21 +136,40 @@ export function describeMeterChecks(context: ContractContext): void {
       rooms: [],
     });
     expect(await state.charge([adjust(0)])).toMatchObject({ values: [7.5] });
-    expect(await state.charge([slot('a', 1), slot('b', 1), slot('a', 1)])).toMatchObject({ refused: -1, values: [1, 2, 2] });
-    expect(await state.charge([slot('a', -1), slot('b', -1), slot('b', -1)])).toMatchObject({ refused: -1, values: [1, 0, 0] });
+    expect(await state.charge([slots('a', 1), slots('b', 1), slots('a', 1)])).toMatchObject({ refused: -1, values: [1, 2, 3] });
+    expect(await state.charge([slots('a', -1), slots('b', -1), slots('b', -1)])).toMatchObject({ refused: -1, values: [2, 1, 1] });
   });
 
-  it('charge: taking a slot already held renews its lease', async () => {
+  it('charge: every charge naming an owner that holds slots renews its lease on all of them', async () => {
     const { state, clock } = context;
     const LEASE_MS = Math.max(TTL_MS, 8 * MARGIN_MS);
-    const slot = (amount: number): Meter => ({ key: 'inflight:renewed', amount, limit: null, ttlMs: LEASE_MS, slot: 'a' });
-    expect(await state.charge([slot(1)])).toMatchObject({ values: [1] });
+    const slots = (amount: number, owner = 'a'): Meter => ({ key: 'inflight:renewed', amount, limit: null, ttlMs: LEASE_MS, owner });
+    expect(await state.charge([slots(2)])).toMatchObject({ values: [2] });
     await clock.advance(LEASE_MS / 2);
-    expect(await state.charge([slot(1)])).toMatchObject({ values: [1] });
+    // A heartbeat's renewal: nothing taken, the lease renewed.
+    expect(await state.charge([slots(0)])).toMatchObject({ values: [2] });
     await clock.advance(LEASE_MS / 2 + MARGIN_MS);
-    expect(await state.charge([slot(0)])).toMatchObject({ values: [1] });
-    await clock.advance(LEASE_MS / 2);
-    expect(await state.charge([slot(0)])).toMatchObject({ values: [0] });
+    expect(await state.charge([slots(-1)])).toMatchObject({ values: [1] });
+    await clock.advance(LEASE_MS - MARGIN_MS);
+    expect(await state.charge([slots(0, 'reader')])).toMatchObject({ values: [1] });
+    await clock.advance(2 * MARGIN_MS);
+    expect(await state.charge([slots(0, 'reader')])).toMatchObject({ values: [0] });
+  });
+
+  it('charge: atLeast takes again the slots an owner holds that the state lost, and undoes nothing', async () => {
+    const { state, clock } = context;
+    const LEASE_MS = Math.max(TTL_MS, 8 * MARGIN_MS);
+    const slots = (amount: number, atLeast?: number): Meter => ({ key: 'inflight:heartbeat', amount, limit: null, ttlMs: LEASE_MS, owner: 'a', atLeast });
+    expect(await state.charge([slots(3)])).toMatchObject({ values: [3] });
+    // A release on its way when the heartbeat counted 2: the heartbeat does not take it again.
+    expect(await state.charge([slots(0, 2)])).toMatchObject({ values: [3] });
+    expect(await state.charge([slots(-1)])).toMatchObject({ values: [2] });
+    // The lease ended (the state away longer than it): the next heartbeat takes the slots again.
+    await clock.advance(LEASE_MS + MARGIN_MS);
+    expect(await state.charge([{ ...slots(0), owner: 'reader' }])).toMatchObject({ values: [0] });
+    expect(await state.charge([slots(0, 2)])).toMatchObject({ values: [2] });
+    await expect(state.charge([{ ...slots(0), atLeast: 1.5 }])).rejects.toThrow(TypeError);
+    await expect(state.charge([{ key: 'counter', amount: 0, limit: null, ttlMs: TTL_MS, atLeast: 1 }])).rejects.toThrow(TypeError);
   });
 
   it('charge: room is taken only while at least ROOM_SHARE times it is left under the limit after the amount', async () => {
@@ -168,47 +192,63 @@ export function describeMeterChecks(context: ContractContext): void {
     await expect(state.charge([{ ...tokens(1, 5), limit: null }])).rejects.toThrow(TypeError);
     await expect(state.charge([{ ...tokens(1, 5), ifPresent: true }])).rejects.toThrow(TypeError);
     // A slot's room is whole slots, taken with the slot itself.
-    await expect(state.charge([{ ...tokens(1, 5), slot: 'a' }])).resolves.toMatchObject({ rooms: [0] });
-    await expect(state.charge([{ ...tokens(-1, 5), slot: 'a' }])).rejects.toThrow(TypeError);
-    await expect(state.charge([{ ...tokens(1, 2.5), slot: 'b' }])).rejects.toThrow(TypeError);
+    await expect(state.charge([{ ...tokens(1, 5), owner: 'a' }])).resolves.toMatchObject({ rooms: [0] });
+    await expect(state.charge([{ ...tokens(-1, 5), owner: 'a' }])).rejects.toThrow(TypeError);
+    await expect(state.charge([{ ...tokens(1, 2.5), owner: 'b' }])).rejects.toThrow(TypeError);
     await expect(state.charge([tokens(1, 0)])).rejects.toThrow(TypeError);
     expect(await state.charge([tokens(0, undefined, 10_000)])).toMatchObject({ values: [189] });
   });
 
-  it('charge: a slot room is that many more slots, named after the slot, each renewed and given back by its name', async () => {
+  it("charge: a slot room is that many more slots for the owner, under the owner's one lease", async () => {
     const { state, clock } = context;
     const LEASE_MS = Math.max(TTL_MS, 8 * MARGIN_MS);
-    const slot = (name: string, amount: number, room?: number, limit: number | null = 100): Meter => ({
+    const slots = (owner: string, amount: number, room?: number, limit: number | null = 100): Meter => ({
       key: 'inflight:room',
       amount,
       limit: amount > 0 ? limit : null,
       ttlMs: LEASE_MS,
-      slot: name,
+      owner,
       room,
     });
     // 100 - 0 - 1 = 99 ≥ 16 × 6: the slot and six more.
-    expect(await state.charge([slot('a', 1, 6)])).toEqual({ refused: -1, values: [7], missing: [], rooms: [0] });
+    expect(await state.charge([slots('a', 1, 6)])).toEqual({ refused: -1, values: [7], missing: [], rooms: [0] });
     // 100 - 7 - 1 = 92 < 16 × 6: the slot alone.
-    expect(await state.charge([slot('b', 1, 6)])).toEqual({ refused: -1, values: [8], missing: [], rooms: [] });
-    expect(await state.charge([slot('a#3', -1), slot('a#6', -1), slot('a#7', -1)])).toMatchObject({ values: [7, 6, 6] });
+    expect(await state.charge([slots('b', 1, 6)])).toEqual({ refused: -1, values: [8], missing: [], rooms: [] });
+    expect(await state.charge([slots('a', -2), slots('b', -1)])).toMatchObject({ values: [6, 5] });
     // Refused at the limit like any slot: nothing taken.
-    expect(await state.charge([slot('c', 1, 1, 6)])).toEqual({ refused: 0, values: [6], missing: [], rooms: [] });
-    // A room's slots live by their own leases: renewed ones stay, the others end with the lease.
+    expect(await state.charge([slots('c', 1, 1, 5)])).toEqual({ refused: 0, values: [5], missing: [], rooms: [] });
+    // The room's slots live by their owner's lease: renewed, they stay; b's ended with its lease.
     await clock.advance(LEASE_MS / 2);
-    expect(await state.charge([slot('a#1', 1, undefined, null), slot('b', 1, undefined, null)])).toMatchObject({ values: [6, 6] });
+    expect(await state.charge([slots('a', 0)])).toMatchObject({ values: [5] });
     await clock.advance(LEASE_MS / 2 + MARGIN_MS);
-    expect(await state.charge([slot('a', 0)])).toMatchObject({ values: [2] });
+    expect(await state.charge([slots('x', 0)])).toMatchObject({ values: [5] });
+    await clock.advance(LEASE_MS / 2);
+    expect(await state.charge([slots('x', 0)])).toMatchObject({ values: [0] });
   });
 
   it('charge: rejects invalid meters with a TypeError, changing nothing', async () => {
     const { state } = context;
     for (const invalid of [0, -1, 1.5, Number.NaN]) await expect(state.charge([{ ...requests(1), ttlMs: invalid }])).rejects.toThrow(TypeError);
     await expect(state.charge([{ ...requests(1), amount: Number.NaN }])).rejects.toThrow(TypeError);
-    await expect(state.charge([{ ...requests(1), slot: 'a', amount: 2 }])).rejects.toThrow(TypeError);
-    await expect(state.charge([{ ...requests(1), slot: 'a', group: 'holder' }])).rejects.toThrow(TypeError);
+    await expect(state.charge([{ ...requests(1), owner: 'a', amount: 1.5 }])).rejects.toThrow(TypeError);
     await expect(state.charge([requests(1), { ...requests(1), limit: Number.NaN }])).rejects.toThrow(TypeError);
     expect(await state.charge([requests(null, 0)])).toMatchObject({ values: [0] });
     expect(await state.charge([])).toEqual({ refused: -1, values: [], missing: [], rooms: [] });
+  });
+
+  it('charge: a step of 1,500 meters of 300 groups (the settlements of many holders that end together) is one step like any', async () => {
+    const { state } = context;
+    const meters: Meter[] = [];
+    for (let group = 0; group < 300; group++) {
+      for (let counter = 0; counter < 4; counter++)
+        meters.push({ key: `g${group}:c${counter}`, group: `g${group}`, amount: counter + 1, limit: null, ttlMs: TTL_MS });
+      meters.push({ key: `g${group}:in-flight`, group: `g${group}`, amount: 1, limit: null, ttlMs: TTL_MS, owner: 'p' });
+    }
+    const first = await state.charge(meters);
+    expect(first.refused).toBe(-1);
+    expect(first.values).toEqual(meters.map((meter) => meter.amount));
+    const read = await state.charge(meters.map((meter) => ({ ...meter, amount: 0 })));
+    expect(read.values).toEqual(meters.map((meter) => meter.amount));
   });
 
   it('charge: handles on one backend together let through exactly the limit', async () => {
@@ -216,8 +256,8 @@ export function describeMeterChecks(context: ContractContext): void {
     if (openSecondHandle === undefined) return;
     const other = await openSecondHandle(clock);
     try {
-      const meters = (name: string): Meter[] => [requests(25), { key: 'inflight', amount: 1, limit: 30, ttlMs: TTL_MS, slot: name }];
-      const outcomes = await Promise.all(Array.from({ length: 60 }, (_, index) => (index % 2 === 0 ? state : other).charge(meters(`s${index}`))));
+      const meters = (owner: string): Meter[] => [requests(25), { key: 'inflight', amount: 1, limit: 30, ttlMs: TTL_MS, owner }];
+      const outcomes = await Promise.all(Array.from({ length: 60 }, (_, index) => (index % 2 === 0 ? state : other).charge(meters(`p${index % 2}`))));
       expect(outcomes.filter((outcome) => outcome.refused === -1)).toHaveLength(25);
       expect(await other.charge([requests(null, 0)])).toMatchObject({ values: [25] });
     } finally {
