@@ -10,3 +10,4 @@ export { asObject, isObject, parseJson, parseJsonObject, type JsonObject } from 
 export { Peeked, peekFirst } from './peek-first.js';
 export { SwapList, type Listed } from './swap-list.js';
 export type { RequestTrace, RequestTracing, TracedAttempt } from './request-trace.js';
+export { BoundedFifo } from './bounded-fifo.js';

@@ -103,6 +103,29 @@ describe('RequestLogQueue', () => {
     await queue.close();
   });
 
+  it('a write that lands while rows were dropped past max_queue takes out only what it wrote: no queued row is lost', async () => {
+    const store = new FlakyStore();
+    let land: () => void = () => {};
+    const insert = store.insertBatch.bind(store);
+    store.insertBatch = (entries) => {
+      const ids = entries.map((item) => item.id);
+      if (ids[0] !== 'a') return insert(entries);
+      // The first batch waits on the database while the queue overflows.
+      return new Promise<void>((resolve) => {
+        land = () => resolve(insert(entries));
+      });
+    };
+    const queue = new RequestLogQueue(store, { batchSize: 2, flushIntervalMs: 60_000, maxQueue: 3 });
+    queue.push(entry('a'));
+    queue.push(entry('b'));
+    for (const id of ['c', 'd', 'e']) queue.push(entry(id));
+    // a and b, the batch on its way, went past the cap.
+    expect(queue.dropped).toBe(2);
+    land();
+    await queue.close();
+    expect(store.batches.flat()).toEqual(['a', 'b', 'c', 'd', 'e']);
+  });
+
   it('drops the oldest rows past max_queue and counts them', async () => {
     const store = new FlakyStore();
     store.failing = true;

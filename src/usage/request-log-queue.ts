@@ -1,3 +1,4 @@
+import { BoundedFifo } from '../core/index.js';
 import type { RequestLogEntry, RequestLogStore } from '../store/index.js';
 
 export interface RequestLogQueueOptions {
@@ -17,7 +18,7 @@ export interface RequestLogQueueOptions {
  * interval: while the database is down or locked, a write is tried once an interval, not once a row.
  */
 export class RequestLogQueue {
-  private pending: RequestLogEntry[] = [];
+  private readonly pending: BoundedFifo<RequestLogEntry>;
   private writing: Promise<void> | null = null;
   private readonly timer: NodeJS.Timeout;
   private droppedRows = 0;
@@ -28,6 +29,7 @@ export class RequestLogQueue {
     private readonly store: RequestLogStore,
     private readonly options: RequestLogQueueOptions,
   ) {
+    this.pending = new BoundedFifo(options.maxQueue);
     this.timer = setInterval(() => void this.flush(), options.flushIntervalMs);
     this.timer.unref();
   }
@@ -37,22 +39,18 @@ export class RequestLogQueue {
   }
 
   get size(): number {
-    return this.pending.length;
+    return this.pending.size;
   }
 
   push(entry: RequestLogEntry): void {
-    this.pending.push(entry);
-    if (this.pending.length > this.options.maxQueue) {
-      this.pending.shift();
-      this.droppedRows++;
-    }
-    if (this.pending.length >= this.options.batchSize && this.writing === null && !this.failing) void this.flush();
+    this.droppedRows += this.pending.push(entry);
+    if (this.pending.size >= this.options.batchSize && this.writing === null && !this.failing) void this.flush();
   }
 
   /** Writes everything queued so far; resolves when it is written or the write failed. */
   async flush(): Promise<void> {
     while (this.writing !== null) await this.writing;
-    if (this.pending.length === 0) return;
+    if (this.pending.size === 0) return;
     this.writing = this.writeAll().finally(() => {
       this.writing = null;
     });
@@ -62,29 +60,32 @@ export class RequestLogQueue {
   /** Stops the timer and writes what is left, retrying a failed write up to `attempts` times. */
   async close(attempts = 3): Promise<void> {
     clearInterval(this.timer);
-    for (let attempt = 0; attempt < attempts && (this.pending.length > 0 || this.writing !== null); attempt++) {
+    for (let attempt = 0; attempt < attempts && (this.pending.size > 0 || this.writing !== null); attempt++) {
       await this.flush();
     }
   }
 
   private async writeAll(): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending.slice(0, this.options.batchSize);
+    while (this.pending.size > 0) {
+      const batch = this.pending.peek(this.options.batchSize);
+      const droppedBefore = this.droppedRows;
       try {
         await this.store.insertBatch(batch);
       } catch (error) {
         this.failing = true;
-        this.options.onError?.(error, this.pending.length, this.droppedRows);
+        this.options.onError?.(error, this.pending.size, this.droppedRows);
         return;
       }
       if (this.failing) {
         this.failing = false;
         this.options.onRecovered?.(this.droppedRows);
       }
-      this.pending.splice(0, batch.length);
+      // Rows dropped past the cap while the batch was on its way were its own (the oldest): only
+      // the rest of it is still queued.
+      this.pending.drop(batch.length - Math.min(batch.length, this.droppedRows - droppedBefore));
       // SQLite writes synchronously: let requests run between batches so a flush of thousands of
       // rows never stalls the event loop for more than one batch (~0.5 ms at 100 rows).
-      if (this.pending.length > 0) await new Promise((resolve) => setImmediate(resolve));
+      if (this.pending.size > 0) await new Promise((resolve) => setImmediate(resolve));
     }
   }
 }
