@@ -454,24 +454,27 @@ export class CallerLimits {
    * An admission its request stopped waiting for (the state's budget passed): the request went on
    * uncounted, so what the charge took goes back, through the settlements (retried until they
    * land). Answered, it is known to have run: counters by their amount, and the slot. Failed late
-   * (the connection dropped under it), it may have run or not, and nothing goes back: a counter
-   * given back could count less than was ever counted, and a slot given back to a name that holds
-   * others' could free one of theirs. Its slot, if taken, ends with that name's lease, which the
-   * process stops renewing once the requests it admitted under it are over.
+   * (the connection dropped under it), it may have run or not: its slot goes back with any room it
+   * asked for, and its counters stay (one given back could count less than was ever counted). A
+   * slot given back that was never taken leaves its name holding one fewer than its requests in
+   * flight, until the next heartbeat names how many it holds.
    */
   private giveBack(meters: readonly Meter[], late: LateOutcome): void {
-    if (!late.answered) return;
-    const outcome = late.value as ChargeOutcome;
-    if (outcome.refused !== -1 || outcome.missing.length > 0) return;
-    const rooms = outcome.rooms;
+    let rooms: readonly number[] | null = null;
+    if (late.answered) {
+      const outcome = late.value as ChargeOutcome;
+      if (outcome.refused !== -1 || outcome.missing.length > 0) return;
+      rooms = outcome.rooms;
+    }
     meters.forEach((meter, index) => {
       if (meter.owner !== undefined) {
         if (meter.amount <= 0) return;
-        // The room it took, if it took one, was never held here: its slots go back too.
-        const slots = meter.amount + (rooms.includes(index) ? (meter.room ?? 0) : 0);
+        // The room it took (or may have taken), if any, was never held here: its slots go back too.
+        const slots = meter.amount + (rooms === null || rooms.includes(index) ? (meter.room ?? 0) : 0);
         this.pending.push({ key: meter.key, group: meter.group, amount: -slots, limit: null, ttlMs: meter.ttlMs, owner: meter.owner });
         return;
       }
+      if (rooms === null) return;
       // The room it took, if it took one, was never held here: it goes back with the amount.
       const amount = meter.amount + (rooms.includes(index) ? (meter.room ?? 0) : 0);
       if (amount !== 0) this.pending.push({ key: meter.key, group: meter.group, amount: -amount, limit: null, ttlMs: meter.ttlMs });

@@ -117,10 +117,10 @@ export const READ_FIELDS = script(`${NOW}${PRUNE}
 return redis.call('HGETALL', KEYS[1])`);
 
 /**
- * `charge`: KEYS one per meter, its group's record. ARGV[1] eight big-endian doubles per meter:
- * kind (0 a counter, 1 a counter changed only if it exists, 2 a slot set), amount, limit (NaN for
- * none), ttlMs, seed (NaN for none), needsSeed (1 or 0), room (NaN for none), atLeast (0 for
- * none); then, in the meters'
+ * `charge`: KEYS the records of the meters' groups, each once. ARGV[1] nine big-endian doubles per
+ * meter: its group's index in KEYS (from 1), kind (0 a counter, 1 a counter changed only if it
+ * exists, 2 a slot set), amount, limit (NaN for none), ttlMs, seed (NaN for none), needsSeed (1 or
+ * 0), room (NaN for none), atLeast (0 for none); then, in the meters'
  * order, each meter's key and, for a slot set, its owner, one argument each. Returns big-endian
  * doubles: the refused index or -1, the count and each meter's value, the count and the indexes
  * of the missing seeds, the count and the indexes whose room was taken. The same rules as
@@ -141,19 +141,19 @@ return redis.call('HGETALL', KEYS[1])`);
  * few entries. Keys and owners are free text, so each is an argument of its own.
  */
 export const CHARGE = script(`${NOW}
-local count = #KEYS
-if #ARGV[1] ~= 64 * count then return redis.error_reply('charge: the packed meters do not match the keys') end
+local count = #ARGV[1] / 72
+if count ~= math.floor(count) then return redis.error_reply('charge: the packed meters are not whole') end
 -- Five hundred meters at a time: Lua takes fewer than 8,000 values from one call.
 local numbers = {}
 for first = 1, count, 500 do
   local meters = math.min(500, count - first + 1)
-  local chunk = { struct.unpack('>' .. string.rep('d', 8 * meters), ARGV[1], 64 * first - 63) }
-  local base = 8 * first - 8
-  for j = 1, 8 * meters do numbers[base + j] = chunk[j] end
+  local chunk = { struct.unpack('>' .. string.rep('d', 9 * meters), ARGV[1], 72 * first - 71) }
+  local base = 9 * first - 9
+  for j = 1, 9 * meters do numbers[base + j] = chunk[j] end
 end
-local records, changed = {}, {}
-local kinds, amounts, limits, ttls, seeds, needsSeed, rooms, atLeast, names, owners = {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
-local values, absent, missing = {}, {}, {}
+-- Meter i's numbers stay in numbers, from 9 * (i - 1) + 1 (NaN, which is not equal to itself, for none).
+local GROUP, KIND, AMOUNT, LIMIT, TTL, SEED, NEEDS_SEED, ROOM, AT_LEAST = 1, 2, 3, 4, 5, 6, 7, 8, 9
+local records, changed, keys, names, owners, values, absent, missing = {}, {}, {}, {}, {}, {}, {}, {}
 local function setTotal(record, name)
   local total = 0
   local slots = record.s[name]
@@ -168,23 +168,12 @@ end
 -- Every meter as the step finds it.
 local nextName = 2
 for i = 1, count do
-  local base = 8 * i - 8
-  local kind = numbers[base + 1]
-  kinds[i] = kind
-  amounts[i] = numbers[base + 2]
-  local limit = numbers[base + 3]
-  if limit == limit then limits[i] = limit end
-  ttls[i] = numbers[base + 4]
-  local seed = numbers[base + 5]
-  if seed == seed then seeds[i] = seed end
-  needsSeed[i] = numbers[base + 6] == 1
-  local room = numbers[base + 7]
-  if room == room then rooms[i] = room end
-  atLeast[i] = numbers[base + 8]
+  local base = 9 * i - 9
   local name = ARGV[nextName]
   names[i] = name
   nextName = nextName + 1
-  local key = KEYS[i]
+  local key = KEYS[numbers[base + GROUP]]
+  keys[i] = key
   local record = records[key]
   if record == nil then
     local blob = redis.call('GET', key)
@@ -195,7 +184,7 @@ for i = 1, count do
     record.l = record.l or {}
     records[key] = record
   end
-  if kind == 2 then
+  if numbers[base + KIND] == 2 then
     owners[i] = ARGV[nextName]
     nextName = nextName + 1
     values[i] = setTotal(record, name)
@@ -205,11 +194,12 @@ for i = 1, count do
       values[i] = record.v[name]
     else
       absent[i] = true
-      if seeds[i] then
-        values[i] = seeds[i]
+      local seed = numbers[base + SEED]
+      if seed == seed then
+        values[i] = seed
       else
         values[i] = 0
-        if needsSeed[i] then missing[#missing + 1] = i - 1 end
+        if numbers[base + NEEDS_SEED] == 1 then missing[#missing + 1] = i - 1 end
       end
     end
   end
@@ -267,29 +257,37 @@ local function save()
 end
 if #missing > 0 then return reply(-1, {}) end
 for i = 1, count do
-  local record = records[KEYS[i]]
-  local name = names[i]
-  if absent[i] and seeds[i] and not (record.e[name] and record.e[name] > now) then
-    record.v[name] = seeds[i]
-    record.e[name] = now + ttls[i]
-    changed[KEYS[i]] = true
+  if absent[i] then
+    local seed = numbers[9 * i - 9 + SEED]
+    local record = records[keys[i]]
+    local name = names[i]
+    if seed == seed and not (record.e[name] and record.e[name] > now) then
+      record.v[name] = seed
+      record.e[name] = now + numbers[9 * i - 9 + TTL]
+      changed[keys[i]] = true
+    end
   end
 end
 for i = 1, count do
-  if limits[i] and values[i] >= limits[i] then
+  local limit = numbers[9 * i - 9 + LIMIT]
+  if limit == limit and values[i] >= limit then
     save()
     return reply(i - 1, {})
   end
 end
 local taken = {}
 for i = 1, count do
-  local record = records[KEYS[i]]
+  local base = 9 * i - 9
+  local record = records[keys[i]]
   local name = names[i]
-  local amount = amounts[i]
-  if kinds[i] == 2 then
+  local amount = numbers[base + AMOUNT]
+  local limit = numbers[base + LIMIT]
+  local ttl = numbers[base + TTL]
+  local room = numbers[base + ROOM]
+  if numbers[base + KIND] == 2 then
     local total = setTotal(record, name)
-    if rooms[i] and limits[i] - total - amount >= ${ROOM_SHARE} * rooms[i] then
-      amount = amount + rooms[i]
+    if room == room and limit - total - amount >= ${ROOM_SHARE} * room then
+      amount = amount + room
       taken[#taken + 1] = i - 1
     end
     local owner = owners[i]
@@ -297,7 +295,7 @@ for i = 1, count do
     local held = 0
     if slots and slots[owner] and leases[owner] > now then held = slots[owner] end
     local after = held + amount
-    if after < atLeast[i] then after = atLeast[i] end
+    if after < numbers[base + AT_LEAST] then after = numbers[base + AT_LEAST] end
     if after > 0 then
       if slots == nil then
         slots, leases = {}, {}
@@ -305,12 +303,12 @@ for i = 1, count do
         record.l[name] = leases
       end
       slots[owner] = after
-      leases[owner] = now + ttls[i]
-      changed[KEYS[i]] = true
+      leases[owner] = now + ttl
+      changed[keys[i]] = true
     elseif slots and slots[owner] then
       slots[owner] = nil
       leases[owner] = nil
-      changed[KEYS[i]] = true
+      changed[keys[i]] = true
     end
     values[i] = total + after - held
   else
@@ -318,15 +316,15 @@ for i = 1, count do
     local live = expiresAt and expiresAt > now
     local current = 0
     if live then current = record.v[name] end
-    if rooms[i] and limits[i] - current - amount >= ${ROOM_SHARE} * rooms[i] then
-      amount = amount + rooms[i]
+    if room == room and limit - current - amount >= ${ROOM_SHARE} * room then
+      amount = amount + room
       taken[#taken + 1] = i - 1
     end
-    if amount ~= 0 and (kinds[i] ~= 1 or live) then
+    if amount ~= 0 and (numbers[base + KIND] ~= 1 or live) then
       record.v[name] = current + amount
-      record.e[name] = now + ttls[i]
+      record.e[name] = now + ttl
       values[i] = current + amount
-      changed[KEYS[i]] = true
+      changed[keys[i]] = true
     end
   end
 end

@@ -147,17 +147,25 @@ export class RedisState implements SharedState {
     this.requireOpen();
     requireMeters(meters);
     if (meters.length === 0) return { refused: -1, values: [], missing: [], rooms: [] };
-    // The numbers as binary doubles in one argument, a key and an owner per argument (redis-scripts.ts, CHARGE, says why).
-    const keys = new Array<string>(meters.length);
+    // The numbers as binary doubles in one argument, a key and an owner per argument, each
+    // group's record once (redis-scripts.ts, CHARGE, says why).
+    const keys: string[] = [];
+    const groups = new Map<string, number>();
     const names: Array<string | Buffer> = [Buffer.allocUnsafe(NUMBERS_PER_METER * 8 * meters.length)];
     const numbers = names[0] as Buffer;
     let offset = 0;
     for (let index = 0; index < meters.length; index++) {
       const meter = meters[index] as Meter;
       const { owner, limit, seed, room } = meter;
-      keys[index] = `${this.prefix}meters:${meter.group ?? meter.key}`;
+      const group = meter.group ?? meter.key;
+      let position = groups.get(group);
+      if (position === undefined) {
+        position = keys.push(`${this.prefix}meters:${group}`);
+        groups.set(group, position);
+      }
       names.push(nameInGroup(meter));
       if (owner !== undefined) names.push(owner);
+      offset = numbers.writeDoubleBE(position, offset);
       offset = numbers.writeDoubleBE(owner !== undefined ? 2 : meter.ifPresent === true ? 1 : 0, offset);
       offset = numbers.writeDoubleBE(meter.amount, offset);
       offset = numbers.writeDoubleBE(limit ?? Number.NaN, offset);
@@ -339,7 +347,7 @@ function stringsReply(reply: unknown): string[] {
 }
 
 /** The numbers of one meter in a charge's first argument (redis-scripts.ts, CHARGE). */
-const NUMBERS_PER_METER = 8;
+const NUMBERS_PER_METER = 9;
 
 /** CHARGE's reply, big-endian doubles: refused, then each list as its length and its items. */
 function chargeOutcome(reply: Buffer): ChargeOutcome {
