@@ -32,8 +32,6 @@ export interface PlannedMeter {
 export interface MeterPlan {
   readonly minute: number;
   readonly entries: readonly PlannedMeter[];
-  /** Those of them that are slots among the requests in flight (renewed while a request lives). */
-  readonly slots: readonly PlannedMeter[];
 }
 
 const MINUTE_MS = 60_000;
@@ -72,7 +70,7 @@ export function planMinute(holders: readonly LimitHolder[], now: number, leaseMs
     add('usdPerDay', `usd:day:${day}`, 'usd', day, nextUtcDay(day));
     add('usdPerMonth', `usd:month:${month}`, 'usd', month, nextUtcMonth(month));
   }
-  return { minute, entries, slots: entries.filter((entry) => entry.quantity === 'slots') };
+  return { minute, entries };
 }
 
 /** The current minute's plan of each set of holders (a principal's, stable until the token cache reloads). */
