@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed, onTestFinished, vi } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { startFaultUpstream, type FaultUpstream } from '../fake-upstreams/fault-upstream.js';
 import { PrivatePostgres, postgresBinaries } from './support/private-postgres.js';
@@ -48,15 +48,29 @@ describe.skipIf(postgresBinaries === undefined)('PostgreSQL going away under a s
   });
 
   it('restarted: one warning per kind of failure per interval, no "bug" line nor client dump, and every row written once it is back', async () => {
+    // A timeout names only the test: the step it was in, and how long each took, say where.
+    const steps: string[] = [];
+    let began = performance.now();
+    const step = (name: string) => {
+      const now = performance.now();
+      steps.push(`${name} (${Math.round(now - began)} ms)`);
+      began = now;
+    };
+    onTestFailed(() => console.error(`postgres outage, steps done: ${steps.join('; ') || 'none'}`));
     const gateway = await startStoreGateway(postgres.url, upstream.url);
     onTestFinished(() => gateway.close());
+    step('gateway started');
     const before = await traffic(gateway, 300);
     const linesBefore = gateway.rawLines.length;
 
     await postgres.stop();
+    step('PostgreSQL stopped');
     const during = await traffic(gateway, 4_000);
+    step('traffic during the outage');
     await postgres.launch();
+    step('PostgreSQL launched');
     const after = await traffic(gateway, 500);
+    step('traffic once it was back');
 
     const outageLines = gateway.lines.slice(linesBefore).filter((line) => (line['level'] as number) >= WARN);
     // 4 s of outage: one line per kind of failure (request-log write, token watcher, lost connections,
@@ -74,6 +88,7 @@ describe.skipIf(postgresBinaries === undefined)('PostgreSQL going away under a s
       },
       { timeout: 8_000, interval: 200 },
     );
+    step('every row written');
     expect(await gateway.stop()).toBe(0);
   }, 60_000);
 
