@@ -1,13 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
+import { redisCpuSeconds } from './bench-redis.js';
+import { built } from './request-log-bench-db.js';
 
 /**
  * Redis's own CPU a request costs in the limits' worst case: the token, its project and its team
@@ -88,11 +87,6 @@ interface LimitsModule {
   CallerLimits: new (options: { state: BuiltState; ledger: () => Promise<{ tokens: number; usd: number }>; onError: (error: unknown) => void }) => BuiltLimits;
 }
 
-async function built<T>(path: string): Promise<T> {
-  const file = join(resolve(import.meta.dirname, '..'), 'dist', path);
-  if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build first`);
-  return (await import(pathToFileURL(file).href)) as T;
-}
 const { planMinute, settlementMeters } = await built<LimitPlanModule>('access/limit-plan.js');
 const { RedisState } = await built<StateModule>('state/index.js');
 const { CallerLimits } = await built<LimitsModule>('access/caller-limits.js');
@@ -147,12 +141,6 @@ async function startRedis(port: number): Promise<ChildProcess> {
   const plain = spawn(options['redis-server'] ?? 'redis-server', redisArguments, { stdio: 'ignore' });
   await sleep(300);
   return plain;
-}
-
-async function redisCpuSeconds(client: Redis): Promise<number> {
-  const info = await client.info('cpu');
-  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
-  return field('used_cpu_user') + field('used_cpu_sys');
 }
 
 /** Calls and microseconds a call of each command Redis ran since the last reset. */

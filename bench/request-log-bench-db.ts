@@ -73,7 +73,8 @@ export const say = (text: string) => process.stderr.write(`${text}\n`);
 
 const root = resolve(import.meta.dirname, '..');
 
-async function built<T>(path: string): Promise<T> {
+/** A module of the built gateway (`npm run build` → dist/), by its path under dist/. */
+export async function built<T>(path: string): Promise<T> {
   const file = join(root, 'dist', path);
   if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build first`);
   return (await import(pathToFileURL(file).href)) as T;

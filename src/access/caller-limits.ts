@@ -181,7 +181,7 @@ export class CallerLimits {
       const amount = admissionAmount(quantity, estimatedTokens);
       let room: number | undefined;
       if (quantity === 'slots') {
-        if (this.slotRooms.take(entry.key, now) !== undefined) {
+        if (this.slotRooms.take(entry.key, now)) {
           (roomSlots ??= []).push(entry.key);
           continue;
         }

@@ -32,14 +32,14 @@ interface SlotRoom {
 export class SlotRooms {
   private readonly rooms = new Map<string, SlotRoom>();
 
-  /** Takes a free slot of the entry's room for a request: the owner it is held by, or undefined when none is free. */
-  take(key: string, now: number): string | undefined {
+  /** Takes a free slot of the entry's room for a request; false when none is free. */
+  take(key: string, now: number): boolean {
     const room = this.rooms.get(key);
-    if (room === undefined || room.free === 0) return undefined;
+    if (room === undefined || room.free === 0) return false;
     room.free--;
     room.inUse++;
     room.usedAt = now;
-    return room.owner;
+    return true;
   }
 
   /**
