@@ -101,6 +101,11 @@ interface RollupModule {
   usageGroupKeySql(): string;
 }
 
+interface SummaryModule {
+  MARK_EVERY_ROLLUP_HOUR: string;
+  usageSummarizer(database: Stores['database']): { run(now: number): Promise<{ hours: number; skipped: string | null }> };
+}
+
 const root = resolve(import.meta.dirname, '..');
 const built = async <T>(path: string): Promise<T> => (await import(pathToFileURL(join(root, 'dist', path)).href)) as T;
 
@@ -225,6 +230,8 @@ async function fillSqlite(stores: Stores, plan: FillPlan, rollupKey: string): Pr
   }
   say(`  rollup of the bulk rows`);
   sqlite.exec(rollupFill(rollupKey, "id >= 'req_' and substr(id, 17, 1) = 'b'"));
+  // Their hours marked for the usage summary, as the batch insert marks them (and the migration does on an upgrade).
+  sqlite.exec((await built<SummaryModule>('store/request-usage-summary.js')).MARK_EVERY_ROLLUP_HOUR);
 }
 
 /** The bulk rows' usage added to the rollup, as the batch insert would have (the migration's backfill SQL, merged). */
@@ -289,6 +296,7 @@ async function fillPostgres(url: string, plan: FillPlan, rollupKey: string): Pro
     }
     say('  rollup of the bulk rows');
     await run(rollupFill(rollupKey, "substr(id, 17, 1) = 'b'"));
+    await run((await built<SummaryModule>('store/request-usage-summary.js')).MARK_EVERY_ROLLUP_HOUR);
     say('  vacuum analyze');
     await run('vacuum analyze request_logs');
     await run('vacuum analyze request_usage_hourly');
@@ -392,6 +400,26 @@ async function timeQueries(queries: BuiltQueries, stores: Stores, runs: number, 
 }
 
 /**
+ * The usage summary made for every marked hour and day, as the gateway's first pass after an
+ * upgrade (or a bulk fill) makes it: its length and the event loop's delay meanwhile.
+ */
+async function timeSummary(stores: Stores, lines: string[]): Promise<void> {
+  const { usageSummarizer } = await built<SummaryModule>('store/request-usage-summary.js');
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const began = performance.now();
+  const pass = await usageSummarizer(stores.database).run(Date.now());
+  const seconds = (performance.now() - began) / 1000;
+  delay.disable();
+  const ms = (value: number) => (value / 1e6).toFixed(1);
+  lines.push(
+    '',
+    `usage summary pass: ${pass.hours.toLocaleString('en')} hours summed in ${seconds.toFixed(1)} s${pass.skipped === null ? '' : ` (skipped: ${pass.skipped})`}; event loop delay p50 ${ms(delay.percentile(50))} ms, p99 ${ms(delay.percentile(99))}, max ${ms(delay.max)}`,
+  );
+  say(lines.at(-1) ?? '');
+}
+
+/**
  * A retention pass, with the event loop's delay measured and (`writerIntervalMs` > 0) a batch of
  * 100 rows inserted every so often meanwhile, as the queue would; SQLite's batches timed one by one.
  */
@@ -463,6 +491,7 @@ async function main(): Promise<void> {
       lines.push(
         `${stores.database.dialect}, ${(await stores.requestLogs.count()).toLocaleString('en')} rows; insertBatch at size ${atSize.median.toFixed(1)} µs a row (mean ${atSize.mean.toFixed(1)})`,
       );
+      await timeSummary(stores, lines);
       await timeQueries(await builtQueries(stores as never), stores, runs, 3, lines);
     } finally {
       await stores.close();
@@ -497,6 +526,7 @@ async function main(): Promise<void> {
       `insertBatch, batches of 100: empty log ${empty.median.toFixed(1)} µs a row (mean ${empty.mean.toFixed(1)}); at size ${atSize.median.toFixed(1)} µs (mean ${atSize.mean.toFixed(1)}): ${((atSize.median / empty.median - 1) * 100).toFixed(0)}% more`,
     );
     say(lines.at(-1) ?? '');
+    await timeSummary(stores, lines);
     await timeQueries(await builtQueries(stores as never), stores, runs, 3, lines);
     await timePass(module, stores, retentionMs, writerIntervalMs, lines);
     await timeQueries(await builtQueries(stores as never), stores, runs, 3, lines);

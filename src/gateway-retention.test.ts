@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requestLogEntry } from '../test/support/request-log-entries.js';
-import { startRequestLogRetention } from './gateway-retention.js';
+import { startRequestLogRetention, startUsageSummaries } from './gateway-retention.js';
 import { createLogger } from './observability/logger.js';
 import { openStores, type Stores } from './store/index.js';
 
@@ -54,5 +54,31 @@ describe('the gateway’s retention passes', () => {
     const first = startRequestLogRetention({ request_log: { retention: '30d' } as never }, stores, logger, 1, FAST);
     expect(first).not.toBeNull();
     await first?.stop();
+  });
+});
+
+describe('the gateway’s usage summary passes', () => {
+  it('sum the hours marked before the start in the first pass, with one info line for the catch-up; none in a worker other than the first', async () => {
+    const stores = await openStores('sqlite::memory:');
+    try {
+      const now = Date.now();
+      // 30 hours of traffic, the newest two hours ago.
+      await stores.requestLogs.insertBatch(Array.from({ length: 30 }, (_, index) => requestLogEntry(now - (index + 2) * 3_600_000)));
+      const { logger, lines } = capturedLogger();
+      expect(startUsageSummaries(stores, logger, 2, { firstPassAfterMs: 1, intervalMs: 60_000 })).toBeNull();
+      const schedule = startUsageSummaries(stores, logger, 1, { firstPassAfterMs: 1, intervalMs: 60_000 });
+      try {
+        for (let attempt = 0; attempt < 400 && !lines.some((line) => String(line['msg']).startsWith('usage summary pass')); attempt++) await sleep(5);
+      } finally {
+        await schedule?.stop();
+      }
+      const pass = lines.filter((line) => String(line['msg']).startsWith('usage summary pass'));
+      expect(pass).toHaveLength(1);
+      expect(pass[0]).toMatchObject({ level: 30, hours: 30, complete: true });
+      const left = await stores.database.db.selectFrom('request_usage_pending').select('hour_start').execute();
+      expect(left).toEqual([]);
+    } finally {
+      await stores.close();
+    }
   });
 });

@@ -1,6 +1,16 @@
 import { requestLogRetentionMs, type SwitchyardConfig } from './config/index.js';
 import type { Logger } from './observability/logger.js';
-import { requestLogRetention, rowsRemoved, scheduleRetention, type RetentionPass, type RetentionSchedule, type Stores } from './store/index.js';
+import {
+  requestLogRetention,
+  rowsRemoved,
+  scheduleRetention,
+  scheduleUsageSummaries,
+  usageSummarizer,
+  type RetentionPass,
+  type RetentionSchedule,
+  type SummarySchedule,
+  type Stores,
+} from './store/index.js';
 
 export interface RetentionTiming {
   /** PostgreSQL's partitions for the coming days are checked this soon after the start, off its path. */
@@ -41,6 +51,37 @@ export function startRequestLogRetention(
       else logger.info(fields, passMessage(pass));
     },
     onError: (error, kind) => logger.warn({ err: error }, `request log retention ${kind} failed; the next pass tries again`),
+  });
+}
+
+export interface SummaryTiming {
+  firstPassAfterMs: number;
+  intervalMs: number;
+}
+
+const SUMMARY_TIMING: SummaryTiming = { firstPassAfterMs: 5_000, intervalMs: 60_000 };
+
+/** A pass that summed a day's hours or more is a catch-up worth an info line; the hourly ones are debug. */
+const CATCH_UP_HOURS = 24;
+
+/**
+ * The usage summary's passes in this process (docs/request-usage-summary.md): a few seconds after
+ * the start (after an upgrade, every hour already logged is summed then, off the request path),
+ * then every minute. Under `serve --workers` only worker 1 runs them; on PostgreSQL the other
+ * replicas' passes find the lock taken and wait for their next turn.
+ */
+export function startUsageSummaries(stores: Stores, logger: Logger, worker: number | null, timing: SummaryTiming = SUMMARY_TIMING): SummarySchedule | null {
+  if (worker !== null && worker !== 1) return null;
+  return scheduleUsageSummaries(usageSummarizer(stores.database), {
+    firstAfterMs: timing.firstPassAfterMs,
+    intervalMs: timing.intervalMs,
+    onPass: (pass) => {
+      const fields = { hours: pass.hours, complete: pass.complete, duration_ms: Math.round(pass.durationMs) };
+      const message = `usage summary pass: ${pass.hours} hours summed`;
+      if (pass.hours >= CATCH_UP_HOURS) logger.info(fields, message);
+      else if (pass.hours > 0) logger.debug(fields, message);
+    },
+    onError: (error) => logger.warn({ err: error }, 'usage summary pass failed; the next tries again'),
   });
 }
 

@@ -27,7 +27,7 @@ import { GatewayMetrics, type CredentialGauges, type MetricJson, type QuotaGauge
 import { StateOutageLog } from './observability/state-outage-log.js';
 import { startMetricsListener, type MetricsListener } from './observability/metrics-listener.js';
 import { readinessCheck } from './gateway-readiness.js';
-import { startRequestLogRetention } from './gateway-retention.js';
+import { startRequestLogRetention, startUsageSummaries } from './gateway-retention.js';
 import { GatewayTracing } from './observability/tracing.js';
 import { LogThrottle } from './observability/log-throttle.js';
 import { createLogger, logOutput, type LogOutput, type Logger } from './observability/logger.js';
@@ -408,6 +408,8 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
     };
     // Old request log rows removed off the request path (docs/request-log-retention.md).
     const retention = startRequestLogRetention(config, stores, logger, options.worker?.number ?? null);
+    // The usage charts' summaries made off the request path (docs/request-usage-summary.md).
+    const summaries = startUsageSummaries(stores, logger, options.worker?.number ?? null);
     return {
       app,
       stores,
@@ -432,6 +434,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
       reopenLogs: () => output?.reopen(),
       shutdown: async () => {
         const retentionStopped = retention?.stop();
+        const summariesStopped = summaries?.stop();
         await closeServer(app, gate, { drainDelayMs: config.server.drain_delay_ms, deadlineMs: config.server.shutdown_timeout_ms }, logger, () => {
           recorder.markShutdownDeadline();
           gate.answerPending();
@@ -448,6 +451,7 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
         await requestPath?.close();
         await state.close();
         await retentionStopped;
+        await summariesStopped;
         await stores.close();
       },
     };

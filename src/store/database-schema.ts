@@ -121,6 +121,36 @@ export interface SchemaHistoryTable {
   applied_at: number;
 }
 
+/**
+ * The rollup added up per hour or UTC day along one dimension (docs/request-usage-summary.md):
+ * the columns of other dimensions are null.
+ */
+export interface RequestUsageSummaryTable {
+  /** 3,600,000 (an hour) or 86,400,000 (a UTC day). */
+  period_ms: number;
+  dimension: 'token' | 'team' | 'project' | 'model';
+  period_start: number;
+  /** The dimension's columns in one string, nulls told from empty strings. */
+  group_key: string;
+  token_id: string | null;
+  team: string | null;
+  project: string | null;
+  model: string | null;
+  requests: number;
+  errors: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
+  cost_usd: number | null;
+}
+
+/** Hours whose summary is behind the rollup; `marks` grows with each batch that marks one again. */
+export interface RequestUsagePendingTable {
+  hour_start: number;
+  marks: number;
+}
+
 export interface DatabaseSchema {
   teams: TeamsTable;
   projects: ProjectsTable;
@@ -128,6 +158,8 @@ export interface DatabaseSchema {
   tokens: TokensTable;
   request_logs: RequestLogsTable;
   request_usage_hourly: RequestUsageHourlyTable;
+  request_usage_summary: RequestUsageSummaryTable;
+  request_usage_pending: RequestUsagePendingTable;
   revisions: RevisionsTable;
   switchyard_schema_history: SchemaHistoryTable;
 }

@@ -41,6 +41,14 @@ export type { UpstreamAccountRecord, UpstreamAccountStore } from './upstream-acc
 export type { IdPage, LimitChanges, Limits, ProjectRecord, TeamChanges, TeamRecord, TeamStore } from './team-store.js';
 export { backupSqlite, type SqliteBackup } from './sqlite-backup.js';
 export {
+  scheduleUsageSummaries,
+  usageSummarizer,
+  type SummaryPass,
+  type SummarySchedule,
+  type SummaryScheduleOptions,
+  type UsageSummarizer,
+} from './request-usage-summary.js';
+export {
   requestLogRetention,
   rowsRemoved,
   scheduleRetention,

@@ -1,12 +1,10 @@
-import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DATABASE_BACKENDS, describeEachBackend } from '../../test/support/database-backends.js';
 import { requestLogEntry } from '../../test/support/request-log-entries.js';
-import type { DatabaseSchema } from './database-schema.js';
+import { insertUnrolled, migrateUpTo } from '../../test/support/release-before.js';
 import { openStores, requestLogRetention, rowsRemoved, vacuumSqlite, type RequestLogEntry, type Stores } from './index.js';
-import { MIGRATIONS } from './migrations/index.js';
 import { RETENTION_LOCK_CLASS } from './request-log-retention.js';
 
 const HOUR = 3_600_000;
@@ -168,68 +166,14 @@ describeEachBackend('request log retention', (backend) => {
   });
 });
 
-/** The database as the release before this one left it: every migration but this release's. */
-async function migrateAsReleaseBefore(url: string): Promise<Kysely<DatabaseSchema>> {
-  const sqlite = url.startsWith('sqlite:') ? new SqliteDatabase(url.slice('sqlite:'.length)) : null;
-  sqlite?.pragma('journal_mode = WAL');
-  const db = new Kysely<DatabaseSchema>({
-    dialect: sqlite === null ? new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 2 }) }) : new SqliteDialect({ database: sqlite }),
-  });
-  const migrationTableSchema = sqlite === null ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
-  const before: MigrationProvider = {
-    getMigrations: async () => Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < '0014')),
-  };
-  const { error } = await new Migrator({ db, provider: before, ...(migrationTableSchema === undefined ? {} : { migrationTableSchema }) }).migrateToLatest();
-  if (error !== undefined) throw error;
-  return db;
-}
-
-/** Rows written as the release before wrote them: no rollup beside them. */
-async function insertAsReleaseBefore(db: Kysely<DatabaseSchema>, rows: readonly RequestLogEntry[]): Promise<void> {
-  await db
-    .insertInto('request_logs')
-    .values(
-      rows.map((row) => ({
-        id: row.id,
-        created_at: row.createdAt,
-        token_id: row.tokenId,
-        team: row.team,
-        project: row.project,
-        endpoint: row.endpoint,
-        model: row.model,
-        upstream: row.upstream,
-        upstream_model: row.upstreamModel,
-        session_id: row.sessionId,
-        status: row.status,
-        latency_ms: row.latencyMs,
-        ttfb_ms: row.ttfbMs,
-        prompt_tokens: row.promptTokens,
-        completion_tokens: row.completionTokens,
-        usage_source: row.usageSource,
-        error_code: row.errorCode,
-        client_request_id: row.clientRequestId,
-        logged_at: row.createdAt,
-        session_source: row.sessionSource,
-        affinity: row.affinity,
-        attempts: JSON.stringify(row.attempts),
-        cached_tokens: row.cachedTokens,
-        reasoning_tokens: row.reasoningTokens,
-        cost_usd: row.costUsd,
-        client_address: row.clientAddress,
-        worker: row.worker,
-      })),
-    )
-    .execute();
-}
-
 describeEachBackend('request log rollup, from a database of the release before', (backend) => {
   it('is filled from the rows already logged, so quotas and charts read the same as from the rows', async () => {
     const { url, dispose } = await backend.empty();
     try {
-      const old = await migrateAsReleaseBefore(url);
+      const old = await migrateUpTo(url, '0014');
       const oldDay = TODAY - 3 * DAY;
       const rows = [...rowsAt(oldDay + HOUR, 30), ...rowsAt(NOW - 2 * HOUR, 5)];
-      await insertAsReleaseBefore(old, rows);
+      await insertUnrolled(old, rows);
       // What the release before read: sums over the rows themselves.
       const fromRows = await sql<{ tokens: number; usd: number }>`
         select sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)) as tokens, sum(coalesce(cost_usd, 0)) as usd
@@ -286,11 +230,11 @@ describe.skipIf(postgres?.available !== true)('request log partitions on Postgre
   });
 
   it('converts a table of the release before: its rows kept in the legacy partition, days ahead, a DEFAULT partition; passes delete, then drop it', async () => {
-    const old = await migrateAsReleaseBefore(url);
+    const old = await migrateUpTo(url, '0014');
     const ancient = rowsAt(TODAY - 40 * DAY, 20);
     const recent = rowsAt(TODAY - 2 * DAY, 10);
     const today = rowsAt(TODAY + 60_000, 5);
-    await insertAsReleaseBefore(old, [...ancient, ...recent, ...today]);
+    await insertUnrolled(old, [...ancient, ...recent, ...today]);
     await old.destroy();
 
     const stores = await openStores(url);
@@ -437,7 +381,7 @@ describe('request log retention on SQLite: the space of removed rows', () => {
   });
 
   it('in a database made before incremental vacuum, reuses the free pages; prune --vacuum turns it on', async () => {
-    const old = await migrateAsReleaseBefore(url);
+    const old = await migrateUpTo(url, '0014');
     await old.destroy();
     const stores = await openStores(url);
     try {

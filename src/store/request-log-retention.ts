@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type SqliteDatabase from 'better-sqlite3';
 import type pg from 'pg';
 import type { Database } from './open-database.js';
@@ -16,7 +16,7 @@ import {
   type RunSql,
 } from './request-log-partitions.js';
 import { idAt } from './request-log-search.js';
-import { isSqliteLocked, SQLITE_LOCK_WAIT_MS } from './sqlite-dialect.js';
+import { SQLITE_LOCK_WAIT_MS, whenUnlocked } from './sqlite-dialect.js';
 
 /** What one retention pass did (docs/request-log-retention.md). */
 export interface RetentionPass {
@@ -192,24 +192,6 @@ class SqliteRetention implements RequestLogRetention {
       freed += free - left;
       if (left >= free) return freed;
       await nextTurn();
-    }
-  }
-}
-
-/**
- * Runs a write that another connection may be holding the lock for (busy_timeout is 0: a wait
- * would be the event loop's): tried again after a timer, for up to `SQLITE_LOCK_WAIT_MS`.
- */
-async function whenUnlocked<T>(write: () => T): Promise<T> {
-  let deadline = Number.NaN;
-  for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
-    try {
-      return write();
-    } catch (error) {
-      if (!isSqliteLocked(error)) throw error;
-      if (Number.isNaN(deadline)) deadline = performance.now() + SQLITE_LOCK_WAIT_MS;
-      if (performance.now() + delay > deadline) throw error;
-      await sleep(delay);
     }
   }
 }

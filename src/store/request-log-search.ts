@@ -2,6 +2,7 @@ import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool
 import type { DatabaseSchema } from './database-schema.js';
 import { fromRow, type StoredRequestLogEntry } from './request-log-store.js';
 import { HOUR_MS } from './request-usage-rollup.js';
+import { DIMENSION_COLUMNS, planUsageRead, type DimensionColumn, type UsageDimension } from './request-usage-summary.js';
 
 const DAY_MS = 86_400_000;
 
@@ -20,8 +21,8 @@ export interface RequestSearchFilter {
   to?: number;
 }
 
-export type UsageGroup = 'token' | 'team' | 'project' | 'model';
-type GroupColumn = 'token_id' | 'team' | 'project' | 'model';
+export type UsageGroup = UsageDimension;
+type GroupColumn = DimensionColumn;
 
 export interface UsageQuery {
   /** Epoch milliseconds, inclusive; `to` exclusive. */
@@ -70,8 +71,6 @@ export interface RequestLogSearch {
    */
   spent(filter: RequestSearchFilter): Promise<{ tokens: number; usd: number }>;
 }
-
-const GROUP_COLUMNS: Record<UsageGroup, readonly GroupColumn[]> = { token: ['token_id'], team: ['team'], project: ['team', 'project'], model: ['model'] };
 
 /**
  * A row's time is its `created_at`; its id starts with the same millisecond (`req_` + 12 hex
@@ -277,34 +276,80 @@ export class KyselyRequestLogSearch implements RequestLogSearch {
   async usage(query: UsageQuery): Promise<UsageRow[]> {
     // A literal, not a parameter: PostgreSQL must see the same expression in select and group by.
     if (!Number.isSafeInteger(query.bucketMs) || query.bucketMs < 1) throw new Error(`bucket length ${query.bucketMs}: expected a positive integer`);
-    const columns = GROUP_COLUMNS[query.groupBy];
-    // Buckets of whole hours are sums of the rollup's hours (and of the rows of an edge's part of an hour).
+    const columns = DIMENSION_COLUMNS[query.groupBy];
+    const filter = query.filter ?? {};
+    // Buckets of whole hours are sums of whole hours (and of the rows of an edge's part of an hour).
     const { hours, edges } = query.bucketMs % HOUR_MS === 0 ? splitHours(query.from, query.to) : { hours: null, edges: [{ from: query.from, to: query.to }] };
     const parts = await Promise.all([
-      ...(hours === null ? [] : [this.usageInHours(query, columns, hours)]),
+      ...(hours === null || hours.from === null || hours.to === null
+        ? []
+        : [
+            summaryAnswers(query.groupBy, filter)
+              ? this.usageInSummary(query, { from: hours.from, to: hours.to })
+              : this.usageInRollup(query, columns, (where) => hourRange(where, hours.from, hours.to)),
+          ]),
       ...edges.map((edge) => this.usageInRows(query, columns, edge)),
     ]);
-    const merged = parts.length === 1 ? (parts[0] as UsageRow[]) : mergeUsage(parts.flat(), columns);
+    // A bucket's parts (days, hours, the rollup's marked hours, an edge's rows) added together.
+    const merged = mergeUsage(parts.flat(), columns);
     // Sorted here: the dialects disagree on where nulls go.
     return merged.sort((a, b) => a.start - b.start || compareGroups(a.group, b.group, columns)).slice(0, query.limit);
   }
 
-  private async usageInHours(query: UsageQuery, columns: readonly GroupColumn[], hours: { from: number | null; to: number | null }): Promise<UsageRow[]> {
+  /**
+   * Whole hours from the usage summary (docs/request-usage-summary.md): current day and hour
+   * summaries, and the rollup for the hours marked since their summary was made.
+   */
+  private async usageInSummary(query: UsageQuery, hours: { from: number; to: number }): Promise<UsageRow[]> {
+    const columns = DIMENSION_COLUMNS[query.groupBy];
+    const marks = await this.db
+      .selectFrom('request_usage_pending')
+      .select('hour_start')
+      .where('hour_start', '>=', hours.from)
+      .where('hour_start', '<', hours.to)
+      .execute();
+    const marked = new Set(marks.map((mark) => Number(mark.hour_start)));
+    const plan = planUsageRead(hours.from, hours.to, query.bucketMs, marked);
+    const parts = await Promise.all([
+      ...chunks(plan.days, RANGES_PER_READ).map((ranges) => this.usageInSummaryPeriods(query, DAY_MS, ranges)),
+      ...chunks(plan.hours, RANGES_PER_READ).map((ranges) => this.usageInSummaryPeriods(query, HOUR_MS, ranges)),
+      ...chunks(plan.marked, RANGES_PER_READ).map((list) => this.usageInRollup(query, columns, (where) => [where('hour_start', 'in', list)])),
+    ]);
+    return parts.flat();
+  }
+
+  private async usageInSummaryPeriods(query: UsageQuery, periodMs: number, ranges: ReadonlyArray<{ from: number; to: number }>): Promise<UsageRow[]> {
+    const columns = DIMENSION_COLUMNS[query.groupBy];
+    const filter = query.filter ?? {};
+    const size = sql.raw(String(query.bucketMs));
+    const start = sql<number>`(period_start / ${size}) * ${size}`;
+    const rows = await this.db
+      .selectFrom('request_usage_summary')
+      .select([start.as('start'), ...columns, ...SUMS])
+      .where((where) =>
+        where.and([
+          where('period_ms', '=', periodMs),
+          where('dimension', '=', query.groupBy),
+          where.or(ranges.map((range) => where.and([where('period_start', '>=', range.from), where('period_start', '<', range.to)]))),
+          ...(filter.tokenId === undefined ? [] : [where('token_id', '=', filter.tokenId)]),
+          ...(filter.team === undefined ? [] : [where('team', '=', filter.team)]),
+          ...(filter.project === undefined ? [] : [where('project', '=', filter.project)]),
+          ...(filter.model === undefined ? [] : [where('model', '=', filter.model)]),
+        ]),
+      )
+      .groupBy([start, ...columns])
+      .limit(query.limit)
+      .execute();
+    return rows.map((row) => usageRow(row, columns));
+  }
+
+  private async usageInRollup(query: UsageQuery, columns: readonly GroupColumn[], hours: (where: RollupWhere) => Expression<SqlBool>[]): Promise<UsageRow[]> {
     const size = sql.raw(String(query.bucketMs));
     const start = sql<number>`(hour_start / ${size}) * ${size}`;
     const rows = await this.db
       .selectFrom('request_usage_hourly')
-      .select([
-        start.as('start'),
-        ...columns,
-        sql<number>`sum(requests)`.as('requests'),
-        sql<number>`sum(errors)`.as('errors'),
-        sql<number>`sum(prompt_tokens)`.as('prompt_tokens'),
-        sql<number>`sum(completion_tokens)`.as('completion_tokens'),
-        sql<number>`sum(cached_tokens)`.as('cached_tokens'),
-        sql<number | null>`sum(cost_usd)`.as('cost_usd'),
-      ])
-      .where((where) => where.and(rollupConditions(where, query.filter ?? {}, hours)))
+      .select([start.as('start'), ...columns, ...SUMS])
+      .where((where) => where.and([...rollupConditions(where, query.filter ?? {}, { from: null, to: null }), ...hours(where)]))
       .groupBy([start, ...columns])
       .limit(query.limit)
       .execute();
@@ -333,6 +378,40 @@ export class KyselyRequestLogSearch implements RequestLogSearch {
       .execute();
     return rows.map((row) => usageRow(row, columns));
   }
+}
+
+/** The sums a usage row reads from the rollup or the summary (their columns are named alike). */
+const SUMS = [
+  sql<number>`sum(requests)`.as('requests'),
+  sql<number>`sum(errors)`.as('errors'),
+  sql<number>`sum(prompt_tokens)`.as('prompt_tokens'),
+  sql<number>`sum(completion_tokens)`.as('completion_tokens'),
+  sql<number>`sum(cached_tokens)`.as('cached_tokens'),
+  sql<number | null>`sum(cost_usd)`.as('cost_usd'),
+] as const;
+
+/** Ranges or hours in one statement at most: a statement's parameters are bounded (SQLite: 32,766). */
+const RANGES_PER_READ = 500;
+
+function chunks<T>(list: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let index = 0; index < list.length; index += size) out.push(list.slice(index, index + size));
+  return out;
+}
+
+function hourRange(where: RollupWhere, from: number | null, to: number | null): Expression<SqlBool>[] {
+  return [...(from === null ? [] : [where('hour_start', '>=', from)]), ...(to === null ? [] : [where('hour_start', '<', to)])];
+}
+
+/** The summary of a dimension knows only its own columns: a filter of another is read from the rollup. */
+function summaryAnswers(group: UsageGroup, filter: RollupFilter): boolean {
+  const columns: readonly GroupColumn[] = DIMENSION_COLUMNS[group];
+  return (
+    (filter.tokenId === undefined || columns.includes('token_id')) &&
+    (filter.team === undefined || columns.includes('team')) &&
+    (filter.project === undefined || columns.includes('project')) &&
+    (filter.model === undefined || columns.includes('model'))
+  );
 }
 
 type UsageSums = {

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DatabaseSchema, RequestLogsTable } from './database-schema.js';
 import type { Database } from './open-database.js';
 import { hourlyUsage, ROLLUP_COLUMNS, ROLLUP_ON_CONFLICT, type HourlyUsage } from './request-usage-rollup.js';
+import { MARK_ON_CONFLICT } from './request-usage-summary.js';
 
 export type UsageSource = 'upstream' | 'estimated' | 'none';
 
@@ -163,7 +164,8 @@ const ROLLUP_POSTGRES_TYPES: Record<(typeof ROLLUP_COLUMNS)[number], string> = {
  *
  * The same transaction adds the batch's usage to `request_usage_hourly`, summed per hour and group
  * in memory first (one upsert per group, not per row): the rollup is exact, and outlives the rows
- * retention removes (docs/request-log-retention.md).
+ * retention removes (docs/request-log-retention.md); and marks each hour the batch counts in, for
+ * the usage summary to be made again from the rollup (docs/request-usage-summary.md).
  */
 export class KyselyRequestLogStore implements RequestLogStore {
   private readonly db: Kysely<DatabaseSchema>;
@@ -218,6 +220,7 @@ export class KyselyRequestLogStore implements RequestLogStore {
 
 function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: readonly RequestLogEntry[]) => Promise<void> {
   const statement = sqlite.prepare(`insert into request_logs (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')})`);
+  const mark = sqlite.prepare(`insert into request_usage_pending (hour_start, marks) values (?, 1) ${MARK_ON_CONFLICT}`);
   const upsert = sqlite.prepare(
     `insert into request_usage_hourly (${ROLLUP_COLUMNS.join(', ')}) values (${ROLLUP_COLUMNS.map(() => '?').join(', ')}) ${ROLLUP_ON_CONFLICT}`,
   );
@@ -254,7 +257,9 @@ function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: r
         entry.worker,
       );
     }
-    for (const group of hourlyUsage(entries)) {
+    const groups = hourlyUsage(entries);
+    for (const hour of hoursOf(groups)) mark.run(hour);
+    for (const group of groups) {
       upsert.run(
         group.hourStart,
         group.groupKey,
@@ -283,12 +288,23 @@ async function postgresBatchInsert(db: Kysely<DatabaseSchema>, entries: readonly
   const loggedAt = Date.now();
   const rows = entries.map((entry) => toRow(entry, loggedAt));
   const arrays = COLUMNS.map((column) => sql`${rows.map((row) => row[column])}::${sql.raw(POSTGRES_TYPES[column])}[]`);
-  const groups = hourlyUsage(entries).map(rollupRow);
+  const usage = hourlyUsage(entries);
+  const groups = usage.map(rollupRow);
   const rollup = ROLLUP_COLUMNS.map((column) => sql`${groups.map((group) => group[column])}::${sql.raw(ROLLUP_POSTGRES_TYPES[column])}[]`);
-  // One statement, so one transaction: the rows and their usage are written together or not at all.
-  await sql`with logged as (insert into request_logs (${sql.raw(COLUMNS.join(', '))}) select * from unnest(${sql.join(arrays)}))
+  // One statement, so one transaction: the rows, their usage and the marks of their hours are
+  // written together or not at all.
+  await sql`with logged as (insert into request_logs (${sql.raw(COLUMNS.join(', '))}) select * from unnest(${sql.join(arrays)})),
+    marked as (insert into request_usage_pending (hour_start, marks)
+      select hour, 1 from unnest(${hoursOf(usage)}::bigint[]) as hour ${sql.raw(MARK_ON_CONFLICT)})
     insert into request_usage_hourly (${sql.raw(ROLLUP_COLUMNS.join(', '))}) select * from unnest(${sql.join(rollup)})
     ${sql.raw(ROLLUP_ON_CONFLICT)}`.execute(db);
+}
+
+/** The hours a batch's usage counts in, each once, in order (as every writer takes their marks' locks). */
+function hoursOf(groups: readonly HourlyUsage[]): number[] {
+  const hours: number[] = [];
+  for (const group of groups) if (hours.at(-1) !== group.hourStart) hours.push(group.hourStart);
+  return hours;
 }
 
 function rollupRow(group: HourlyUsage): Record<(typeof ROLLUP_COLUMNS)[number], string | number | null> {

@@ -90,3 +90,21 @@ export function isSqliteLocked(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
 }
+
+/**
+ * Runs a write that another connection may be holding the lock for (busy_timeout is 0: a wait
+ * would be the event loop's): tried again after a timer, for up to `SQLITE_LOCK_WAIT_MS`.
+ */
+export async function whenUnlocked<T>(write: () => T): Promise<T> {
+  let deadline = Number.NaN;
+  for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
+    try {
+      return write();
+    } catch (error) {
+      if (!isSqliteLocked(error)) throw error;
+      if (Number.isNaN(deadline)) deadline = performance.now() + SQLITE_LOCK_WAIT_MS;
+      if (performance.now() + delay > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}

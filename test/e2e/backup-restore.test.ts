@@ -173,7 +173,7 @@ describe('switchyard backup of a SQLite database while the gateway runs and writ
     // Writes went on while it ran.
     expect(servedDuring).toBeGreaterThan(0);
     expect(backup.stdout).toMatch(
-      /^Backed up sqlite:.*switchyard\.db to .*switchyard-backup\.db \(\d+\.\d [KM]iB, schema 0015-request-log-partitions, checked\)\. Rows:$/m,
+      /^Backed up sqlite:.*switchyard\.db to .*switchyard-backup\.db \(\d+\.\d [KM]iB, schema 0016-request-usage-summary, checked\)\. Rows:$/m,
     );
     const backedUpTokens = readRows(backupPath, 'select count(*) as count from tokens')[0]?.['count'] as number;
     expect(backup.stdout).toMatch(new RegExp(`^ +tokens +${backedUpTokens}$`, 'm'));

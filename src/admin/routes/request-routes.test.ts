@@ -226,7 +226,16 @@ describe('admin request routes', () => {
     expect(hourly.data.map((row) => [row['start'], row['team'], row['requests']])).toEqual([
       ['2025-06-01T09:00:00.000Z', 'ads', 20],
       ['2025-06-01T09:00:00.000Z', 'search', 40],
-      // Up to NOW (10:30): the current hour so far.
+      // No \`to\`: the hour under way is read whole, from the rollup, with the rows stamped after
+      // NOW (10:30) that this log has (a replica whose clock is ahead would write such rows).
+      ['2025-06-01T10:00:00.000Z', 'ads', 20],
+      ['2025-06-01T10:00:00.000Z', 'search', 40],
+    ]);
+    // With \`to\` the range ends there, within the hour: its rows up to then.
+    const until = (await call(route('getUsage'), { query: { bucket: 'hour', group_by: 'team', to: new Date(NOW).toISOString() } })) as {
+      data: Array<Record<string, unknown>>;
+    };
+    expect(until.data.slice(2).map((row) => [row['start'], row['team'], row['requests']])).toEqual([
       ['2025-06-01T10:00:00.000Z', 'ads', 10],
       ['2025-06-01T10:00:00.000Z', 'search', 20],
     ]);

@@ -14,6 +14,7 @@ import * as schemaHistory from './0012-schema-history.js';
 import * as requestLogWorker from './0013-request-log-worker.js';
 import * as requestUsageHourly from './0014-request-usage-hourly.js';
 import * as requestLogPartitions from './0015-request-log-partitions.js';
+import * as requestUsageSummary from './0016-request-usage-summary.js';
 
 /**
  * Migrations are compiled into the build, not discovered on disk, so a bundled install still has
@@ -35,4 +36,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0013-request-log-worker': requestLogWorker,
   '0014-request-usage-hourly': requestUsageHourly,
   '0015-request-log-partitions': requestLogPartitions,
+  '0016-request-usage-summary': requestUsageSummary,
 };
