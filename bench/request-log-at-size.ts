@@ -25,7 +25,9 @@ import { percentile, seededRandom, timedRuns } from './timed-runs.js';
  *   node dist-bench/request-log-at-size.js --database postgres://postgres@127.0.0.1:5432/bench_at_size --rows 10000000
  *
  * The database must be new (PostgreSQL: created when missing); `--measure-only` measures inserts
- * and queries again on a log an earlier run filled. Prints a Markdown report on stdout.
+ * and queries again on a log an earlier run filled; `--no-pass` leaves the expired rows, and
+ * `--pass-only` runs the retention pass alone on such a log (or a copy: the same pass, A/B, for two
+ * builds). Prints a Markdown report on stdout.
  */
 
 const HOUR = 3_600_000;
@@ -429,16 +431,27 @@ async function timePass(module: StoreModule, stores: Stores, retentionMs: number
   const retention = module.requestLogRetention(stores.database, { retentionMs, onBatch: (step, _size, ms) => steps[step].push(ms) });
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   const inserts: number[] = [];
+  let busy = 0;
   let done = false;
   const writer = (async () => {
+    // As the queue: a batch that finds the write lock taken (the checkpoint thread's) keeps its rows for the next flush.
+    let waiting: SeedRow[] = [];
     while (!done && writerIntervalMs > 0) {
       const now = Date.now();
-      const rows = Array.from({ length: 100 }, (_, index) => traffic.row(now - 1_000 + index));
+      const rows = [...waiting, ...Array.from({ length: 100 }, (_, index) => traffic.row(now - 1_000 + index))];
       const began = performance.now();
-      await stores.requestLogs.insertBatch(rows);
-      inserts.push(performance.now() - began);
+      try {
+        await stores.requestLogs.insertBatch(rows);
+        inserts.push(performance.now() - began);
+        waiting = [];
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error;
+        busy += 1;
+        waiting = rows;
+      }
       await sleep(writerIntervalMs);
     }
+    if (waiting.length > 0) await stores.requestLogs.insertBatch(waiting);
   })();
   await sleep(200);
   histogram.enable();
@@ -454,7 +467,7 @@ async function timePass(module: StoreModule, stores: Stores, retentionMs: number
     `retention pass: ${removed.toLocaleString('en')} rows removed (${pass.rowsDeleted.toLocaleString('en')} deleted in batches, ${pass.partitionsDropped.length} partitions dropped, ${pass.pagesFreed.toLocaleString('en')} pages freed) in ${(pass.durationMs / 1000).toFixed(1)} s${pass.complete ? '' : ', incomplete'}${pass.partitionsDeferred.length > 0 ? `, deferred: ${JSON.stringify(pass.partitionsDeferred)}` : ''}`,
     `event loop delay during the pass: p50 ${ms(histogram.percentile(50))} ms, p99 ${ms(histogram.percentile(99))} ms, max ${ms(histogram.max)} ms (${histogram.count} samples)`,
     writerIntervalMs > 0
-      ? `insert batches of 100 meanwhile (one every ${writerIntervalMs} ms): ${inserts.length}, median ${percentile(inserts, 0.5).toFixed(1)} ms, max ${(inserts.at(-1) ?? Number.NaN).toFixed(1)} ms`
+      ? `insert batches of 100 meanwhile (one every ${writerIntervalMs} ms): ${inserts.length}, median ${percentile(inserts, 0.5).toFixed(1)} ms, max ${(inserts.at(-1) ?? Number.NaN).toFixed(1)} ms; ${busy} found the lock taken and were written with the next`
       : 'no inserts meanwhile',
   );
   for (const step of ['delete', 'vacuum'] as const) {
@@ -484,6 +497,16 @@ async function main(): Promise<void> {
   await prepareDatabase(url);
   const lines: string[] = [];
   let stores = await module.openStores(url);
+  if (argv.includes('--pass-only')) {
+    // A log filled by an earlier run with --no-pass (or a copy of one): the retention pass alone.
+    try {
+      await timePass(module, stores, retentionMs, writerIntervalMs, lines);
+    } finally {
+      await stores.close();
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return;
+  }
   if (argv.includes('--measure-only')) {
     // A log filled by an earlier run: inserts at its size and the queries again (after a change to the build).
     try {
@@ -528,8 +551,10 @@ async function main(): Promise<void> {
     say(lines.at(-1) ?? '');
     await timeSummary(stores, lines);
     await timeQueries(await builtQueries(stores as never), stores, runs, 3, lines);
-    await timePass(module, stores, retentionMs, writerIntervalMs, lines);
-    await timeQueries(await builtQueries(stores as never), stores, runs, 3, lines);
+    if (!argv.includes('--no-pass')) {
+      await timePass(module, stores, retentionMs, writerIntervalMs, lines);
+      await timeQueries(await builtQueries(stores as never), stores, runs, 3, lines);
+    }
   } finally {
     await stores.close();
   }
