@@ -18,8 +18,12 @@ function keyPart(value: string | null): string {
 
 /** `usageGroupKey` of a `request_logs` row, in SQL that SQLite and PostgreSQL read alike (the backfill's). */
 export function usageGroupKeySql(): string {
-  const part = (column: string) => `coalesce('=' || replace(replace(${column}, '~', '~~'), '|', '~p'), '-')`;
-  return [part('token_id'), part('team'), part('project'), part('model')].join(` || '|' || `);
+  return groupKeySql(['token_id', 'team', 'project', 'model']);
+}
+
+/** The key `usageGroupKey` makes, of any of the group columns (the usage summary's dimensions), in SQL. */
+export function groupKeySql(columns: readonly string[]): string {
+  return columns.map((column) => `coalesce('=' || replace(replace(${column}, '~', '~~'), '|', '~p'), '-')`).join(` || '|' || `);
 }
 
 /** The hour a row counts in: that of when its request started (`created_at`), as the usage queries read it. */

@@ -5,7 +5,7 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import type { DatabaseSchema } from './database-schema.js';
 import type { Database } from './open-database.js';
 import { DAY_MS } from './request-log-partitions.js';
-import { HOUR_MS } from './request-usage-rollup.js';
+import { groupKeySql, HOUR_MS } from './request-usage-rollup.js';
 import { whenUnlocked } from './sqlite-dialect.js';
 
 /**
@@ -56,11 +56,7 @@ const SUMMARY_COLUMNS =
   'period_ms, dimension, period_start, group_key, token_id, team, project, model, requests, errors, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost_usd';
 const SUMS = 'sum(requests), sum(errors), sum(prompt_tokens), sum(completion_tokens), sum(cached_tokens), sum(reasoning_tokens), sum(cost_usd)';
 
-/** The dimension's columns in one string that tells a null from a value, as `usageGroupKey` does. */
-function groupKeySql(columns: readonly DimensionColumn[]): string {
-  return columns.map((column) => `coalesce('=' || replace(replace(${column}, '~', '~~'), '|', '~p'), '-')`).join(` || '|' || `);
-}
-
+/** An hour's rows of one dimension summed from the rollup's rows of that hour; the key tells a null from a value, as `usageGroupKey` does. */
 function hourInsert(dimension: UsageDimension): string {
   const columns = DIMENSION_COLUMNS[dimension];
   const values = ALL_COLUMNS.map((column) => (columns.includes(column) ? column : 'null')).join(', ');
@@ -68,6 +64,8 @@ function hourInsert(dimension: UsageDimension): string {
     select ${HOUR_MS}, '${dimension}', hour_start, ${groupKeySql(columns)}, ${values}, ${SUMS}
     from request_usage_hourly where hour_start = ? group by hour_start, ${columns.join(', ')}`;
 }
+
+const HOUR_INSERTS = Object.fromEntries(DIMENSIONS.map((dimension) => [dimension, hourInsert(dimension)])) as Record<UsageDimension, string>;
 
 /** An hour's rows of one dimension: a range of the key (period_ms, dimension, period_start, group_key). */
 const HOUR_DELETE = `delete from request_usage_summary where period_ms = ${HOUR_MS} and dimension = ? and period_start = ?`;
@@ -116,7 +114,7 @@ function hourWork(hour: number, marks: number): Statement[][] {
     ...DIMENSIONS.map((dimension) => [
       { text: DAY_SUBTRACT, parameters: [day, dimension, hour] },
       { text: HOUR_DELETE, parameters: [dimension, hour] },
-      { text: hourInsert(dimension), parameters: [hour] },
+      { text: HOUR_INSERTS[dimension], parameters: [hour] },
       { text: DAY_ADD, parameters: [day, dimension, hour] },
     ]),
     [{ text: 'delete from request_usage_pending where hour_start = ? and marks = ?', parameters: [hour, marks] }],
@@ -143,7 +141,7 @@ interface Runner {
 }
 
 export interface UsageSummarizer {
-  /** Sums every marked hour that ended `SUMMARY_GRACE_MS` before `now`, then every marked day whose hours are all summed. */
+  /** Sums every marked hour that ended `SUMMARY_GRACE_MS` before `now`, oldest first, keeping its day's rows in step. */
   run(now: number, signal?: AbortSignal): Promise<SummaryPass>;
 }
 

@@ -66,18 +66,7 @@ class RetryingConnection implements DatabaseConnection {
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     if (this.inTransaction) return this.connection.executeQuery<R>(compiledQuery);
-    // The clock is read only once a statement has found the database locked.
-    let deadline = Number.NaN;
-    for (let delay = FIRST_RETRY_MS; ; delay = Math.min(delay * 2, LONGEST_RETRY_MS)) {
-      try {
-        return await this.connection.executeQuery<R>(compiledQuery);
-      } catch (error) {
-        if (!isSqliteLocked(error)) throw error;
-        if (Number.isNaN(deadline)) deadline = performance.now() + SQLITE_LOCK_WAIT_MS;
-        if (performance.now() + delay > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
-    }
+    return whenUnlocked(() => this.connection.executeQuery<R>(compiledQuery));
   }
 
   streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
@@ -92,14 +81,15 @@ export function isSqliteLocked(error: unknown): boolean {
 }
 
 /**
- * Runs a write that another connection may be holding the lock for (busy_timeout is 0: a wait
- * would be the event loop's): tried again after a timer, for up to `SQLITE_LOCK_WAIT_MS`.
+ * Runs `write` (a statement, a transaction, synchronous or not) again after a timer, with backoff,
+ * while another connection holds the lock (busy_timeout is 0: a wait would be the event loop's),
+ * for up to `SQLITE_LOCK_WAIT_MS`. The clock is read only once it has found the database locked.
  */
-export async function whenUnlocked<T>(write: () => T): Promise<T> {
+export async function whenUnlocked<T>(write: () => T | Promise<T>): Promise<T> {
   let deadline = Number.NaN;
-  for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
+  for (let delay = FIRST_RETRY_MS; ; delay = Math.min(delay * 2, LONGEST_RETRY_MS)) {
     try {
-      return write();
+      return await write();
     } catch (error) {
       if (!isSqliteLocked(error)) throw error;
       if (Number.isNaN(deadline)) deadline = performance.now() + SQLITE_LOCK_WAIT_MS;
