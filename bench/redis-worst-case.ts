@@ -1,7 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
@@ -22,17 +24,25 @@ import { built } from './request-log-bench-db.js';
  *   60,000 at 500 tokens a request, dollar quotas $1), requests spread over the teams: what the
  *   gateway sends, settlements of requests that end together in one charge.
  *
- * `npm run bench:redis [-- --requests N --in-flight 1,16,64]`.
+ * `--instructions` runs the `redis-server` under valgrind's callgrind instead and reports the
+ * instructions Redis ran a request (counters zeroed after the warm-up, dumped after the run): a
+ * figure the host's speed does not move, where Redis's CPU time on a shared VM swings by a fifth
+ * from one run to the next and by more than twice from one host to another. Under valgrind Redis
+ * runs some 50 times slower, so that mode sends 300 requests a row unless `--requests` says.
+ *
+ * `npm run bench:redis [-- --requests N --in-flight 1,16,64 --instructions]`.
  */
 
 const { values: options } = parseArgs({
   options: {
-    requests: { type: 'string', default: '4000' },
+    requests: { type: 'string' },
+    instructions: { type: 'boolean', default: false },
     'in-flight': { type: 'string', default: '1,16,64' },
     'redis-server': { type: 'string', default: process.env['TEST_REDIS_SERVER'] ?? 'redis-server' },
   },
 });
-const REQUESTS = Number(options.requests);
+const INSTRUCTIONS = options.instructions === true;
+const REQUESTS = Number(options.requests ?? (INSTRUCTIONS ? 300 : 4000));
 const IN_FLIGHT = (options['in-flight'] ?? '1').split(',').map(Number);
 const WARM_UP = 300;
 const SLOT_LEASE_MS = 30_000;
@@ -132,9 +142,21 @@ async function sparePort(): Promise<number> {
   return address.port;
 }
 
+/** Where callgrind writes its dumps, in instructions mode. */
+const dumps = INSTRUCTIONS ? mkdtempSync(join(tmpdir(), 'switchyard-redis-callgrind-')) : null;
+
 async function startRedis(port: number): Promise<ChildProcess> {
   const core = Math.max(0, availableParallelism() - 1);
   const redisArguments = ['--port', String(port), '--save', '', '--appendonly', 'no'];
+  if (dumps !== null) {
+    const counted = spawn(
+      'valgrind',
+      ['--tool=callgrind', `--callgrind-out-file=${join(dumps, 'callgrind.out.%p')}`, options['redis-server'] ?? 'redis-server', ...redisArguments],
+      { stdio: 'ignore' },
+    );
+    await once(counted, 'spawn');
+    return counted;
+  }
   const pinned = spawn('taskset', ['-c', String(core), options['redis-server'] ?? 'redis-server', ...redisArguments], { stdio: 'ignore' });
   const failed = await Promise.race([once(pinned, 'error').then(() => true), sleep(300).then(() => false)]);
   if (!failed) return pinned;
@@ -156,10 +178,28 @@ async function commandStats(client: Redis): Promise<{ calls: number; scriptUs: n
   return { calls, scriptUs };
 }
 
+/** The instructions callgrind counted since its counters were last zeroed: it dumps them, and the newest dump's `summary:` says. */
+function dumpedInstructions(pid: number): number {
+  execFileSync('callgrind_control', ['--dump', String(pid)], { stdio: 'ignore' });
+  const directory = dumps as string;
+  const newest = readdirSync(directory)
+    .map((name) => join(directory, name))
+    .sort((left, right) => statSync(right).mtimeMs - statSync(left).mtimeMs)[0];
+  const summary = newest === undefined ? null : /^summary: (\d+)$/m.exec(readFileSync(newest, 'utf8'));
+  if (summary === null) throw new Error(`no callgrind dump with a summary in ${directory}`);
+  return Number(summary[1]);
+}
+
 const port = await sparePort();
 const server = await startRedis(port);
 const url = `redis://127.0.0.1:${port}`;
-const probe = new Redis(url);
+// Under valgrind Redis takes seconds to start: the probe waits until it answers (ioredis
+// reconnects and queues the command), and says nothing of the refusals before.
+const probe = new Redis(url, { retryStrategy: () => 200 });
+const quiet = (): void => {};
+probe.on('error', quiet);
+await probe.ping();
+probe.off('error', quiet);
 const state = await RedisState.open(url);
 
 /** Redis CPU µs, script µs and commands a request over `requests` run `inFlight` at a time, after a warm-up. */
@@ -175,12 +215,16 @@ async function measure(inFlight: number, one: (index: number) => Promise<void>, 
   };
   await run(warmUp);
   await probe.config('RESETSTAT');
+  const pid = server.pid as number;
+  if (INSTRUCTIONS) execFileSync('callgrind_control', ['--zero', String(pid)], { stdio: 'ignore' });
   const before = await redisCpuSeconds(probe);
   await run(requests);
   await settled();
   const cpuUs = ((await redisCpuSeconds(probe)) - before) * 1e6;
   const { calls, scriptUs } = await commandStats(probe);
-  return `| ${inFlight} | ${(cpuUs / requests).toFixed(1)} | ${(scriptUs / requests).toFixed(1)} | ${(calls / requests).toFixed(2)} |`;
+  const commands = (calls / requests).toFixed(2);
+  if (INSTRUCTIONS) return `| ${inFlight} | ${(dumpedInstructions(pid) / requests / 1000).toFixed(1)} | ${commands} |`;
+  return `| ${inFlight} | ${(cpuUs / requests).toFixed(1)} | ${(scriptUs / requests).toFixed(1)} | ${commands} |`;
 }
 
 try {
@@ -222,20 +266,21 @@ try {
     }
     await probe.flushall();
   }
+  const header = INSTRUCTIONS
+    ? ['| in flight | Redis instructions a request (thousands) | commands a request |', '|---:|---:|---:|']
+    : ['| in flight | Redis CPU µs a request | of which scripts µs | commands a request |', '|---:|---:|---:|---:|'];
   process.stdout.write(
     [
-      `Redis CPU a request, limits' worst case: 24 meters, no room (${REQUESTS} requests after a warm-up):`,
+      `Redis ${INSTRUCTIONS ? 'instructions' : 'CPU'} a request, limits' worst case: 24 meters, no room (${REQUESTS} requests after a warm-up):`,
       '',
       'Through RedisState, an admission and a settlement each:',
       '',
-      '| in flight | Redis CPU µs a request | of which scripts µs | commands a request |',
-      '|---:|---:|---:|---:|',
+      ...header,
       ...stateRows,
       '',
       `Through CallerLimits, over ${TEAMS} teams:`,
       '',
-      '| in flight | Redis CPU µs a request | of which scripts µs | commands a request |',
-      '|---:|---:|---:|---:|',
+      ...header,
       ...limitsRows,
       '',
     ].join('\n'),
@@ -244,4 +289,8 @@ try {
   await state.close();
   probe.disconnect();
   server.kill();
+  if (dumps !== null) {
+    await once(server, 'exit');
+    rmSync(dumps, { recursive: true, force: true });
+  }
 }
