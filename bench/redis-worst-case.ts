@@ -24,6 +24,9 @@ import { built } from './request-log-bench-db.js';
  *   60,000 at 500 tokens a request, dollar quotas $1), requests spread over the teams: what the
  *   gateway sends, settlements of requests that end together in one charge.
  *
+ * The last column is this process's own CPU a request: the meters' rules (which run in the
+ * gateway), the client's work, and the bench's loop around them.
+ *
  * `--instructions` runs the `redis-server` under valgrind's callgrind instead and reports the
  * instructions Redis ran a request (counters zeroed after the warm-up, dumped after the run): a
  * figure the host's speed does not move, where Redis's CPU time on a shared VM swings by a fifth
@@ -218,13 +221,15 @@ async function measure(inFlight: number, one: (index: number) => Promise<void>, 
   const pid = server.pid as number;
   if (INSTRUCTIONS) execFileSync('callgrind_control', ['--zero', String(pid)], { stdio: 'ignore' });
   const before = await redisCpuSeconds(probe);
+  const ownBefore = process.cpuUsage();
   await run(requests);
   await settled();
+  const own = process.cpuUsage(ownBefore);
   const cpuUs = ((await redisCpuSeconds(probe)) - before) * 1e6;
   const { calls, scriptUs } = await commandStats(probe);
   const commands = (calls / requests).toFixed(2);
   if (INSTRUCTIONS) return `| ${inFlight} | ${(dumpedInstructions(pid) / requests / 1000).toFixed(1)} | ${commands} |`;
-  return `| ${inFlight} | ${(cpuUs / requests).toFixed(1)} | ${(scriptUs / requests).toFixed(1)} | ${commands} |`;
+  return `| ${inFlight} | ${(cpuUs / requests).toFixed(1)} | ${(scriptUs / requests).toFixed(1)} | ${commands} | ${((own.user + own.system) / requests).toFixed(1)} |`;
 }
 
 try {
@@ -268,7 +273,7 @@ try {
   }
   const header = INSTRUCTIONS
     ? ['| in flight | Redis instructions a request (thousands) | commands a request |', '|---:|---:|---:|']
-    : ['| in flight | Redis CPU µs a request | of which scripts µs | commands a request |', '|---:|---:|---:|---:|'];
+    : ['| in flight | Redis CPU µs a request | of which scripts µs | commands a request | this process µs a request |', '|---:|---:|---:|---:|---:|'];
   process.stdout.write(
     [
       `Redis ${INSTRUCTIONS ? 'instructions' : 'CPU'} a request, limits' worst case: 24 meters, no room (${REQUESTS} requests after a warm-up):`,

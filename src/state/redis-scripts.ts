@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { ROOM_SHARE } from './shared-state.js';
 
 /**
  * The operations of RedisState that read and then write run as Lua scripts: Redis runs a script
  * to its end before any other command, which makes each one atomic across every gateway process.
  * Any script that needs the time takes it from the server (`TIME`), never from the caller, so
- * replicas whose clocks disagree still agree on windows and field expiry. Numbers travel as strings
+ * replicas whose clocks disagree still agree on windows and field expiry (the meters' rules, which
+ * run in the gateway, are given the server's time by COMMIT_RECORDS's answers). Numbers travel as strings
  * (a script's number reply would be truncated to an integer): `%.17g` keeps every double exact,
  * `%.0f` writes a millisecond time without an exponent.
  */
@@ -117,219 +117,41 @@ export const READ_FIELDS = script(`${NOW}${PRUNE}
 return redis.call('HGETALL', KEYS[1])`);
 
 /**
- * `charge`: KEYS the records of the meters' groups, each once. ARGV[1] nine big-endian doubles per
- * meter: its group's index in KEYS (from 1), kind (0 a counter, 1 a counter changed only if it
- * exists, 2 a slot set), amount, limit (NaN for none), ttlMs, seed (NaN for none), needsSeed (1 or
- * 0), room (NaN for none), atLeast (0 for none); then, in the meters'
- * order, each meter's key and, for a slot set, its owner, one argument each. Returns big-endian
- * doubles: the refused index or -1, the count and each meter's value, the count and the indexes
- * of the missing seeds, the count and the indexes whose room was taken. The same rules as
- * MemoryMeters.
- *
- * A group's record is one string, MessagePack of `{ v = { key → value }, e = { key → expiresAt },
- * s = { key → { owner → slots } }, l = { key → { owner → leaseEnd } } }` (server times in ms; maps
- * of numbers rather than a table per entry, which cmsgpack would build and Lua collect), which
- * lives as long as its longest-lived entry; whatever has expired is left out each time it is
- * written, and reads as absent until then.
- *
- * Redis's time on a charge went to its Lua work, not its commands: a number turned to text or
- * back costs about 0.3 µs on a small host, and a charge of 24 meters did several hundred such
- * operations. So the numbers travel as binary doubles both ways (`struct`, in C, with no
- * conversion), and a holder's meters are one record, read with one GET, taken apart by `cmsgpack`
- * (C), and written back with one SET: a limit holder's 8 meters cost two commands and no text. A
- * slot set counts slots by owner (a process), so a holder with many requests in flight is still a
- * few entries. Keys and owners are free text, so each is an argument of its own.
+ * `charge` (redis-meters.ts): KEYS the records of the meters' groups; ARGV each record as the
+ * gateway last saw it ('' for none), in KEYS' order, then the number of records to write, then
+ * for each its index in KEYS (from 1), its text ('' to delete it) and its time to live in ms.
+ * Writes only if every record is still what the gateway saw. Returns { 1, seconds, microseconds }
+ * (the server's time) when written; else { 0, seconds, microseconds, each record as it is ('' for
+ * none) }, and writes nothing. The rules themselves run in the gateway: Lua in Redis costs about
+ * fifty machine instructions a step, and a charge's rules thousands of steps
+ * (docs/performance.md).
  */
-export const CHARGE = script(`${NOW}
-local count = #ARGV[1] / 72
-if count ~= math.floor(count) then return redis.error_reply('charge: the packed meters are not whole') end
--- Five hundred meters at a time: Lua takes fewer than 8,000 values from one call.
-local numbers = {}
-for first = 1, count, 500 do
-  local meters = math.min(500, count - first + 1)
-  local chunk = { struct.unpack('>' .. string.rep('d', 9 * meters), ARGV[1], 72 * first - 71) }
-  local base = 9 * first - 9
-  for j = 1, 9 * meters do numbers[base + j] = chunk[j] end
+export const COMMIT_RECORDS = script(`
+local count = #KEYS
+local current = {}
+for first = 1, count, 1000 do
+  local found = redis.call('MGET', unpack(KEYS, first, math.min(first + 999, count)))
+  for j = 1, #found do current[first + j - 1] = found[j] end
 end
--- Meter i's numbers stay in numbers, from 9 * (i - 1) + 1 (NaN, which is not equal to itself, for none).
-local GROUP, KIND, AMOUNT, LIMIT, TTL, SEED, NEEDS_SEED, ROOM, AT_LEAST = 1, 2, 3, 4, 5, 6, 7, 8, 9
-local records, changed, keys, names, owners, values, absent, missing = {}, {}, {}, {}, {}, {}, {}, {}
-local function setTotal(record, name)
-  local total = 0
-  local slots = record.s[name]
-  if slots then
-    local leases = record.l[name]
-    for owner, held in pairs(slots) do
-      if leases[owner] > now then total = total + held end
-    end
-  end
-  return total
-end
--- Every meter as the step finds it.
-local nextName = 2
+local time = redis.call('TIME')
 for i = 1, count do
-  local base = 9 * i - 9
-  local name = ARGV[nextName]
-  names[i] = name
-  nextName = nextName + 1
-  local key = KEYS[numbers[base + GROUP]]
-  keys[i] = key
-  local record = records[key]
-  if record == nil then
-    local blob = redis.call('GET', key)
-    if blob then record = cmsgpack.unpack(blob) else record = {} end
-    record.v = record.v or {}
-    record.e = record.e or {}
-    record.s = record.s or {}
-    record.l = record.l or {}
-    records[key] = record
+  if (current[i] or '') ~= ARGV[i] then
+    local reply = { 0, time[1], time[2] }
+    for j = 1, count do reply[j + 3] = current[j] or '' end
+    return reply
   end
-  if numbers[base + KIND] == 2 then
-    owners[i] = ARGV[nextName]
-    nextName = nextName + 1
-    values[i] = setTotal(record, name)
+end
+local writes = tonumber(ARGV[count + 1])
+for j = 0, writes - 1 do
+  local at = count + 2 + 3 * j
+  local key = KEYS[tonumber(ARGV[at])]
+  if ARGV[at + 1] == '' then
+    redis.call('DEL', key)
   else
-    local expiresAt = record.e[name]
-    if expiresAt and expiresAt > now then
-      values[i] = record.v[name]
-    else
-      absent[i] = true
-      local seed = numbers[base + SEED]
-      if seed == seed then
-        values[i] = seed
-      else
-        values[i] = 0
-        if numbers[base + NEEDS_SEED] == 1 then missing[#missing + 1] = i - 1 end
-      end
-    end
+    redis.call('SET', key, ARGV[at + 1], 'PX', ARGV[at + 2])
   end
 end
-local function reply(refused, taken)
-  local list = { refused, count }
-  for i = 1, count do list[i + 2] = values[i] end
-  list[#list + 1] = #missing
-  for _, index in ipairs(missing) do list[#list + 1] = index end
-  list[#list + 1] = #taken
-  for _, index in ipairs(taken) do list[#list + 1] = index end
-  local parts = {}
-  for first = 1, #list, 1000 do
-    local last = math.min(first + 999, #list)
-    parts[#parts + 1] = struct.pack('>' .. string.rep('d', last - first + 1), unpack(list, first, last))
-  end
-  return table.concat(parts)
-end
--- Each record changed is written whole, without what has expired, to live as long as its longest-lived entry.
-local function save()
-  for key in pairs(changed) do
-    local record = records[key]
-    local last = 0
-    for name, expiresAt in pairs(record.e) do
-      if expiresAt <= now then
-        record.e[name] = nil
-        record.v[name] = nil
-      elseif expiresAt > last then
-        last = expiresAt
-      end
-    end
-    for name, leases in pairs(record.l) do
-      local slots = record.s[name]
-      local held = false
-      for owner, leaseEnd in pairs(leases) do
-        if leaseEnd <= now then
-          leases[owner] = nil
-          slots[owner] = nil
-        else
-          held = true
-          if leaseEnd > last then last = leaseEnd end
-        end
-      end
-      if not held then
-        record.l[name] = nil
-        record.s[name] = nil
-      end
-    end
-    if last > now then
-      redis.call('SET', key, cmsgpack.pack(record), 'PX', string.format('%.0f', last - now))
-    else
-      redis.call('DEL', key)
-    end
-  end
-end
-if #missing > 0 then return reply(-1, {}) end
-for i = 1, count do
-  if absent[i] then
-    local seed = numbers[9 * i - 9 + SEED]
-    local record = records[keys[i]]
-    local name = names[i]
-    if seed == seed and not (record.e[name] and record.e[name] > now) then
-      record.v[name] = seed
-      record.e[name] = now + numbers[9 * i - 9 + TTL]
-      changed[keys[i]] = true
-    end
-  end
-end
-for i = 1, count do
-  local limit = numbers[9 * i - 9 + LIMIT]
-  if limit == limit and values[i] >= limit then
-    save()
-    return reply(i - 1, {})
-  end
-end
-local taken = {}
-for i = 1, count do
-  local base = 9 * i - 9
-  local record = records[keys[i]]
-  local name = names[i]
-  local amount = numbers[base + AMOUNT]
-  local limit = numbers[base + LIMIT]
-  local ttl = numbers[base + TTL]
-  local room = numbers[base + ROOM]
-  if numbers[base + KIND] == 2 then
-    local total = setTotal(record, name)
-    if room == room and limit - total - amount >= ${ROOM_SHARE} * room then
-      amount = amount + room
-      taken[#taken + 1] = i - 1
-    end
-    local owner = owners[i]
-    local slots, leases = record.s[name], record.l[name]
-    local held = 0
-    if slots and slots[owner] and leases[owner] > now then held = slots[owner] end
-    local after = held + amount
-    if after < numbers[base + AT_LEAST] then after = numbers[base + AT_LEAST] end
-    if after > 0 then
-      if slots == nil then
-        slots, leases = {}, {}
-        record.s[name] = slots
-        record.l[name] = leases
-      end
-      slots[owner] = after
-      leases[owner] = now + ttl
-      changed[keys[i]] = true
-    elseif slots and slots[owner] then
-      slots[owner] = nil
-      leases[owner] = nil
-      changed[keys[i]] = true
-    end
-    values[i] = total + after - held
-  else
-    local expiresAt = record.e[name]
-    local live = expiresAt and expiresAt > now
-    local current = 0
-    if live then current = record.v[name] end
-    if room == room and limit - current - amount >= ${ROOM_SHARE} * room then
-      amount = amount + room
-      taken[#taken + 1] = i - 1
-    end
-    if amount ~= 0 and (numbers[base + KIND] ~= 1 or live) then
-      record.v[name] = current + amount
-      record.e[name] = now + ttl
-      values[i] = current + amount
-      changed[keys[i]] = true
-    end
-  end
-end
-save()
-return reply(-1, taken)`);
+return { 1, time[1], time[2] }`);
 
 // A budget pool is KEYS[1], a sorted set of key → the server time it expires at (the order entries
 // are evicted in), KEYS[2], a hash of key → "bytes:group", KEYS[3], a hash of group → bytes, and
@@ -414,23 +236,6 @@ export async function runScript(client: Redis, { lua, sha }: LuaScript, keys: st
     // A restarted or flushed server has forgotten the script; EVAL runs it and caches it again.
     if (!isNoScript(error)) throw error;
     return client.eval(lua, keys.length, ...keys, ...args);
-  }
-}
-
-/** ioredis's `…Buffer` forms of EVALSHA and EVAL, which its types leave out: replies stay bytes. */
-interface BufferScripting {
-  evalshaBuffer(sha: string, keyCount: number, ...keysAndArgs: Array<string | Buffer>): Promise<unknown>;
-  evalBuffer(lua: string, keyCount: number, ...keysAndArgs: Array<string | Buffer>): Promise<unknown>;
-}
-
-/** runScript for a script whose reply is bytes: a bulk string reply comes back as a Buffer, not decoded as UTF-8. */
-export async function runBinaryScript(client: Redis, { lua, sha }: LuaScript, keys: string[], args: Array<string | Buffer>): Promise<unknown> {
-  const scripting = client as unknown as BufferScripting;
-  try {
-    return await scripting.evalshaBuffer(sha, keys.length, ...keys, ...args);
-  } catch (error) {
-    if (!isNoScript(error)) throw error;
-    return scripting.evalBuffer(lua, keys.length, ...keys, ...args);
   }
 }
 

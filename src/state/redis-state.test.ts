@@ -63,26 +63,26 @@ describe.skipIf(!REDIS_URL)('RedisState', () => {
         { ...meter, key: 'holder:tokens', amount: 40, ttlMs: 8_000 },
         { ...slots, amount: 2 },
       ]);
-      const record = `${keyPrefix}meters:holder`;
+      const record = `${keyPrefix}meter-records:holder`;
       expect(await admin.keys(`${keyPrefix}*`)).toEqual([record]);
       const ttl = await admin.pttl(record);
       expect(ttl).toBeGreaterThan(7_000);
       expect(ttl).toBeLessThanOrEqual(8_000);
       // What has expired is left out when the record is next written.
       await state.charge([{ ...meter, key: 'holder:minute', amount: 1, ttlMs: 50 }]);
-      expect((await admin.getBuffer(record))?.includes(':minute')).toBe(true);
+      expect((await admin.get(record))?.includes('holder:minute')).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect((await state.charge([{ ...meter, key: 'holder:minute' }])).values).toEqual([0]);
       await state.charge([{ ...meter, amount: 1 }]);
-      const blob = await admin.getBuffer(record);
-      expect(blob?.includes(':minute')).toBe(false);
-      expect(blob?.includes(':tokens')).toBe(true);
+      const text = await admin.get(record);
+      expect(text?.includes('holder:minute')).toBe(false);
+      expect(text?.includes('holder:tokens')).toBe(true);
       // A record left with nothing live goes.
       const alone = { ...slots, key: 'other:in-flight', group: 'other' };
       await state.charge([{ ...alone, amount: 1 }]);
-      expect(await admin.exists(`${keyPrefix}meters:other`)).toBe(1);
+      expect(await admin.exists(`${keyPrefix}meter-records:other`)).toBe(1);
       await state.charge([{ ...alone, amount: -1 }]);
-      expect(await admin.exists(`${keyPrefix}meters:other`)).toBe(0);
+      expect(await admin.exists(`${keyPrefix}meter-records:other`)).toBe(0);
     } finally {
       await state.close();
     }

@@ -5,17 +5,16 @@ import { ConnectionWatch, openConnections, redactRedisUrl, withoutPassword } fro
 import {
   ADD_TO_WINDOW,
   BUDGET_USAGE,
-  CHARGE,
   COMPARE_AND_SET,
   READ_FIELDS,
   SET_FIELD,
   SET_IF_ABSENT,
   SET_IF_ABSENT_CAPPED,
   SET_WITHIN_BUDGET,
-  runBinaryScript,
   runScript,
 } from './redis-scripts.js';
 import { requireMeters } from './check-meters.js';
+import { RedisMeters } from './redis-meters.js';
 import type { BudgetedEntry, BudgetOutcome, BudgetUsage, ByteBudget, ChargeOutcome, KeyCap, Meter, SharedState, WindowCount } from './shared-state.js';
 
 export interface RedisStateOptions {
@@ -66,6 +65,7 @@ export class RedisState implements SharedState {
   private readonly command: Redis;
   private readonly subscriber: Redis;
   private readonly watch: ConnectionWatch;
+  private readonly meters: RedisMeters;
   /** Full channel name → this handle's listeners on it. */
   private readonly channels = new Map<string, Set<Subscription>>();
   /** Set by the first close; later calls share it. */
@@ -78,6 +78,7 @@ export class RedisState implements SharedState {
   ) {
     ({ command: this.command, subscriber: this.subscriber } = openConnections(url, settings));
     this.watch = new ConnectionWatch(this.command, this.subscriber);
+    this.meters = new RedisMeters(this.command, (group) => `${prefix}meter-records:${group}`);
     this.subscriber.on('message', (channel: string, message: string) => this.deliver(channel, message));
   }
 
@@ -147,37 +148,7 @@ export class RedisState implements SharedState {
     this.requireOpen();
     requireMeters(meters);
     if (meters.length === 0) return { refused: -1, values: [], missing: [], rooms: [] };
-    // The numbers as binary doubles in one argument, a key and an owner per argument, each
-    // group's record once (redis-scripts.ts, CHARGE, says why).
-    const keys: string[] = [];
-    const groups = new Map<string, number>();
-    const names: Array<string | Buffer> = [Buffer.allocUnsafe(NUMBERS_PER_METER * 8 * meters.length)];
-    const numbers = names[0] as Buffer;
-    let offset = 0;
-    for (let index = 0; index < meters.length; index++) {
-      const meter = meters[index] as Meter;
-      const { owner, limit, seed, room } = meter;
-      const group = meter.group ?? meter.key;
-      let position = groups.get(group);
-      if (position === undefined) {
-        position = keys.push(`${this.prefix}meters:${group}`);
-        groups.set(group, position);
-      }
-      names.push(nameInGroup(meter));
-      if (owner !== undefined) names.push(owner);
-      offset = numbers.writeDoubleBE(position, offset);
-      offset = numbers.writeDoubleBE(owner !== undefined ? 2 : meter.ifPresent === true ? 1 : 0, offset);
-      offset = numbers.writeDoubleBE(meter.amount, offset);
-      offset = numbers.writeDoubleBE(limit ?? Number.NaN, offset);
-      offset = numbers.writeDoubleBE(meter.ttlMs, offset);
-      offset = numbers.writeDoubleBE(seed ?? Number.NaN, offset);
-      offset = numbers.writeDoubleBE(meter.needsSeed === true ? 1 : 0, offset);
-      offset = numbers.writeDoubleBE(room ?? Number.NaN, offset);
-      offset = numbers.writeDoubleBE(meter.atLeast ?? 0, offset);
-    }
-    const reply = await runBinaryScript(this.command, CHARGE, keys, names);
-    if (!Buffer.isBuffer(reply) || reply.length % 8 !== 0) throw new Error('unexpected reply from Redis to charge');
-    return chargeOutcome(reply);
+    return this.meters.charge(meters);
   }
 
   async setWithinBudget(pool: string, group: string, entries: readonly BudgetedEntry[], ttlMs: number, budget: ByteBudget): Promise<BudgetOutcome> {
@@ -344,37 +315,4 @@ function stringsReply(reply: unknown): string[] {
   const items: unknown[] = Array.isArray(reply) ? reply : [null];
   if (!items.every((item): item is string => typeof item === 'string')) throw new Error('unexpected reply from Redis: not a list of strings');
   return items;
-}
-
-/** The numbers of one meter in a charge's first argument (redis-scripts.ts, CHARGE). */
-const NUMBERS_PER_METER = 9;
-
-/** CHARGE's reply, big-endian doubles: refused, then each list as its length and its items. */
-function chargeOutcome(reply: Buffer): ChargeOutcome {
-  let offset = 0;
-  const next = (): number => {
-    if (offset + 8 > reply.length) throw new Error('unexpected reply from Redis to charge');
-    const value = reply.readDoubleBE(offset);
-    offset += 8;
-    return value;
-  };
-  const list = (): number[] => {
-    const items = new Array<number>(next());
-    for (let index = 0; index < items.length; index++) items[index] = next();
-    return items;
-  };
-  const refused = next();
-  const values = list();
-  const missing = list();
-  const rooms = list();
-  return { refused, values, missing, rooms };
-}
-
-/**
- * A meter's name in its group's record: its key without the group's `<group>:` prefix, the
- * part every meter of a holder repeats (a record of short names is quicker to take apart and put
- * together), marked `:`; any other key whole, marked `=`, so that no two keys share a name.
- */
-function nameInGroup({ key, group }: Meter): string {
-  return group !== undefined && key.length > group.length && key.startsWith(group) && key.charCodeAt(group.length) === 58 ? key.slice(group.length) : `=${key}`;
 }
