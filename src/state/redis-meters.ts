@@ -92,13 +92,14 @@ export class RedisMeters {
 
   private async commit(batch: readonly Waiting[]): Promise<ChargeOutcome[]> {
     const keys: string[] = [];
-    const keyOfMeter = new Map<Meter, string>();
     const indexOfKey = new Map<string, number>();
+    const recordIndex = new Map<Meter, number>();
     for (const { meters } of batch) {
       for (const meter of meters) {
         const key = this.recordKey(meter.group ?? meter.key);
-        keyOfMeter.set(meter, key);
-        if (!indexOfKey.has(key)) indexOfKey.set(key, keys.push(key) - 1);
+        let index = indexOfKey.get(key);
+        if (index === undefined) indexOfKey.set(key, (index = keys.push(key) - 1));
+        recordIndex.set(meter, index);
       }
     }
     const guesses = keys.map((key) => this.seen.get(key));
@@ -111,7 +112,7 @@ export class RedisMeters {
       const records = attempt === 1 ? guesses.map((guess) => guess?.record ?? readRecord('')) : texts.map(readRecord);
       if (attempt === 1) for (const key of keys) this.seen.delete(key);
       const changed = new Set<MeterRecord>();
-      const recordOf = (meter: Meter): MeterRecord => records[indexOfKey.get(keyOfMeter.get(meter) as string) as number] as MeterRecord;
+      const recordOf = (meter: Meter): MeterRecord => records[recordIndex.get(meter) as number] as MeterRecord;
       const markChanged = (record: MeterRecord): void => {
         changed.add(record);
       };
@@ -143,7 +144,7 @@ export class RedisMeters {
   private async serverOffset(): Promise<number> {
     const sentAt = this.clock();
     const [seconds, microseconds] = await this.client.time();
-    return Number(seconds) * 1_000 + Math.floor(Number(microseconds) / 1_000) - (sentAt + this.clock()) / 2;
+    return serverMilliseconds(seconds, microseconds) - (sentAt + this.clock()) / 2;
   }
 
   private remember(key: string, seen: Seen): void {
@@ -165,11 +166,16 @@ function readRecord(text: string): MeterRecord {
   }
 }
 
+/** Redis's TIME (seconds and microseconds) in milliseconds. */
+function serverMilliseconds(seconds: unknown, microseconds: unknown): number {
+  return Number(seconds) * 1_000 + Math.floor(Number(microseconds) / 1_000);
+}
+
 /** COMMIT_RECORDS's reply: whether it wrote, the server's time, and the records as they are when it did not. */
 function commitReply(reply: unknown, count: number): { committed: boolean; serverMs: number; current: string[] } {
   if (!Array.isArray(reply) || reply.length < 3) throw new Error('unexpected reply from Redis to charge');
   const [flag, seconds, microseconds] = reply as unknown[];
-  const serverMs = Number(seconds) * 1_000 + Math.floor(Number(microseconds) / 1_000);
+  const serverMs = serverMilliseconds(seconds, microseconds);
   if (flag === 1) return { committed: true, serverMs, current: [] };
   const current = reply.slice(3);
   if (current.length !== count || !current.every((text): text is string => typeof text === 'string')) throw new Error('unexpected reply from Redis to charge');
