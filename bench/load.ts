@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Agent, Pool, request } from 'undici';
+import { Agent, Client, Pool, request, type Dispatcher } from 'undici';
 import { rssBytes } from './process-stats.js';
 import { CHAT_PATH, type Target } from './targets.js';
 
@@ -95,6 +95,37 @@ export function openLoopPool(target: Target): Pool {
   return new Pool(target.origin, { connections: 256, pipelining: 1, keepAliveTimeout: 60_000 });
 }
 
+/** What open-loop load sends through: a pool, or connections taken in turn. */
+export type LoadDispatcher = Pick<Dispatcher, 'dispatch' | 'close'>;
+
+/**
+ * `count` keep-alive connections, each request on the next in turn, as many clients would send. A
+ * pool sends nearly everything over its first connection while load is light, and a server that
+ * balances connections (`serve --workers`, a load balancer) would then see one busy process. The
+ * connections are opened one after the other, each answered before the next, so that a balancer
+ * taking turns (node:cluster's round robin) gives each process its share.
+ */
+export async function connectionsInTurn(target: Target, count: number): Promise<LoadDispatcher> {
+  const clients: Client[] = [];
+  for (let index = 0; index < count; index++) {
+    const client = new Client(target.origin, { pipelining: 1, keepAliveTimeout: 60_000 });
+    const answer = await client.request({ path: '/health', method: 'GET' });
+    await answer.body.dump();
+    clients.push(client);
+  }
+  let next = 0;
+  return {
+    dispatch: (options, handler) => {
+      const client = clients[next] as Client;
+      next = (next + 1) % clients.length;
+      return client.dispatch(options, handler);
+    },
+    close: async () => {
+      await Promise.all(clients.map((client) => client.close()));
+    },
+  };
+}
+
 /**
  * Open-loop load: requests leave on a fixed schedule whatever the answers do, and latency is
  * counted from the scheduled time, so a stalled server shows as the queueing it causes
@@ -102,7 +133,7 @@ export function openLoopPool(target: Target): Pool {
  * lean: undici's dispatch callbacks (no stream or promise per request), latencies in one
  * preallocated array, nothing retained per request once it is answered.
  */
-export function openLoop(target: Target, rate: number, seconds: number, pool: Pool): Promise<OpenLoopResult> {
+export function openLoop(target: Target, rate: number, seconds: number, pool: LoadDispatcher): Promise<OpenLoopResult> {
   const body = Buffer.from(chatBody(false));
   const headers = { 'content-type': 'application/json', ...target.headers };
   const total = Math.round(rate * seconds);

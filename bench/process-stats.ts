@@ -17,6 +17,21 @@ function family(pid: number): number[] {
   }
 }
 
+/** A process's children, as /proc sees them. */
+export function childrenOf(pid: number): number[] {
+  return family(pid).slice(1);
+}
+
+/** CPU seconds (user + system) used so far by one process, without its children. */
+export function ownCpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
 /** CPU seconds (user + system) used so far by a process and its children. */
 export function cpuSeconds(pid: number): number {
   let ticks = 0;

@@ -195,8 +195,9 @@ http {
 }
 
 /** `wrapper`: the command that runs node, with node (`valgrind … node …`: bench/instructions.ts); plain `node` by default. */
-export async function startBareProxy(context: BenchContext, wrapper: readonly string[] = []): Promise<Target> {
-  const { child, first } = await spawnWrapped(wrapper, [join(context.root, 'dist-bench', 'bare-proxy.js'), '0', context.upstreamOrigin]);
+/** The bare undici proxy; `workers` above 1 runs that many processes on one port (node:cluster). */
+export async function startBareProxy(context: BenchContext, wrapper: readonly string[] = [], workers = 1): Promise<Target> {
+  const { child, first } = await spawnWrapped(wrapper, [join(context.root, 'dist-bench', 'bare-proxy.js'), '0', context.upstreamOrigin, String(workers)]);
   return {
     name: 'bare',
     label: 'bare undici proxy',

@@ -3,19 +3,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectBenchRedis, removeBenchKeys } from './bench-redis.js';
-import { median, openLoop, openLoopPool } from './load.js';
-import { cpuSeconds } from './process-stats.js';
+import { connectionsInTurn, median, openLoop } from './load.js';
+import { childrenOf, cpuSeconds, ownCpuSeconds } from './process-stats.js';
 import { launchSwitchyard, plainChatConfig, spawnPinned, startBareProxy, type BenchContext, type Target } from './targets.js';
 
 /**
  * `serve --workers` against one process (issue 34): the gateway's CPU per request, its primary and
- * workers together, at one open-loop rate that neither saturates, with 1 and with 2 workers, and
- * the bare undici proxy (the floor) in the same rounds. Every process may use both cores (a
+ * workers together, at open-loop rates that saturate nothing. Every process may use both cores (a
  * 2-core machine cannot keep the load generator off two workers' cores), so the figure compared is
- * CPU per request, not throughput. Both use Redis state (more than one worker needs it).
+ * CPU per request, not throughput. All use Redis state (more than one worker needs it). Each round
+ * runs, in turn:
  *
- *   node dist-bench/workers-bench.js [--rate 600] [--seconds 8] [--rounds 3] [--database postgres://…]
+ * - the bare undici proxy (the floor) at the rate;
+ * - one process at the rate and at twice the rate;
+ * - two workers at the rate (each half as busy as the one process) and at twice the rate (each as
+ *   busy as the one process at the rate).
  *
+ * A process's own fixed cost (timers, the event-loop monitor) and what its loop does once per
+ * wake-up are shared by fewer requests the less busy it is, so two workers at one total rate pay
+ * for being half as busy; two workers at twice the rate show what a second worker costs a request
+ * when both are as busy as one was, which is how workers are used to scale.
+ *
+ *   node dist-bench/workers-bench.js [--rate 600] [--seconds 15] [--warm-up 10] [--rounds 5] [--database postgres://…]
+ *
+ * The warm-up is long because each worker compiles the hot path itself: a few seconds of V8's
+ * optimising compilers land in a short window (with 2 s, the floor read 217 µs; with 20 s, 140 µs).
  * The request log goes to SQLite (one file the workers share) unless `--database` names another.
  */
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -31,24 +43,64 @@ function argument(name: string, fallback: number): number {
   return index === -1 ? fallback : Number(process.argv[index + 1]);
 }
 
-async function measure(target: Target, rate: number, seconds: number): Promise<{ cpuMicroseconds: number; failed: number }> {
-  const pool = openLoopPool(target);
+/** Keep-alive connections the load is spread over, each request on the next in turn. */
+const CONNECTIONS = 8;
+
+interface Measured {
+  cpuMicroseconds: number;
+  failed: number;
+  /** CPU per request of each process: the primary first, then its workers (one figure for a single process). */
+  perProcess: number[];
+}
+
+async function measure(target: Target, rate: number, seconds: number, warmUp: number): Promise<Measured> {
+  const connections = await connectionsInTurn(target, CONNECTIONS);
   try {
-    await openLoop(target, rate, 2, pool);
-    const before = cpuSeconds(target.pid);
-    const result = await openLoop(target, rate, seconds, pool);
-    const used = cpuSeconds(target.pid) - before;
-    return { cpuMicroseconds: (used * 1e6) / Math.max(1, result.completed), failed: result.failed };
+    await openLoop(target, rate, warmUp, connections);
+    const processes = [target.pid, ...childrenOf(target.pid)];
+    const before = processes.map(ownCpuSeconds);
+    const total = cpuSeconds(target.pid);
+    const result = await openLoop(target, rate, seconds, connections);
+    const completed = Math.max(1, result.completed);
+    const perRequest = (seconds: number): number => (seconds * 1e6) / completed;
+    return {
+      cpuMicroseconds: perRequest(cpuSeconds(target.pid) - total),
+      failed: result.failed,
+      perProcess: processes.map((pid, index) => perRequest(ownCpuSeconds(pid) - (before[index] as number))),
+    };
   } finally {
-    await pool.close();
+    await connections.close();
   }
 }
 
+interface Setup {
+  name: string;
+  workers: number;
+  rateFactor: number;
+  /** The bare undici proxy, in as many processes, rather than the gateway. */
+  floor?: true;
+}
+
+const SETUPS: readonly Setup[] = [
+  { name: 'floor', workers: 1, rateFactor: 1, floor: true },
+  { name: 'floor, 2 processes', workers: 2, rateFactor: 1, floor: true },
+  { name: '1 worker', workers: 1, rateFactor: 1 },
+  { name: '2 workers', workers: 2, rateFactor: 1 },
+];
+
+/** With `--twice`: the same at twice the rate, where each of two workers is as busy as one process was. */
+const TWICE: readonly Setup[] = [
+  { name: '1 worker, twice the rate', workers: 1, rateFactor: 2 },
+  { name: '2 workers, twice the rate', workers: 2, rateFactor: 2 },
+];
+
 async function main(): Promise<void> {
   const rate = argument('--rate', 600);
-  const seconds = argument('--seconds', 8);
-  const rounds = argument('--rounds', 3);
+  const seconds = argument('--seconds', 15);
+  const rounds = argument('--rounds', 5);
+  const warmUp = argument('--warm-up', 10);
   const database = text('--database');
+  const setups = process.argv.includes('--twice') ? [...SETUPS, ...TWICE] : SETUPS;
   const { redis, skipped } = await connectBenchRedis('switchyard-bench-workers');
   if (redis === null) throw new Error(`the workers bench needs Redis: ${skipped}`);
   const workDirectory = mkdtempSync(join(tmpdir(), 'switchyard-bench-workers-'));
@@ -59,43 +111,36 @@ async function main(): Promise<void> {
     upstreamOrigin: `http://127.0.0.1:${String(upstream.first['port'])}`,
     upstreamPid: upstream.child.pid as number,
   };
-  const figures: Record<string, number[]> = { floor: [], '1 worker': [], '2 workers': [] };
+  const figures = new Map<string, number[]>(setups.map((setup) => [setup.name, []]));
   let failures = 0;
+  const start = async (setup: Setup, round: number): Promise<Target> => {
+    if (setup.floor) return startBareProxy(context, EVERY_CORE, setup.workers);
+    const config = plainChatConfig(context, join(workDirectory, 'switchyard'), {
+      topLevel: [
+        `state: { url: "${redis.url}", key_prefix: "${redis.keyPrefix}${round}-${setup.workers}-${setup.rateFactor}:" }`,
+        `server: { host: 127.0.0.1, port: 0, workers: ${setup.workers} }`,
+      ],
+    })
+      .replace('server: { host: 127.0.0.1, port: 0 }\n', '')
+      .replace(/^database: .*$/m, (line) => (database === undefined ? line : `database: { url: "${database}" }`));
+    return launchSwitchyard(context, { root: ROOT, name: 'switchyard', label: setup.name }, config, [], undefined, EVERY_CORE);
+  };
   try {
     for (let round = 0; round < rounds; round++) {
-      const floor = await startBareProxy(context, EVERY_CORE);
-      try {
-        const { cpuMicroseconds, failed } = await measure(floor, rate, seconds);
-        figures['floor']?.push(cpuMicroseconds);
-        failures += failed;
-      } finally {
-        await floor.stop();
-      }
-      for (const workers of [1, 2]) {
-        const name = workers === 1 ? '1 worker' : '2 workers';
-        const config = plainChatConfig(context, join(workDirectory, 'switchyard'), {
-          topLevel: [
-            `state: { url: "${redis.url}", key_prefix: "${redis.keyPrefix}${round}-${workers}:" }`,
-            `server: { host: 127.0.0.1, port: 0, workers: ${workers} }`,
-          ],
-        })
-          .replace('server: { host: 127.0.0.1, port: 0 }\n', '')
-          .replace(/^database: .*$/m, (line) => (database === undefined ? line : `database: { url: "${database}" }`));
-        const target = await launchSwitchyard(context, { root: ROOT, name: 'switchyard', label: name }, config, [], undefined, EVERY_CORE);
+      for (const setup of setups) {
+        const target = await start(setup, round);
         try {
-          const { cpuMicroseconds, failed } = await measure(target, rate, seconds);
-          figures[name]?.push(cpuMicroseconds);
+          const { cpuMicroseconds, failed, perProcess } = await measure(target, rate * setup.rateFactor, seconds, warmUp);
+          figures.get(setup.name)?.push(cpuMicroseconds);
           failures += failed;
+          if (perProcess.length > 1)
+            process.stderr.write(`  ${setup.name}: primary, workers ${perProcess.map((value) => value.toFixed(0)).join(', ')} µs a request\n`);
         } finally {
           await target.stop();
         }
         rmSync(join(workDirectory, 'switchyard'), { recursive: true, force: true });
       }
-      process.stderr.write(
-        `round ${round + 1}: ${Object.entries(figures)
-          .map(([name, values]) => `${name} ${Math.round(values.at(-1) ?? 0)} µs`)
-          .join(', ')}\n`,
-      );
+      process.stderr.write(`round ${round + 1}: ${[...figures].map(([name, values]) => `${name} ${Math.round(values.at(-1) ?? 0)} µs`).join(', ')}\n`);
     }
   } finally {
     upstream.child.kill('SIGTERM');
@@ -103,18 +148,30 @@ async function main(): Promise<void> {
     redis.client.disconnect();
     rmSync(workDirectory, { recursive: true, force: true });
   }
-  const floor = median(figures['floor'] as number[]);
-  const one = median(figures['1 worker'] as number[]);
-  const two = median(figures['2 workers'] as number[]);
+  const middle = (name: string): number => median(figures.get(name) ?? []);
+  const roundRatios = (over: string, under: string): number[] =>
+    (figures.get(over) ?? []).map((value, index) => value / (figures.get(under)?.[index] ?? value));
+  const described = (values: number[]): string => `${median(values).toFixed(2)} (rounds: ${values.map((value) => value.toFixed(2)).join(', ')})`;
+  const gateway = roundRatios('2 workers', '1 worker');
+  const floor = roundRatios('floor, 2 processes', 'floor');
   process.stdout.write(
     [
-      `| ${rate} requests a second, ${rounds} rounds of ${seconds} s, medians | CPU µs / request | ÷ floor |`,
+      `| ${rate} requests a second, ${rounds} rounds of ${seconds} s after ${warmUp} s, medians | CPU µs / request | ÷ floor of as many processes |`,
       '|---|---:|---:|',
-      `| floor (bare undici proxy) | ${floor.toFixed(0)} | 1.00× |`,
-      `| 1 worker (one process) | ${one.toFixed(0)} | ${(one / floor).toFixed(2)}× |`,
-      `| 2 workers (primary + workers) | ${two.toFixed(0)} | ${(two / floor).toFixed(2)}× |`,
+      ...setups.map((setup) => {
+        const floorName = setup.workers === 1 ? 'floor' : 'floor, 2 processes';
+        return `| ${setup.name} | ${middle(setup.name).toFixed(0)} | ${setup.floor || setup.rateFactor !== 1 ? '' : `${(middle(setup.name) / middle(floorName)).toFixed(2)}×`} |`;
+      }),
       '',
-      `2 workers ÷ 1 worker: ${(two / one).toFixed(3)}; failed requests: ${failures}`,
+      `2 processes ÷ 1, one total rate: the gateway ${described(gateway)}; the floor ${described(floor)}`,
+      `the gateway's rise beyond the floor's (its 2 ÷ 1 over the floor's, each round): ${described(gateway.map((value, index) => value / (floor[index] ?? value)))}`,
+      ...(setups === SETUPS
+        ? []
+        : [
+            `twice the rate, 2 workers ÷ 1 worker: ${described(roundRatios('2 workers, twice the rate', '1 worker, twice the rate'))}`,
+            `each worker as busy as one process (2 workers at twice the rate ÷ 1 at the rate): ${described(roundRatios('2 workers, twice the rate', '1 worker'))}`,
+          ]),
+      `failed requests: ${failures}`,
       '',
     ].join('\n'),
   );
