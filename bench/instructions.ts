@@ -19,6 +19,7 @@ import {
   type BenchContext,
   type Target,
   type TargetName,
+  workersConfig,
 } from './targets.js';
 
 /**
@@ -75,6 +76,8 @@ interface Options {
   warmUp: number;
   /** Seconds with no request counted after the requests (`--idle`): what the processes do on their own. */
   idleSeconds: number;
+  /** `--database URL`: the request log of the Redis-state targets elsewhere than their SQLite file. */
+  database: string | undefined;
   rungs: readonly Rung[];
 }
 
@@ -89,6 +92,7 @@ function options(argv: readonly string[]): Options {
     requests: positiveFlag(argv, '--requests', 1_000, true),
     warmUp: positiveFlag(argv, '--warm-up', 3_000, true),
     idleSeconds: argv.includes('--idle') ? positiveFlag(argv, '--idle', 20, true) : 0,
+    database: flagValue(argv, '--database'),
     rungs: rungs as Rung[],
   };
 }
@@ -163,18 +167,24 @@ function counted(file: string): Omit<Counted, 'rate' | 'idlePerSecond'> {
   };
 }
 
-async function start(rung: Rung, context: BenchContext, wrapper: readonly string[], baselineRoot: string | null, redis: BenchRedis | null): Promise<Target> {
-  // `--database URL`: the request log of the Redis-state targets elsewhere than their SQLite file.
-  const database = flagValue(process.argv, '--database');
+async function start(
+  rung: Rung,
+  context: BenchContext,
+  wrapper: readonly string[],
+  baselineRoot: string | null,
+  redis: BenchRedis | null,
+  database: string | undefined,
+): Promise<Target> {
   const plain = (name: TargetName, label: string, buildRoot: string) =>
     launchSwitchyard(context, { root: buildRoot, name, label }, plainChatConfig(context, join(context.workDirectory, name)), [], undefined, wrapper);
   const onRedis = (workers: number) => {
     if (redis === null) throw new Error(`${LABELS[rung]} needs Redis (TEST_REDIS_URL, or one on 127.0.0.1:6379)`);
-    const config = plainChatConfig(context, join(context.workDirectory, 'switchyard'), {
-      topLevel: [`state: { url: "${redis.url}", key_prefix: "${redis.keyPrefix}${rung}:" }`, `server: { host: 127.0.0.1, port: 0, workers: ${workers} }`],
-    })
-      .replace('server: { host: 127.0.0.1, port: 0 }\n', '')
-      .replace(/^database: .*$/m, (line) => (database === undefined ? line : `database: { url: "${database}" }`));
+    const config = workersConfig(context, join(context.workDirectory, 'switchyard'), {
+      redisUrl: redis.url,
+      keyPrefix: `${redis.keyPrefix}${rung}:`,
+      workers,
+      database,
+    });
     return launchSwitchyard(context, { root, name: 'switchyard', label: LABELS[rung] }, config, [], undefined, wrapper);
   };
   switch (rung) {
@@ -212,7 +222,7 @@ async function measure(rung: Rung, context: BenchContext, settings: Options, bas
     '--single-threaded',
   ];
   say(`${LABELS[rung]}: starting under callgrind`);
-  const target = await start(rung, context, wrapper, baselineRoot, redis);
+  const target = await start(rung, context, wrapper, baselineRoot, redis, settings.database);
   try {
     say(`${LABELS[rung]}: ${settings.warmUp} requests to warm up, then ${settings.requests} counted`);
     if ((await send(target, settings.warmUp)) > 0) throw new Error(`${LABELS[rung]}: requests failed during the warm-up`);

@@ -22,9 +22,10 @@ export function childrenOf(pid: number): number[] {
   return family(pid).slice(1);
 }
 
-/** CPU seconds (user + system) used so far by one process, without its children. */
+/** CPU seconds (user + system) used so far by one process, without its children; 0 once it is gone. */
 export function ownCpuSeconds(pid: number): number {
   try {
+    // Fields after the command name, which may hold spaces, so split after its closing parenthesis.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
   } catch {
@@ -34,17 +35,7 @@ export function ownCpuSeconds(pid: number): number {
 
 /** CPU seconds (user + system) used so far by a process and its children. */
 export function cpuSeconds(pid: number): number {
-  let ticks = 0;
-  for (const member of family(pid)) {
-    try {
-      // Fields after the command name, which may hold spaces, so split after its closing parenthesis.
-      const fields = readFileSync(`/proc/${member}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // The process went away between listing and reading.
-    }
-  }
-  return ticks / CLOCK_TICKS_PER_SECOND;
+  return family(pid).reduce((sum, member) => sum + ownCpuSeconds(member), 0);
 }
 
 /** Resident set size in bytes of a process and its children. */

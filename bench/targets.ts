@@ -255,6 +255,25 @@ export function plainChatConfig(
   ].join('\n');
 }
 
+/**
+ * Plain chat on Redis state as `serve --workers N` runs it (bench/workers-bench.ts,
+ * bench/instructions.ts), in `directory`; `database` replaces its SQLite request log when given.
+ */
+export function workersConfig(
+  context: BenchContext,
+  directory: string,
+  options: { redisUrl: string; keyPrefix: string; workers: number; database?: string | undefined },
+): string {
+  return plainChatConfig(context, directory, {
+    topLevel: [
+      `state: { url: "${options.redisUrl}", key_prefix: "${options.keyPrefix}" }`,
+      `server: { host: 127.0.0.1, port: 0, workers: ${options.workers} }`,
+    ],
+  })
+    .replace('server: { host: 127.0.0.1, port: 0 }\n', '')
+    .replace(/^database: .*$/m, (line) => (options.database === undefined ? line : `database: { url: "${options.database}" }`));
+}
+
 /** What each rung of the feature ladder below plain chat turns off (bench/breakdown.ts, bench/instructions.ts). */
 const LADDER_RUNGS: Record<BreakdownTargetName, readonly string[]> = {
   'plain-no-access': [],

@@ -5,24 +5,21 @@ import { fileURLToPath } from 'node:url';
 import { connectBenchRedis, removeBenchKeys } from './bench-redis.js';
 import { connectionsInTurn, median, openLoop } from './load.js';
 import { childrenOf, cpuSeconds, ownCpuSeconds } from './process-stats.js';
-import { launchSwitchyard, plainChatConfig, spawnPinned, startBareProxy, type BenchContext, type Target } from './targets.js';
+import { launchSwitchyard, spawnPinned, startBareProxy, workersConfig, type BenchContext, type Target } from './targets.js';
 
 /**
  * `serve --workers` against one process (issue 34): the gateway's CPU per request, its primary and
  * workers together, at open-loop rates that saturate nothing. Every process may use both cores (a
  * 2-core machine cannot keep the load generator off two workers' cores), so the figure compared is
  * CPU per request, not throughput. All use Redis state (more than one worker needs it). Each round
- * runs, in turn:
+ * runs, in turn, at the rate: the bare undici proxy (the floor) in one process and in two
+ * (node:cluster, as the workers), then the gateway with one process and with `--workers 2`. The
+ * load goes over 8 connections in turn (`connectionsInTurn`), so that each worker gets its share.
  *
- * - the bare undici proxy (the floor) at the rate;
- * - one process at the rate and at twice the rate;
- * - two workers at the rate (each half as busy as the one process) and at twice the rate (each as
- *   busy as the one process at the rate).
- *
- * A process's own fixed cost (timers, the event-loop monitor) and what its loop does once per
- * wake-up are shared by fewer requests the less busy it is, so two workers at one total rate pay
- * for being half as busy; two workers at twice the rate show what a second worker costs a request
- * when both are as busy as one was, which is how workers are used to scale.
+ * Two processes at one total rate are each half as busy, and on a VM a process that sleeps between
+ * requests pays for every wake-up (docs/workers.md), so the gateway's 2 ÷ 1 is shown beside the
+ * floor's. `--twice` adds the gateway's two layouts at twice the rate, where each of two workers is
+ * as busy as the one process was at the rate.
  *
  *   node dist-bench/workers-bench.js [--rate 600] [--seconds 15] [--warm-up 10] [--rounds 5] [--database postgres://…]
  *
@@ -115,14 +112,12 @@ async function main(): Promise<void> {
   let failures = 0;
   const start = async (setup: Setup, round: number): Promise<Target> => {
     if (setup.floor) return startBareProxy(context, EVERY_CORE, setup.workers);
-    const config = plainChatConfig(context, join(workDirectory, 'switchyard'), {
-      topLevel: [
-        `state: { url: "${redis.url}", key_prefix: "${redis.keyPrefix}${round}-${setup.workers}-${setup.rateFactor}:" }`,
-        `server: { host: 127.0.0.1, port: 0, workers: ${setup.workers} }`,
-      ],
-    })
-      .replace('server: { host: 127.0.0.1, port: 0 }\n', '')
-      .replace(/^database: .*$/m, (line) => (database === undefined ? line : `database: { url: "${database}" }`));
+    const config = workersConfig(context, join(workDirectory, 'switchyard'), {
+      redisUrl: redis.url,
+      keyPrefix: `${redis.keyPrefix}${round}-${setup.workers}-${setup.rateFactor}:`,
+      workers: setup.workers,
+      database,
+    });
     return launchSwitchyard(context, { root: ROOT, name: 'switchyard', label: setup.name }, config, [], undefined, EVERY_CORE);
   };
   try {

@@ -73,8 +73,8 @@ describe.skipIf(postgresBinaries === undefined)('GET /ready with the database (P
       () => postgres.stop(),
       () => postgres.launch(),
     );
-    // Bounded, so that a drain that hangs fails as such (seen once in CI: this test at its 90 s).
-    const exit = await Promise.race([gateway.stop(), delay(20_000).then(() => 'no exit within 20 s of SIGTERM')]);
+    // Bounded, so that a drain that hangs fails as such (seen in CI: this test at its 90 s).
+    const exit = await Promise.race([gateway.stop(), delay(20_000, 'no exit within 20 s of SIGTERM', { ref: false })]);
     expect(exit).toBe(0);
   }, 90_000);
 });
