@@ -1,5 +1,6 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectBenchRedis, removeBenchKeys } from './bench-redis.js';
@@ -21,7 +22,11 @@ import { launchSwitchyard, spawnPinned, startBareProxy, workersConfig, type Benc
  * floor's. `--twice` adds the gateway's two layouts at twice the rate, where each of two workers is
  * as busy as the one process was at the rate.
  *
- *   node dist-bench/workers-bench.js [--rate 600] [--seconds 15] [--warm-up 10] [--rounds 5] [--database postgres://…]
+ *   node dist-bench/workers-bench.js [--rate 600] [--seconds 15] [--warm-up 10] [--rounds 5] [--database postgres://…] [--keep-cores-awake]
+ *
+ * `--keep-cores-awake` runs a busy loop at the idle scheduling class (`chrt --idle`) on each core,
+ * which any other process preempts at once: the vCPUs never halt, so waking a process costs no
+ * exit to the hypervisor, and the rounds spread less (docs/workers.md).
  *
  * The warm-up is long because each worker compiles the hot path itself: a few seconds of V8's
  * optimising compilers land in a short window (with 2 s, the floor read 217 µs; with 20 s, 140 µs).
@@ -38,6 +43,13 @@ function text(name: string): string | undefined {
 function argument(name: string, fallback: number): number {
   const index = process.argv.indexOf(name);
   return index === -1 ? fallback : Number(process.argv[index + 1]);
+}
+
+/** A busy loop per core at the idle scheduling class, so that no vCPU halts while the bench runs. */
+function keepCoresAwake(): ChildProcess[] {
+  return Array.from({ length: availableParallelism() }, (_, core) =>
+    spawn('chrt', ['--idle', '0', 'taskset', '-c', String(core), 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' }),
+  );
 }
 
 /** Keep-alive connections the load is spread over, each request on the next in turn. */
@@ -87,6 +99,7 @@ const SETUPS: readonly Setup[] = [
 
 /** With `--twice`: the same at twice the rate, where each of two workers is as busy as one process was. */
 const TWICE: readonly Setup[] = [
+  { name: 'floor, 2 processes, twice the rate', workers: 2, rateFactor: 2, floor: true },
   { name: '1 worker, twice the rate', workers: 1, rateFactor: 2 },
   { name: '2 workers, twice the rate', workers: 2, rateFactor: 2 },
 ];
@@ -101,6 +114,7 @@ async function main(): Promise<void> {
   const { redis, skipped } = await connectBenchRedis('switchyard-bench-workers');
   if (redis === null) throw new Error(`the workers bench needs Redis: ${skipped}`);
   const workDirectory = mkdtempSync(join(tmpdir(), 'switchyard-bench-workers-'));
+  const spinners = process.argv.includes('--keep-cores-awake') ? keepCoresAwake() : [];
   const upstream = await spawnPinned('node', [join(ROOT, 'dist-bench', 'fast-upstream.js'), '0'], { core: '0,1' });
   const context: BenchContext = {
     root: ROOT,
@@ -139,6 +153,7 @@ async function main(): Promise<void> {
     }
   } finally {
     upstream.child.kill('SIGTERM');
+    for (const spinner of spinners) spinner.kill('SIGKILL');
     await removeBenchKeys(redis, 'workers');
     redis.client.disconnect();
     rmSync(workDirectory, { recursive: true, force: true });
@@ -151,11 +166,11 @@ async function main(): Promise<void> {
   const floor = roundRatios('floor, 2 processes', 'floor');
   process.stdout.write(
     [
-      `| ${rate} requests a second, ${rounds} rounds of ${seconds} s after ${warmUp} s, medians | CPU µs / request | ÷ floor of as many processes |`,
+      `| ${rate} requests a second, ${rounds} rounds of ${seconds} s after ${warmUp} s, medians${spinners.length > 0 ? ', cores kept awake' : ''} | CPU µs / request | ÷ floor of as many processes |`,
       '|---|---:|---:|',
       ...setups.map((setup) => {
-        const floorName = setup.workers === 1 ? 'floor' : 'floor, 2 processes';
-        return `| ${setup.name} | ${middle(setup.name).toFixed(0)} | ${setup.floor || setup.rateFactor !== 1 ? '' : `${(middle(setup.name) / middle(floorName)).toFixed(2)}×`} |`;
+        const floor = setups.find((other) => other.floor && other.workers === setup.workers && other.rateFactor === setup.rateFactor);
+        return `| ${setup.name} | ${middle(setup.name).toFixed(0)} | ${setup.floor || floor === undefined ? '' : `${(middle(setup.name) / middle(floor.name)).toFixed(2)}×`} |`;
       }),
       '',
       `2 processes ÷ 1, one total rate: the gateway ${described(gateway)}; the floor ${described(floor)}`,
@@ -164,7 +179,7 @@ async function main(): Promise<void> {
         ? []
         : [
             `twice the rate, 2 workers ÷ 1 worker: ${described(roundRatios('2 workers, twice the rate', '1 worker, twice the rate'))}`,
-            `each worker as busy as one process (2 workers at twice the rate ÷ 1 at the rate): ${described(roundRatios('2 workers, twice the rate', '1 worker'))}`,
+            `each process as busy as one (2 at twice the rate ÷ 1 at the rate): the gateway ${described(roundRatios('2 workers, twice the rate', '1 worker'))}; the floor ${described(roundRatios('floor, 2 processes, twice the rate', 'floor'))}`,
           ]),
       `failed requests: ${failures}`,
       '',

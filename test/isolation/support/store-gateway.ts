@@ -10,6 +10,7 @@ import { runCli } from '../../../src/cli/main.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/switchyard.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const START_TIMEOUT_MS = 30_000;
 
 /** `switchyard serve` as its own process, for the database outage suites: its log lines, its URL, a token. */
 export interface StoreGateway {
@@ -61,13 +62,24 @@ export async function startStoreGateway(databaseUrl: string, upstreamUrl: string
   const lines: Array<Record<string, unknown>> = [];
   const rawLines: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
+    // Bounded, so that a start that hangs fails as such, with the last thing the gateway logged.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`switchyard serve did not listen within ${START_TIMEOUT_MS} ms; its last log line: ${rawLines.at(-1) ?? '(none)'}`));
+    }, START_TIMEOUT_MS);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`switchyard serve exited with ${code} before listening`));
+    });
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
       rawLines.push(line);
       const entry = JSON.parse(line) as Record<string, unknown>;
       lines.push(entry);
-      if (typeof entry['url'] === 'string' && entry['msg'] !== undefined && String(entry['msg']).startsWith('Switchyard listening')) resolve(entry['url']);
+      if (typeof entry['url'] === 'string' && entry['msg'] !== undefined && String(entry['msg']).startsWith('Switchyard listening')) {
+        clearTimeout(timer);
+        resolve(entry['url']);
+      }
     });
-    child.once('exit', (code) => reject(new Error(`switchyard serve exited with ${code} before listening`)));
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
