@@ -57,6 +57,7 @@ import {
   EmbeddingService,
   NativeService,
   RerankService,
+  MessagesService,
   ResponsesService,
   ResponseStore,
   SpeechService,
@@ -330,6 +331,14 @@ export async function startGateway(config: SwitchyardConfig, options: StartOptio
           logger.warn(
             { tool_type: type, param, model },
             `a tool of type ${type} was left out of a request converted to chat completions: the upstream cannot run it (said once per type)`,
+          ),
+      }),
+      messages: new MessagesService(catalog, router, {
+        inferSessions: config.routing.infer_sessions,
+        onDropped: ({ field, model }) =>
+          logger.info(
+            { field, model },
+            `${field} was left out of a Messages request converted to chat completions: the upstream has no equivalent, and the answer does not need it (said once per field)`,
           ),
       }),
       native: new NativeService(catalog, router),

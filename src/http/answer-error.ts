@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { GatewayError } from '../errors/index.js';
-import { errorBody, errorHeaders, settleError, type ErrorBody } from './error-response.js';
+import { errorHeaders, OPENAI_ERROR_WIRE, settleError, type ErrorWire } from './error-response.js';
 import { clientRequestId } from './request-id.js';
 import { sessionHeaders } from './session-headers.js';
 
@@ -8,7 +7,7 @@ import { sessionHeaders } from './session-headers.js';
  * Answers a request whose route or stage failed: the error settled on its record and logged when
  * it is a bug (`settleError`), then sent with its status, headers and body.
  */
-export function answerError(rawError: unknown, request: FastifyRequest, reply: FastifyReply, body: (error: GatewayError) => ErrorBody = errorBody): void {
+export function answerError(rawError: unknown, request: FastifyRequest, reply: FastifyReply, wire: ErrorWire = OPENAI_ERROR_WIRE): void {
   // Answered already from outside the route (a body timeout, the shutdown deadline): what
   // failed now is the route noticing its connection went away.
   if (reply.raw.headersSent) return;
@@ -19,5 +18,5 @@ export function answerError(rawError: unknown, request: FastifyRequest, reply: F
   // a held 429 whose body failed to arrive whole.
   if (error.code === 'payload_too_large' || (held !== null && rawError !== held)) reply.header('connection', 'close');
   if (request.record !== null) reply.headers(sessionHeaders(request.record));
-  void reply.code(error.status).headers(errorHeaders(error)).send(body(error));
+  void reply.code(wire.status(error)).headers(errorHeaders(error)).send(wire.body(error));
 }

@@ -10,6 +10,7 @@ import type {
   EmbeddingService,
   NativeService,
   RerankService,
+  MessagesService,
   ResponsesService,
   SpeechService,
   TranscriptionService,
@@ -28,6 +29,7 @@ import { noteRequestedModel } from './requested-model.js';
 import { contentEncodingError, decodeRequestBody } from './request-body-encoding.js';
 import type { PausedStreams } from './paused-streams.js';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.js';
+import { registerMessagesRoutes } from './routes/messages-route.js';
 import { registerResponsesRoute } from './routes/responses-route.js';
 import { registerNativeResponsesRoute } from './routes/native-responses-route.js';
 import { registerEmbeddingsRoute } from './routes/embeddings-route.js';
@@ -52,6 +54,8 @@ export interface AppServices {
   chat: ChatCompletionService;
   /** `/v1/responses`: the Responses API over every chat model. */
   responses: ResponsesService;
+  /** `/v1/messages`: Anthropic's Messages API over every chat model. */
+  messages: MessagesService;
   native: NativeService;
   embeddings: EmbeddingService;
   reranker: RerankService;
@@ -146,6 +150,7 @@ export function buildApp(services: AppServices): FastifyInstance {
   }
   registerChatCompletionsRoute(app, services.chat, services.pausedStreams);
   registerResponsesRoute(app, services.responses, services.pausedStreams);
+  registerMessagesRoutes(app, services.messages, services.pausedStreams, limits.bodyLimitBytes);
   registerNativeResponsesRoute(app, services.native, services.pausedStreams, limits.bodyLimitBytes);
   registerEmbeddingsRoute(app, services.embeddings);
   registerRerankRoute(app, services.reranker);

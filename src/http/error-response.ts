@@ -53,8 +53,7 @@ export function toGatewayError(error: unknown): GatewayError {
 export const MAX_ERROR_MESSAGE_LENGTH = 1024;
 
 export function errorBody(error: GatewayError): ErrorBody {
-  const message = error.message.length <= MAX_ERROR_MESSAGE_LENGTH ? error.message : `${error.message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}…`;
-  const body: ErrorBody = { error: { message, type: error.type, code: error.code, param: error.param } };
+  const body: ErrorBody = { error: { message: cappedMessage(error), type: error.type, code: error.code, param: error.param } };
   if (error.detail !== undefined) body.detail = error.detail;
   return body;
 }
@@ -75,6 +74,22 @@ export function nativeErrorBody(error: GatewayError, now: number = Date.now()): 
     ...body,
     error: { ...body.error, type: 'usage_limit_reached', resets_at: Math.ceil(now / 1_000) + resetsInSeconds, resets_in_seconds: resetsInSeconds },
   };
+}
+
+/** How a family of routes says an error: its status and body. OpenAI's shape is every route's but those that speak another protocol. */
+export interface ErrorWire {
+  status(error: GatewayError): number;
+  body(error: GatewayError): object;
+}
+
+export const OPENAI_ERROR_WIRE: ErrorWire = { status: (error) => error.status, body: errorBody };
+
+/** The native endpoint's: OpenAI's shape, a spent quota said as Codex CLI understands it. */
+export const NATIVE_ERROR_WIRE: ErrorWire = { status: (error) => error.status, body: (error) => nativeErrorBody(error) };
+
+/** An error's message as a body carries it: an upstream's or a parser's message can quote anything. */
+export function cappedMessage(error: GatewayError): string {
+  return error.message.length <= MAX_ERROR_MESSAGE_LENGTH ? error.message : `${error.message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}…`;
 }
 
 const NEVER_SECONDS = 86_400;

@@ -9,6 +9,8 @@ declare module 'fastify' {
     scope?: Scope;
     /** The name the request log uses for the route; routes without one are not logged. */
     endpoint?: string;
+    /** The token may come in `x-api-key` when no `Authorization` is sent, as the Anthropic SDKs and Claude Code send it. */
+    apiKeyHeader?: boolean;
     /** A probe (`/health`, `/ready`): answered while the gateway drains, when every other route is refused. */
     probe?: boolean;
   }

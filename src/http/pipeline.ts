@@ -95,7 +95,7 @@ function authenticationStage(gate: RequestGate, consoleGate: ConsoleGate | null)
     }
     let principal: Principal | Promise<Principal>;
     try {
-      principal = gate.admit(request.headers.authorization, scope, request.record);
+      principal = gate.admit(authorizationOf(request), scope, request.record);
     } catch (error) {
       return done(error as Error);
     }
@@ -109,6 +109,14 @@ function authenticationStage(gate: RequestGate, consoleGate: ConsoleGate | null)
     request.principal = principal;
     done();
   };
+}
+
+/** The `Authorization` header, else, on a route that takes it, `x-api-key` as a bearer token. */
+function authorizationOf(request: FastifyRequest): string | undefined {
+  const { authorization } = request.headers;
+  if (authorization !== undefined || request.routeOptions.config.apiKeyHeader !== true) return authorization;
+  const key = request.headers['x-api-key'];
+  return typeof key === 'string' && key.trim() !== '' ? `Bearer ${key.trim()}` : undefined;
 }
 
 /** Bytes per token of a JSON body, roughly (English text and JSON punctuation): the reservation a request's tokens start with. */

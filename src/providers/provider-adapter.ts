@@ -323,6 +323,48 @@ export interface StatelessResponsesProvider {
   streamResponse(attempt: Attempt, call: StatelessResponsesCall): Promise<AsyncIterable<ResponseStreamEvent>>;
 }
 
+/**
+ * A Messages API call (`POST /v1/messages`) passed to an upstream that speaks it itself
+ * (anthropic): the caller's body as it came, with only `model` set to the route's name.
+ */
+export interface MessagesCall {
+  body: Uint8Array;
+  /** Whether the client asked for a stream; an adapter answers in the same form. */
+  stream: boolean;
+  /** The caller's `anthropic-version` and `anthropic-beta`, lower-case names, when it sent them. */
+  headers: Readonly<Record<string, string>>;
+  cancellation: AbortSignal;
+}
+
+/** A non-streamed answer: the upstream's message JSON as bytes, to send on unchanged. */
+export interface MessagesPayload {
+  readonly kind: 'json';
+  readonly payload: Buffer;
+  /** The message's `usage`; null when it had none. */
+  readonly usage: Usage | null;
+}
+
+/** A streamed answer: the upstream's Server-Sent Events, as bytes, unchanged. */
+export interface MessagesEventBytes {
+  readonly kind: 'stream';
+  /** The upstream's bytes as they arrive. Iterating may throw a GatewayError if the upstream fails mid-stream. */
+  readonly body: AsyncIterableIterator<Buffer>;
+  /** The usage `message_start` and `message_delta` reported, once they went by; null before. */
+  usage(): Usage | null;
+}
+
+export type MessagesResult = MessagesPayload | MessagesEventBytes;
+
+export interface MessagesProvider {
+  /**
+   * Resolves once the upstream accepted the call (a 2xx: for a stream, an event stream; for JSON,
+   * the whole body, which must be a message); rejects with a classified GatewayError otherwise.
+   */
+  createMessage(attempt: Attempt, call: MessagesCall): Promise<MessagesResult>;
+  /** `POST /v1/messages/count_tokens` passed on: the upstream's JSON answer as bytes. */
+  countTokens(attempt: Attempt, call: Omit<MessagesCall, 'stream'>): Promise<Buffer>;
+}
+
 export interface TranscriptionProvider {
   transcribe(attempt: Attempt, call: TranscriptionCall): Promise<TranscriptionResult | TranscriptEvents>;
   /**
@@ -372,6 +414,11 @@ export interface ProviderAdapter {
    * its routes is neither passed through nor converted to chat; the gateway keeps the conversation.
    */
   readonly statelessResponses?: StatelessResponsesProvider;
+  /**
+   * The Messages API spoken by the upstream itself (`/v1/messages` passed through): anthropic.
+   * Chat routes without it serve `/v1/messages` by conversion to chat.
+   */
+  readonly messages?: MessagesProvider;
   /** Models this endpoint offers by itself (the built-in `local` provider); the catalog adds those the config does not define. */
   publishedModels?(): readonly PublishedModel[];
   /** Models it would publish but cannot on this machine (a missing engine). */

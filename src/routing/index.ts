@@ -16,6 +16,6 @@ export {
   type RouterOptions,
 } from './router.js';
 export { SessionBindings, type BindingStore, type RoutingSession } from './session-bindings.js';
-export { resolveNativeSession, resolveSession, usableSessionId, type SessionIdentity, type SessionSource } from './session-id.js';
+export { resolveMessagesSession, resolveNativeSession, resolveSession, usableSessionId, type SessionIdentity, type SessionSource } from './session-id.js';
 export { SharedRoutingState, type RoutingStateStore, type SharedRoutingStateOptions } from './shared-routing-state.js';
 export { RecentAttempts, RECENT_WINDOW_MS, type RecentCount } from './recent-attempts.js';

@@ -3,6 +3,7 @@ import type { ModelConfig, ModelType, ProviderKind, RoutingStrategy } from '../c
 import type {
   CapabilityOf,
   Credential,
+  MessagesProvider,
   NativeProvider,
   ProviderAdapter,
   ResponsesProvider,
@@ -41,6 +42,8 @@ export interface Route<Type extends ModelType = ModelType> {
   readonly responses: ResponsesProvider | null;
   /** The Responses API sent as such to an upstream that keeps nothing (codex); absent: see `responses`. */
   readonly statelessResponses?: StatelessResponsesProvider | null;
+  /** The Messages API passed through, on credentials whose upstream speaks it (anthropic); null: `/v1/messages` is converted to chat. */
+  readonly messages?: MessagesProvider | null;
 }
 
 export interface CatalogModel<Type extends ModelType = ModelType> {
@@ -132,6 +135,7 @@ export function buildCatalog(models: readonly ModelConfig[], credentials: Readon
             native: entry.adapter.native ?? null,
             responses: entry.adapter.responses ?? null,
             statelessResponses: entry.adapter.statelessResponses ?? null,
+            messages: entry.adapter.messages ?? null,
           };
         });
       });

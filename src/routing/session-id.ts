@@ -2,7 +2,16 @@
  * Where a session id came from (`X-Session-Source`); `native` arrives with the native endpoint,
  * `previous_response_id` and `prompt_cache_key` with `/v1/responses`.
  */
-export type SessionSource = 'header' | 'metadata.session_id' | 'metadata.sticky_key' | 'inferred' | 'native' | 'previous_response_id' | 'prompt_cache_key';
+export type SessionSource =
+  | 'header'
+  | 'metadata.session_id'
+  | 'metadata.sticky_key'
+  | 'inferred'
+  | 'native'
+  | 'previous_response_id'
+  | 'prompt_cache_key'
+  | 'claude_code'
+  | 'metadata.user_id';
 
 export interface SessionIdentity {
   id: string;
@@ -37,6 +46,36 @@ export function resolveNativeSession(headers: Readonly<Record<string, string | s
   if (named !== null) return named;
   const native = usable(first(headers['session-id'])) ?? usable(first(headers['session_id'])) ?? usable(promptCacheKey);
   return native === null ? null : { id: native, source: 'native' };
+}
+
+/**
+ * The session a Messages request belongs to: `X-Session-Id`, else Claude Code's own session id —
+ * its `x-claude-code-session-id` header, else the `session_id` inside `metadata.user_id`, which
+ * current versions send as a JSON string (`{"device_id":…,"account_uuid":…,"session_id":…}`) and
+ * older ones as `user_<hash>_account_<uuid>_session_<uuid>`.
+ */
+export function resolveMessagesSession(headers: Readonly<Record<string, string | string[] | undefined>>, metadata: unknown): SessionIdentity | null {
+  const named = resolveSession(headers['x-session-id'], undefined);
+  if (named !== null) return named;
+  const claudeCode = usable(first(headers['x-claude-code-session-id']));
+  if (claudeCode !== null) return { id: claudeCode, source: 'claude_code' };
+  const userId = metadata !== null && typeof metadata === 'object' ? (metadata as Record<string, unknown>)['user_id'] : undefined;
+  const fromUserId = typeof userId === 'string' ? sessionOfUserId(userId) : null;
+  return fromUserId === null ? null : { id: fromUserId, source: 'metadata.user_id' };
+}
+
+const OLD_USER_ID_SESSION = /_session_([0-9a-f-]{8,})$/i;
+
+function sessionOfUserId(userId: string): string | null {
+  if (userId.startsWith('{')) {
+    try {
+      const parsed = JSON.parse(userId) as unknown;
+      return parsed !== null && typeof parsed === 'object' ? usable((parsed as Record<string, unknown>)['session_id']) : null;
+    } catch {
+      return null;
+    }
+  }
+  return usable(OLD_USER_ID_SESSION.exec(userId)?.[1]);
 }
 
 function first(value: string | string[] | undefined): string | undefined {

@@ -4,6 +4,9 @@ export { ResponsesService, type ResponsesInput, type ResponsesOutcome, type Resp
 export { ResponseStore, type ResponseStateStore, type StoredResponse } from './responses/response-store.js';
 export { responsesErrorEvent } from '../protocols/openai-responses/responses-error-event.js';
 export type { ResponsesServerSentEvent } from '../protocols/openai-responses/responses-event-stream.js';
+export { MessagesService, type MessagesInput, type MessagesOutcome, type MessagesServiceOptions } from './messages-service.js';
+export { messagesErrorBody, messagesStatus } from '../protocols/anthropic-messages/messages-error.js';
+export type { MessagesServerSentEvent } from '../protocols/anthropic-messages/messages-types.js';
 export { EmbeddingService, type EmbeddingInput, type EmbeddingList } from './embedding-service.js';
 export { RerankService, type RerankInput, type RerankList } from './rerank-service.js';
 export { resolveModel } from './resolve-model.js';

@@ -24,7 +24,7 @@ import type { DroppedTool } from '../protocols/openai-responses/convert-response
 import { passedThroughBytes } from './responses/passed-through-bytes.js';
 import { passthroughBody } from './responses/passthrough-body.js';
 import { passesThrough, passthroughModelOf } from './responses/passthrough-model.js';
-import { withPublicModelEvents } from './responses/public-model-events.js';
+import { withPublicModelEvents } from './public-model-events.js';
 import { payloadWithPublicModel } from './public-model-name.js';
 import { refuseField } from '../protocols/openai-responses/refuse-field.js';
 import { resolveConversation, type ResolvedConversation } from './responses/resolve-conversation.js';

@@ -17,6 +17,8 @@
 //   instead (its input JSON re-cut into the recorded number of pieces), and a
 //   request whose last message carries a `tool_result` (the turn after the tool
 //   ran) gets the recorded text answer: an agent's loop ends;
+// - POST /v1/messages/count_tokens answers `{"input_tokens": <the body's length>}`;
+// - a query string (Claude Code's `?beta=true`) does not change the route;
 // - anything else is a 404 in Anthropic's error envelope.
 //
 // The server, the body reading and the event writing are json-fake-server's,
@@ -31,6 +33,8 @@ export interface RecordedAnthropicRequest {
   method: string;
   path: string;
   headers: Record<string, string | string[] | undefined>;
+  /** The body's bytes as they arrived. */
+  rawBody: Buffer;
   body: unknown;
 }
 
@@ -178,7 +182,7 @@ export async function startFakeAnthropicUpstream(options: { apiKey: string } & F
       body = raw;
     }
     const path = request.url ?? '/';
-    requests.push({ method: request.method ?? '', path, headers: request.headers, body });
+    requests.push({ method: request.method ?? '', path, headers: request.headers, rawBody, body });
 
     if (request.headers['x-api-key'] !== apiKey) return fail(response, { status: 401 });
     const queued = failures[0];
@@ -186,7 +190,13 @@ export async function startFakeAnthropicUpstream(options: { apiKey: string } & F
       if (--queued.remaining <= 0) failures.shift();
       return fail(response, queued.failure);
     }
-    if (request.method !== 'POST' || path !== '/v1/messages') return sendJson(response, 404, JSON.stringify(NOT_FOUND));
+    // Claude Code adds `?beta=true`; the API routes by path alone.
+    const route = path.split('?')[0];
+    if (request.method === 'POST' && route === '/v1/messages/count_tokens' && typeof body === 'object' && body !== null) {
+      // Composed in the API's documented shape; not a recording. A count a test can check: the body's length.
+      return sendJson(response, 200, JSON.stringify({ input_tokens: rawBody.length }));
+    }
+    if (request.method !== 'POST' || route !== '/v1/messages') return sendJson(response, 404, JSON.stringify(NOT_FOUND));
     if (typeof body !== 'object' || body === null) {
       // Composed in Anthropic's error envelope; not a recording.
       return sendJson(

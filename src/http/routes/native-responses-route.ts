@@ -4,7 +4,7 @@ import type { NativeOutcome, NativeService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 import { writeByteStream } from '../byte-stream.js';
 import { maskedErrorEvents } from '../masked-error-events.js';
-import { nativeErrorBody } from '../error-response.js';
+import { NATIVE_ERROR_WIRE } from '../error-response.js';
 import { parseJsonBody } from '../json-body.js';
 import type { PausedStreams } from '../paused-streams.js';
 import { contentEncodingError, decodeRequestBody } from '../request-body-encoding.js';
@@ -41,7 +41,7 @@ export function registerNativeResponsesRoute(app: FastifyInstance, native: Nativ
         }
       });
     });
-    scope.setErrorHandler((error, request, reply) => answerError(error, request, reply, nativeErrorBody));
+    scope.setErrorHandler((error, request, reply) => answerError(error, request, reply, NATIVE_ERROR_WIRE));
 
     scope.post('/v1/native/responses', { config: { scope: 'native', endpoint: 'native.responses' } }, async (request, reply) => {
       const record = request.record as RequestRecord;

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../../access/index.js';
 import { parseResponsesRequest } from '../../api/responses-request.js';
-import type { ResponsesService } from '../../services/index.js';
+import { responsesErrorEvent, type ResponsesService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 import { forCaller, toGatewayError } from '../error-response.js';
 import type { PausedStreams } from '../paused-streams.js';
-import { writeResponsesStream } from '../responses-stream.js';
+import { writeNamedEventStream } from '../named-event-stream.js';
 import { sendBody } from '../send-response.js';
 import { appendSessionHeaders } from '../session-headers.js';
 
@@ -37,7 +37,7 @@ export function registerResponsesRoute(app: FastifyInstance, responses: Response
       return reply;
     }
     // Written here, not by Fastify: events go out as they arrive, within PausedStreams' bounds.
-    await writeResponsesStream(reply.raw, headers, outcome, record, pausedStreams, failedMidStream);
+    await writeNamedEventStream(reply.raw, headers, outcome, record, pausedStreams, failedMidStream, responsesErrorEvent);
     return reply;
   });
 }

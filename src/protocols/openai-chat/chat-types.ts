@@ -34,7 +34,11 @@ export interface ChatToolCall {
   function: { name: string; arguments: string };
 }
 
-export type ChatUserPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: string } };
+export type ChatUserPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: string } }
+  /** A file (a PDF) inline as a data URL: OpenAI's `file` content part. */
+  | { type: 'file'; file: { filename: string; file_data: string } };
 
 export type ChatMessage =
   | { role: 'system'; content: string }

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors/index.js';
 import type { ErrorDialect } from '../shared/classify-upstream-failure.js';
-import type { AnthropicErrorBody, AnthropicErrorObject } from './anthropic-api.js';
+import type { AnthropicErrorBody, AnthropicErrorObject } from '../../protocols/anthropic-messages/messages-types.js';
 
 /** What an Anthropic error body says (`{"type":"error","error":{"type","message"}}`); 529 is its "overloaded". */
 export const anthropicErrorDialect: ErrorDialect = {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { AnthropicMessageResponse } from './anthropic-api.js';
-import { completionText, convertToOpenAICompletion } from './convert-to-openai-completion.js';
-import { mapAnthropicFinishReason } from './map-anthropic-finish-reason.js';
+import type { AnthropicMessageResponse } from './messages-types.js';
+import { completionText, convertToOpenAICompletion } from './convert-message-to-chat.js';
+import { mapAnthropicFinishReason } from './stop-reason.js';
 
 function fixture(name: string): AnthropicMessageResponse {
   return JSON.parse(readFileSync(new URL(`../../../test/fixtures/anthropic/${name}`, import.meta.url), 'utf8')) as AnthropicMessageResponse;

@@ -1,5 +1,5 @@
-import type { Usage } from '../provider-adapter.js';
-import type { AnthropicUsage } from './anthropic-api.js';
+import type { Usage } from '../../core/index.js';
+import type { AnthropicUsage, MessagesUsage } from './messages-types.js';
 
 /** OpenAI's `usage` object, with the cached prompt tokens OpenAI reports under `prompt_tokens_details`. */
 export interface OpenAIUsagePayload {
@@ -40,4 +40,30 @@ export function toUsage(payload: OpenAIUsagePayload): Usage {
 
 function count(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;
+}
+
+/**
+ * The gateway's usage as a message's: Anthropic's `input_tokens` excludes the prompt tokens read
+ * from the cache, OpenAI's `prompt_tokens` includes them, so they are taken off. Unknown usage
+ * (the upstream said none) is said as zeros, the shape the clients require.
+ */
+export function messagesUsageOf(usage: Usage | null): MessagesUsage {
+  if (usage === null) return { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const cacheRead = Math.min(usage.cachedTokens ?? 0, usage.promptTokens);
+  return {
+    input_tokens: usage.promptTokens - cacheRead,
+    output_tokens: usage.completionTokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: cacheRead,
+  };
+}
+
+/** Adds the counts `usage` has to `into`; later counts replace earlier ones, as `message_delta`'s are cumulative. */
+export function mergeAnthropicUsage(into: AnthropicUsage, usage: unknown): void {
+  if (typeof usage !== 'object' || usage === null) return;
+  const counts = usage as Record<string, unknown>;
+  for (const key of ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const) {
+    const value = counts[key];
+    if (typeof value === 'number') into[key] = value;
+  }
 }

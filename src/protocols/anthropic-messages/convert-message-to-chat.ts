@@ -1,6 +1,7 @@
-import type { AnthropicMessageResponse } from './anthropic-api.js';
-import { mapAnthropicFinishReason, type OpenAIFinishReason } from './map-anthropic-finish-reason.js';
-import { mapAnthropicUsage, type OpenAIUsagePayload } from './map-anthropic-usage.js';
+import type { AnthropicMessageResponse } from './messages-types.js';
+import type { ChatFinishReason } from '../openai-chat/chat-types.js';
+import { mapAnthropicFinishReason } from './stop-reason.js';
+import { mapAnthropicUsage, type OpenAIUsagePayload } from './messages-usage.js';
 
 export interface OpenAIToolCall {
   id: string;
@@ -17,7 +18,7 @@ export interface OpenAIChatCompletionPayload {
     index: 0;
     message: { role: 'assistant'; content: string | null; refusal: null; tool_calls?: OpenAIToolCall[] };
     logprobs: null;
-    finish_reason: OpenAIFinishReason;
+    finish_reason: ChatFinishReason;
   }>;
   usage?: OpenAIUsagePayload;
 }

@@ -1,8 +1,8 @@
 import { asObject } from '../../core/index.js';
 import { GatewayError } from '../../errors/index.js';
-import type { ChatRequestBody } from '../provider-adapter.js';
-import { DEFAULT_MAX_TOKENS, type AnthropicMessagesRequest, type AnthropicTool, type AnthropicToolChoice } from './anthropic-api.js';
-import { convertToAnthropicMessages } from './convert-to-anthropic-messages.js';
+import type { ChatRequestBody } from '../openai-chat/chat-types.js';
+import { DEFAULT_MAX_TOKENS, type AnthropicMessagesRequest, type AnthropicTool, type AnthropicToolChoice } from './messages-types.js';
+import { convertToAnthropicMessages } from './convert-chat-messages.js';
 
 /**
  * An OpenAI chat completions body as an Anthropic Messages request. Parameters Anthropic has no

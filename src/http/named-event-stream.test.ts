@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/index.js';
 import { RequestRecord } from '../usage/index.js';
 import { PausedStreams } from './paused-streams.js';
-import { writeResponsesStream } from './responses-stream.js';
+import { responsesErrorEvent } from '../services/index.js';
+import { writeNamedEventStream } from './named-event-stream.js';
 
 /** Enough of a ServerResponse to see what was written, the event loop's turns included. */
 function recordingResponse(log: string[]): ServerResponse {
@@ -28,7 +29,7 @@ async function* bytes(pieces: string[], failure?: Error): AsyncGenerator<Buffer>
   if (failure !== undefined) throw failure;
 }
 
-describe('writeResponsesStream', () => {
+describe('writeNamedEventStream', () => {
   it('frames converted events as event/data pairs, without [DONE], the first one leaving on its own turn', async () => {
     const log: string[] = [];
     setImmediate(() => log.push('turn'));
@@ -36,13 +37,14 @@ describe('writeResponsesStream', () => {
       yield { event: 'response.created', data: '{"n":1}' };
       yield { event: 'response.completed', data: '{"n":2}' };
     }
-    await writeResponsesStream(
+    await writeNamedEventStream(
       recordingResponse(log),
       [],
       { kind: 'events', events: events() },
       new RequestRecord('req_test', 'responses'),
       pausedStreams,
       told,
+      responsesErrorEvent,
     );
     expect(log).toEqual(['event: response.created\ndata: {"n":1}\n\n', 'turn', 'event: response.completed\ndata: {"n":2}\n\n', '<end>']);
   });
@@ -50,7 +52,15 @@ describe('writeResponsesStream', () => {
   it("passes an upstream's bytes on in whole events, and ends a failed stream with an error event", async () => {
     const log: string[] = [];
     const body = bytes(['event: response.created\ndata: {}\n', '\n'], new Error('reset'));
-    await writeResponsesStream(recordingResponse(log), [], { kind: 'bytes', body }, new RequestRecord('req_test', 'responses'), pausedStreams, told);
+    await writeNamedEventStream(
+      recordingResponse(log),
+      [],
+      { kind: 'bytes', body },
+      new RequestRecord('req_test', 'responses'),
+      pausedStreams,
+      told,
+      responsesErrorEvent,
+    );
     expect(log[0]).toBe('event: response.created\ndata: {}\n\n');
     const last = log.at(-1) as string;
     expect(last.startsWith('event: error\ndata: ')).toBe(true);
@@ -66,7 +76,15 @@ describe('writeResponsesStream', () => {
   it('drops an event the upstream left unfinished, so that the error is an event of its own', async () => {
     const log: string[] = [];
     const body = bytes(['event: response.output_text.delta\ndata: {"del'], new Error('reset'));
-    await writeResponsesStream(recordingResponse(log), [], { kind: 'bytes', body }, new RequestRecord('req_test', 'responses'), pausedStreams, told);
+    await writeNamedEventStream(
+      recordingResponse(log),
+      [],
+      { kind: 'bytes', body },
+      new RequestRecord('req_test', 'responses'),
+      pausedStreams,
+      told,
+      responsesErrorEvent,
+    );
     expect(log).toHaveLength(1);
     expect(log[0]?.startsWith('event: error\n')).toBe(true);
   });

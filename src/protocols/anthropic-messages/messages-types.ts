@@ -4,7 +4,6 @@
  * crash the conversion.
  */
 
-export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 export const ANTHROPIC_VERSION = '2023-06-01';
 /** Anthropic requires `max_tokens`; OpenAI does not. This is what a request without one gets. */
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -113,4 +112,47 @@ export interface AnthropicStreamEvent {
   delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
   usage?: AnthropicUsage | null;
   error?: AnthropicErrorObject | null;
+}
+
+// ---------------------------------------------------------------------------
+// What a caller of the gateway's own `POST /v1/messages` sends and is answered
+
+/**
+ * A Messages request as a caller sends it: the API schema checks the fields it types (`model`,
+ * `messages`, `max_tokens`, `stream`); everything else is read defensively where it is used, and
+ * passed on untouched to an Anthropic upstream.
+ */
+export type MessagesRequestBody = Record<string, unknown> & { model: string; messages: unknown[] };
+
+export type MessagesStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
+
+/** A message's `usage` as the gateway writes it: `input_tokens` excludes the cache reads and writes, as Anthropic's does. */
+export interface MessagesUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number | null;
+  cache_read_input_tokens: number | null;
+}
+
+export type MessageContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+
+/** A message the gateway makes of a chat upstream's answer, in the Messages API's shape. */
+export interface MessageObject {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  model: string;
+  content: MessageContentBlock[];
+  stop_reason: MessagesStopReason | null;
+  stop_sequence: string | null;
+  usage: MessagesUsage;
+}
+
+/** One event of a Messages stream as the gateway writes it: `event: <event>\ndata: <data>\n\n`. */
+export interface MessagesServerSentEvent {
+  event: string;
+  data: string;
 }

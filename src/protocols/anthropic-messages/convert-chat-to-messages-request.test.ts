@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/index.js';
-import type { ChatRequestBody } from '../provider-adapter.js';
-import { convertToAnthropicRequest } from './convert-to-anthropic-request.js';
+import type { ChatRequestBody } from '../openai-chat/chat-types.js';
+import { convertToAnthropicRequest } from './convert-chat-to-messages-request.js';
 
 const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 

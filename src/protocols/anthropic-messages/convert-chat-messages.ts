@@ -1,6 +1,6 @@
 import { asObject, type JsonObject } from '../../core/index.js';
 import { GatewayError } from '../../errors/index.js';
-import type { AnthropicContentBlock, AnthropicMessage, AnthropicTextBlock } from './anthropic-api.js';
+import type { AnthropicContentBlock, AnthropicMessage, AnthropicTextBlock } from './messages-types.js';
 
 export interface ConvertedMessages {
   /** System and developer messages, in order, joined by a blank line; undefined when there are none. */

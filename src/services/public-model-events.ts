@@ -1,24 +1,25 @@
-import { nestedModelSpan, quotedBytes } from '../public-model-name.js';
+import { nestedModelSpan, quotedBytes } from './public-model-name.js';
 
 const LINE_FEED = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
-/** Only the events that carry a whole Response (created, in_progress, completed, …) name the model. */
-const RESPONSE_KEY = Buffer.from('"response"');
 /**
- * The most of one line held back to rewrite it. A Response names its model among its first
- * fields, before its output; a longer line (a completed response with a large output) is handed
- * on as it arrives once this much of it, rewritten, has gone.
+ * The most of one line held back to rewrite it. A Response (or a message) names its model among
+ * its first fields, before its output; a longer line (a completed response with a large output)
+ * is handed on as it arrives once this much of it, rewritten, has gone.
  */
 const MAX_HELD_LINE_BYTES = 1024 * 1024;
 
 /**
- * An upstream's Responses event stream with the `model` of each event's `response` set to the
- * public id. Bytes pass as they came except those lines: complete lines are handed on at once, a
- * line still arriving is held until its end or MAX_HELD_LINE_BYTES, and only lines holding
- * `"response"` are searched and spliced.
+ * An upstream's event stream with the `model` of the object under each event's `key` set to the
+ * public id: `response` in a Responses stream (the events that carry a whole Response: created,
+ * in_progress, completed…), `message` in a Messages stream (`message_start`). Bytes pass as they
+ * came except those lines: complete lines are handed on at once, a line still arriving is held
+ * until its end or MAX_HELD_LINE_BYTES, and only lines holding `"<key>"` are searched and spliced.
  */
-export async function* withPublicModelEvents(body: AsyncIterable<Buffer>, publicId: string): AsyncGenerator<Buffer> {
+export async function* withPublicModelEvents(body: AsyncIterable<Buffer>, publicId: string, key: 'response' | 'message' = 'response'): AsyncGenerator<Buffer> {
   const replacement = quotedBytes(publicId);
+  const keyBytes = Buffer.from(`"${key}"`);
+  const rewrite = (lines: Buffer): Buffer => withPublicModelLines(lines, replacement, key, keyBytes);
   let held: Buffer[] = [];
   let heldBytes = 0;
   // Inside a line too long to hold: its bytes go on as they come, up to its end.
@@ -38,7 +39,7 @@ export async function* withPublicModelEvents(body: AsyncIterable<Buffer>, public
     const end = afterLastLineEnd(rest);
     if (end > 0) {
       const complete = end === rest.length ? rest : rest.subarray(0, end);
-      yield withPublicModelLines(held.length === 0 ? complete : Buffer.concat([...held, complete]), replacement);
+      yield rewrite(held.length === 0 ? complete : Buffer.concat([...held, complete]));
       held = [];
       heldBytes = 0;
     }
@@ -46,13 +47,13 @@ export async function* withPublicModelEvents(body: AsyncIterable<Buffer>, public
     held.push(rest.subarray(end));
     heldBytes += rest.length - end;
     if (heldBytes > MAX_HELD_LINE_BYTES) {
-      yield withPublicModelLines(Buffer.concat(held), replacement);
+      yield rewrite(Buffer.concat(held));
       held = [];
       heldBytes = 0;
       passing = true;
     }
   }
-  if (held.length > 0) yield withPublicModelLines(Buffer.concat(held), replacement);
+  if (held.length > 0) yield rewrite(Buffer.concat(held));
 }
 
 function afterLastLineEnd(bytes: Buffer): number {
@@ -67,28 +68,29 @@ function afterFirstLineEnd(bytes: Buffer): number {
 }
 
 /**
- * Lines (the last one maybe cut short) with the `data:` lines that carry a Response rewritten.
+ * Lines (the last one maybe cut short) with the `data:` lines that carry an object under `key` rewritten.
  * Read as latin1, one character a byte, so only the model's bytes are replaced and a UTF-8
  * character cut at the end stays as it came.
  */
-function withPublicModelLines(lines: Buffer, replacement: Buffer): Buffer {
-  if (lines.indexOf(RESPONSE_KEY) === -1) return lines;
+function withPublicModelLines(lines: Buffer, replacement: Buffer, key: string, keyBytes: Buffer): Buffer {
+  if (lines.indexOf(keyBytes) === -1) return lines;
   const text = lines.toString('latin1');
+  const quotedKey = `"${key}"`;
   const parts: Buffer[] = [];
   let copied = 0;
-  let found = text.indexOf('"response"');
+  let found = text.indexOf(quotedKey);
   while (found !== -1) {
     const lineStart = Math.max(text.lastIndexOf('\n', found), text.lastIndexOf('\r', found)) + 1;
     const lineEnd = lineEndFrom(text, found);
     if (text.startsWith('data:', lineStart)) {
       const jsonStart = lineStart + 5;
-      const span = nestedModelSpan(text.slice(jsonStart, lineEnd), 'response');
+      const span = nestedModelSpan(text.slice(jsonStart, lineEnd), key);
       if (span !== null && !lines.subarray(jsonStart + span.start, jsonStart + span.end).equals(replacement)) {
         parts.push(lines.subarray(copied, jsonStart + span.start), replacement);
         copied = jsonStart + span.end;
       }
     }
-    found = text.indexOf('"response"', lineEnd);
+    found = text.indexOf(quotedKey, lineEnd);
   }
   if (copied === 0) return lines;
   parts.push(lines.subarray(copied));

@@ -1,0 +1,111 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '../../access/index.js';
+import { parseMessagesRequest } from '../../api/messages-request.js';
+import type { GatewayError } from '../../errors/index.js';
+import { messagesErrorBody, messagesStatus, type MessagesService } from '../../services/index.js';
+import type { RequestRecord } from '../../usage/index.js';
+import { answerError } from '../answer-error.js';
+import { cappedMessage, forCaller, toGatewayError, type ErrorWire } from '../error-response.js';
+import { parseJsonBody } from '../json-body.js';
+import { writeNamedEventStream } from '../named-event-stream.js';
+import type { PausedStreams } from '../paused-streams.js';
+import { contentEncodingError, decodeRequestBody } from '../request-body-encoding.js';
+import { noteRequestedModel } from '../requested-model.js';
+import { sendBody } from '../send-response.js';
+import { appendSessionHeaders } from '../session-headers.js';
+
+/** A Messages request's body twice: the bytes as received (decoded), to pass on, and what they say. */
+interface MessagesBody {
+  readonly raw: Buffer;
+  readonly parsed: unknown;
+}
+
+/** Errors as Anthropic says them: its envelope, its statuses (529 for overloaded), so that its clients retry as they would. */
+const MESSAGES_ERROR_WIRE: ErrorWire = {
+  status: anthropicStatus,
+  body: (error) => messagesErrorBody(anthropicStatus(error), cappedMessage(error)),
+};
+
+function anthropicStatus(error: GatewayError): number {
+  return messagesStatus(error.status, error.upstream?.class === 'overloaded');
+}
+
+/**
+ * `POST /v1/messages` and `POST /v1/messages/count_tokens` (scope `chat`): Anthropic's Messages
+ * API over every chat model (docs/messages-api.md), for Claude Code and the Anthropic SDKs. In a
+ * scope of its own: its body parser keeps the decoded bytes beside the parsed JSON (an Anthropic
+ * upstream gets them as they came), the token may come in `x-api-key`, and errors are Anthropic's.
+ */
+export function registerMessagesRoutes(app: FastifyInstance, messages: MessagesService, pausedStreams: PausedStreams, bodyLimitBytes: number): void {
+  void app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+      const contentEncoding = request.headers['content-encoding'];
+      const encodingError = contentEncodingError(contentEncoding);
+      if (encodingError !== null) return done(encodingError, undefined);
+      decodeRequestBody(body as Buffer, contentEncoding, bodyLimitBytes, (error, decoded) => {
+        if (error !== null) return done(error, undefined);
+        try {
+          const parsed = parseJsonBody(decoded);
+          noteRequestedModel(request.record, parsed);
+          done(null, { raw: decoded, parsed } satisfies MessagesBody);
+        } catch (parseError) {
+          done(parseError as Error, undefined);
+        }
+      });
+    });
+    scope.setErrorHandler((error, request, reply) => answerError(error, request, reply, MESSAGES_ERROR_WIRE));
+
+    scope.post('/v1/messages', { config: { scope: 'chat', endpoint: 'messages', apiKeyHeader: true } }, async (request, reply) => {
+      const record = request.record as RequestRecord;
+      const failedMidStream = (error: unknown): GatewayError => {
+        const gatewayError = toGatewayError(error);
+        record.errorCode ??= gatewayError.code;
+        request.log.warn({ err: error, requestId: record.id, clientRequestId: record.clientRequestId }, 'stream failed after the first byte');
+        return forCaller(gatewayError, record.publicId);
+      };
+      const outcome = await messages.create({ ...input(request, true), failedMidStream });
+      const headers = appendSessionHeaders(['x-request-id', record.publicId], record);
+      reply.hijack();
+      if (outcome.kind === 'json') {
+        record.markFirstByte();
+        sendBody(reply.raw, 200, 'application/json', outcome.payload, headers);
+        return reply;
+      }
+      // Written here, not by Fastify: events go out as they arrive, within PausedStreams' bounds.
+      await writeNamedEventStream(reply.raw, headers, outcome, record, pausedStreams, failedMidStream, MESSAGES_ERROR_WIRE.body);
+      return reply;
+    });
+
+    scope.post(
+      '/v1/messages/count_tokens',
+      { config: { scope: 'chat', endpoint: 'messages.count_tokens', apiKeyHeader: true } },
+      async (request, reply: FastifyReply) => {
+        const record = request.record as RequestRecord;
+        const payload = await messages.countTokens({
+          ...input(request, false),
+          failedMidStream: (error) => forCaller(toGatewayError(error), record.publicId),
+        });
+        reply.hijack();
+        record.markFirstByte();
+        sendBody(reply.raw, 200, 'application/json', payload, ['x-request-id', record.publicId]);
+        return reply;
+      },
+    );
+  });
+}
+
+/** What both routes hand the service; the body is let go of, so a long stream does not hold it. */
+function input(request: FastifyRequest, isMessage: boolean) {
+  const { raw, parsed } = request.body as MessagesBody;
+  request.body = undefined;
+  return {
+    principal: request.principal as Principal,
+    record: request.record as RequestRecord,
+    cancellation: request.cancellation as AbortSignal,
+    sessionHeader: request.headers['x-session-id'],
+    request: parseMessagesRequest(parsed, isMessage),
+    raw,
+    headers: request.headers,
+  };
+}
