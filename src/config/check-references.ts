@@ -70,6 +70,16 @@ export function checkReferences(config: ReferencedConfig, upstreamKeys = true): 
       if (route.upstream !== undefined && !upstreamIds.has(route.upstream)) throw new ConfigError(`${key}.upstream`, `unknown upstream "${route.upstream}"`);
     });
   });
+  // An alias may not take a name another model answers to: a request must reach one model.
+  const names = new Set(modelIds.keys());
+  config.models.forEach((model, modelIndex) => {
+    (model.aliases ?? []).forEach((alias, aliasIndex) => {
+      if (names.has(alias)) throw new ConfigError(`models[${modelIndex}].aliases[${aliasIndex}]`, `"${alias}" is already a model id or another alias`);
+      if (alias.indexOf('*') !== -1 && alias.indexOf('*') !== alias.length - 1)
+        throw new ConfigError(`models[${modelIndex}].aliases[${aliasIndex}]`, `"${alias}": a * may only end an alias`);
+      names.add(alias);
+    });
+  });
   const transcriptionDefault = config.defaults.transcription_model;
   if (transcriptionDefault !== undefined && modelIds.get(transcriptionDefault) !== 'transcription') {
     throw new ConfigError('defaults.transcription_model', `"${transcriptionDefault}" is not a configured transcription model`);

@@ -30,6 +30,12 @@ export const ModelConfigSchema = Type.Object(
       MODEL_TYPES.map((type) => Type.Literal(type)),
       { description: 'an endpoint refuses other types with 400' },
     ),
+    aliases: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description:
+          "other names callers may use for this model (Claude Code's own model names, say), each shown in `/v1/models`; a name ending in `*` takes every name that starts with the rest (the longest such prefix wins; an exact name or id always wins) (docs/model-aliases.md)",
+      }),
+    ),
     owned_by: Type.Optional(Type.String({ minLength: 1, documentedDefault: "first route's provider", description: 'shown in `/v1/models`' })),
     created: Type.Optional(
       Type.Integer({

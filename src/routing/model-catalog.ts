@@ -48,6 +48,8 @@ export interface Route<Type extends ModelType = ModelType> {
 
 export interface CatalogModel<Type extends ModelType = ModelType> {
   readonly id: string;
+  /** Other names it answers to (`models[].aliases`); one ending in `*` takes every name that starts with the rest. */
+  readonly aliases?: readonly string[];
   readonly type: Type;
   readonly ownedBy: string;
   readonly created: number;
@@ -58,16 +60,37 @@ export interface CatalogModel<Type extends ModelType = ModelType> {
   readonly defaultVoice?: string;
 }
 
+/** The names a catalog resolves: ids and exact aliases, then alias prefixes, longest first. */
+interface CatalogNames {
+  readonly models: Map<string, CatalogModel>;
+  readonly exact: Map<string, CatalogModel>;
+  readonly prefixes: ReadonlyArray<readonly [string, CatalogModel]>;
+}
+
 /** The models callers see, each with the pool of upstream routes that serve it. */
 export class ModelCatalog {
-  private models: Map<string, CatalogModel>;
+  private names: CatalogNames;
 
   constructor(models: readonly CatalogModel[]) {
-    this.models = new Map(models.map((model) => [model.id, model]));
+    const exact = new Map<string, CatalogModel>();
+    const prefixes: Array<[string, CatalogModel]> = [];
+    for (const model of models) {
+      for (const alias of model.aliases ?? []) {
+        if (alias.endsWith('*')) prefixes.push([alias.slice(0, -1), model]);
+        else exact.set(alias, model);
+      }
+    }
+    prefixes.sort(([a], [b]) => b.length - a.length);
+    this.names = { models: new Map(models.map((model) => [model.id, model])), exact, prefixes };
   }
 
-  get(id: string): CatalogModel | undefined {
-    return this.models.get(id);
+  /** The model a request names: by its id, else by an alias. */
+  get(name: string): CatalogModel | undefined {
+    const { models, exact, prefixes } = this.names;
+    const model = models.get(name) ?? exact.get(name);
+    if (model !== undefined || prefixes.length === 0) return model;
+    for (const [prefix, candidate] of prefixes) if (name.startsWith(prefix)) return candidate;
+    return undefined;
   }
 
   /**
@@ -75,11 +98,11 @@ export class ModelCatalog {
    * request already routed keeps the model object it resolved; the next one sees the new routes.
    */
   replaceWith(rebuilt: ModelCatalog): void {
-    this.models = rebuilt.models;
+    this.names = rebuilt.names;
   }
 
   all(): IterableIterator<CatalogModel> {
-    return this.models.values();
+    return this.names.models.values();
   }
 }
 
@@ -143,6 +166,7 @@ export function buildCatalog(models: readonly ModelConfig[], credentials: Readon
       const firstProvider = firstRoute?.upstream === undefined ? firstRoute?.accounts : credentials.get(firstRoute.upstream)?.provider;
       return {
         id: model.id,
+        ...(model.aliases === undefined ? {} : { aliases: model.aliases }),
         type: model.type,
         ownedBy: model.owned_by ?? firstProvider ?? 'switchyard',
         created: model.created ?? Math.floor(now / 1000),

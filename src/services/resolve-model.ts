@@ -12,13 +12,16 @@ const ENDPOINT_OF_TYPE: Record<ModelType, string> = {
   speech: '/v1/audio/speech',
 };
 
-/** The model a request names, checked in the order: exists (404), allowed (403), right type (400). */
+/**
+ * The model a request names (by its id or an alias), checked in the order: exists (404), allowed
+ * (403: the token's allow-list names models by id, and an alias is the same model), right type (400).
+ */
 export function resolveModel<Type extends ModelType>(catalog: ModelCatalog, principal: Principal, modelId: string, expected: Type): CatalogModel<Type> {
   const model = catalog.get(modelId);
   if (model === undefined) {
     throw new GatewayError('model_not_found', `The model ${echo(modelId)} does not exist. ${alternatives(catalog, principal, expected)}`, { param: 'model' });
   }
-  if (!canUseModel(principal, modelId)) {
+  if (!canUseModel(principal, model.id)) {
     throw new GatewayError('model_not_allowed', `This API key may not use the model ${echo(modelId)}.`, { param: 'model' });
   }
   if (model.type !== expected) {

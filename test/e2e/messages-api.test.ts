@@ -53,7 +53,12 @@ describe('POST /v1/messages passed through to an Anthropic upstream', () => {
       '{"model":"claude-sonnet","max_tokens":1024,"system":[{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"how many angels can dance on the head of a pin"}],"thinking":{"type":"enabled","budget_tokens":512}}';
     const response = await fetch(`${running.gateway.url}/v1/messages`, {
       method: 'POST',
-      headers: { 'x-api-key': running.token, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'prompt-caching-2024-07-31', 'content-type': 'application/json' },
+      headers: {
+        'x-api-key': running.token,
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'prompt-caching-2024-07-31',
+        'content-type': 'application/json',
+      },
       body: sent,
     });
     expect(response.status).toBe(200);
@@ -164,7 +169,9 @@ describe('errors in Anthropic shape', () => {
     const anonymous = await fetch(`${running.gateway.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(anonymous.status).toBe(401);
     expect(await anonymous.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
-    const unknown = await client.messages.create({ model: 'no-such-model', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }).catch((caught: unknown) => caught);
+    const unknown = await client.messages
+      .create({ model: 'no-such-model', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((caught: unknown) => caught);
     expect(unknown).toBeInstanceOf(Anthropic.NotFoundError);
     const noMax = await fetch(`${running.gateway.url}/v1/messages`, {
       method: 'POST',

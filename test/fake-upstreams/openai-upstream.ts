@@ -57,6 +57,12 @@ export interface FakeOpenAIOptions {
   promptUsage?: { prompt_tokens: number; cached_tokens: number };
   /** Keys it accepts as `Authorization: Bearer …`; a request with any other gets OpenAI's recorded 401. Any key when unset. */
   apiKeys?: readonly string[];
+  /**
+   * The tool the recorded tool call calls instead, and its arguments (re-cut into the recorded
+   * number of pieces); a request whose last message is a tool result (the turn after the tool
+   * ran) gets the recorded text answer, so that an agent's loop ends.
+   */
+  toolCall?: { name: string; arguments: Record<string, unknown> };
 }
 
 export interface FakeOpenAIUpstream {
@@ -99,6 +105,7 @@ interface ResolvedOptions {
   firstByteDelayMs: number;
   completionText: string | undefined;
   promptUsage: { prompt_tokens: number; cached_tokens: number } | undefined;
+  toolCall: FakeOpenAIOptions['toolCall'];
 }
 
 /** What the fake needs to know about one chat completion request. */
@@ -221,18 +228,45 @@ function resolveOptions(options: FakeOpenAIOptions): ResolvedOptions {
     firstByteDelayMs: options.firstByteDelayMs ?? 0,
     completionText: options.completionText,
     promptUsage: options.promptUsage,
+    toolCall: options.toolCall,
   };
 }
 
-function describeChatRequest(body: JsonObject): ChatRequest {
+function describeChatRequest(body: JsonObject, options: ResolvedOptions): ChatRequest {
   const streamOptions = body.stream_options;
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const last: unknown = messages.at(-1);
+  const afterToolResult = options.toolCall !== undefined && isJsonObject(last) && last.role === 'tool';
   return {
     model: typeof body.model === 'string' ? body.model : undefined,
     stream: body.stream === true,
     // Real OpenAI only adds usage to a stream when asked for it exactly so.
     includeUsage: isJsonObject(streamOptions) && streamOptions.include_usage === true,
-    wantsTools: Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== 'none',
+    wantsTools: Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== 'none' && !afterToolResult,
   };
+}
+
+/** The recorded tool call's chunks calling `toolCall` instead: its name, and its arguments cut into the recorded number of pieces. */
+function retargetToolCallChunks(chunks: JsonObject[], toolCall: NonNullable<ResolvedOptions['toolCall']>): JsonObject[] {
+  const calls = (chunk: JsonObject): JsonObject[] => {
+    const toolCalls = firstDelta(chunk)?.tool_calls;
+    return Array.isArray(toolCalls) ? toolCalls.filter(isJsonObject) : [];
+  };
+  const pieces = chunks.filter((chunk) => calls(chunk).some((call) => isJsonObject(call.function) && call.function.name === undefined)).length;
+  const text = JSON.stringify(toolCall.arguments);
+  const size = Math.ceil(text.length / Math.max(pieces, 1));
+  let next = 0;
+  return chunks.map((chunk) => {
+    for (const call of calls(chunk)) {
+      if (!isJsonObject(call.function)) continue;
+      if (call.function.name !== undefined) call.function.name = toolCall.name;
+      else {
+        call.function.arguments = text.slice(next * size, (next + 1) * size);
+        next++;
+      }
+    }
+    return chunk;
+  });
 }
 
 function firstChoice(chunk: JsonObject): JsonObject | undefined {
@@ -289,6 +323,7 @@ function applyUsagePolicy(chunk: JsonObject, includeUsage: boolean): JsonObject 
 function buildStreamEvents(fixture: StreamFixture, chat: ChatRequest, options: ResolvedOptions): string[] {
   const includeUsage = chat.includeUsage && !options.omitUsage;
   let chunks = fixture.chunks.map((chunk) => structuredClone(chunk));
+  if (options.toolCall !== undefined && chat.wantsTools) chunks = retargetToolCallChunks(chunks, options.toolCall);
   if (options.completionText !== undefined && !chat.wantsTools) {
     chunks = replaceTextDeltas(chunks, options.completionText);
   }
@@ -309,6 +344,13 @@ function buildCompletionBody(fixture: JsonObject, chat: ChatRequest, options: Re
   const message = firstChoice(body)?.message;
   if (options.completionText !== undefined && !chat.wantsTools && isJsonObject(message)) {
     message.content = options.completionText;
+  }
+  const { toolCall } = options;
+  if (toolCall !== undefined && chat.wantsTools && isJsonObject(message) && Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls) {
+      if (isJsonObject(call) && isJsonObject(call.function))
+        Object.assign(call.function, { name: toolCall.name, arguments: JSON.stringify(toolCall.arguments) });
+    }
   }
   return body;
 }
@@ -413,7 +455,7 @@ async function answerChatCompletion(req: IncomingMessage, res: ServerResponse, b
     sendJson(res, 400, openAIError(INVALID_JSON_MESSAGE, 'invalid_request_error'));
     return;
   }
-  const chat = describeChatRequest(body);
+  const chat = describeChatRequest(body, options);
   if (!chat.stream) {
     const fixture = chat.wantsTools ? fixtures.toolCallCompletion : fixtures.completion;
     sendJson(res, 200, buildCompletionBody(fixture, chat, options));
