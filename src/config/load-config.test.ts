@@ -230,6 +230,16 @@ describe('invalid config: one line naming the key and the problem', () => {
     ['state:\n  key_prefix: "has space"', 'state.key_prefix', 'state.key_prefix: must match ^[A-Za-z0-9._:-]{1,64}$, got "has space"'],
     ['upstreams:\n  - { id: a, provider: openai }\n  - { id: a, provider: openai }', 'upstreams[1].id', 'upstreams[1].id: duplicate upstream id "a"'],
     [
+      'upstreams:\n  - { id: a, provider: openai }\nmodels:\n  - { id: m, type: chat, routes: [{ upstream: a, model: x }] }\n  - { id: n, type: chat, aliases: [m], routes: [{ upstream: a, model: y }] }',
+      'models[1].aliases[0]',
+      'models[1].aliases[0]: "m" is already a model id or another alias',
+    ],
+    [
+      'upstreams:\n  - { id: a, provider: openai }\nmodels:\n  - { id: m, type: chat, aliases: ["claude-*-x"], routes: [{ upstream: a, model: x }] }',
+      'models[0].aliases[0]',
+      'models[0].aliases[0]: "claude-*-x": a * may only end an alias',
+    ],
+    [
       'upstreams:\n  - { id: a, provider: tei }',
       'upstreams[0].base_url',
       'upstreams[0].base_url: is required for tei: the address of the text-embeddings-inference server',

@@ -35,3 +35,28 @@ describe('buildCatalog', () => {
     expect(model?.routes.map((route) => route.priority)).toEqual([0, 1]);
   });
 });
+
+describe('model aliases', () => {
+  const chat = (id: string, aliases: string[]): ModelConfig => ({
+    id,
+    type: 'chat',
+    aliases,
+    routes: [{ upstream: 'chat-only', model: id, weight: 1, priority: 0 }],
+    strategy: 'weighted',
+  });
+  const catalog = buildCatalog([chat('sonnet', ['claude-sonnet-5-5', 'claude-*']), chat('opus', ['claude-opus-*']), chat('claude-exact', [])], credentials);
+
+  it.each([
+    ['sonnet', 'sonnet'],
+    ['claude-sonnet-5-5', 'sonnet'],
+    ['claude-haiku-4-5-20251001', 'sonnet'],
+    ['claude-opus-5-5', 'opus'],
+    ['claude-exact', 'claude-exact'],
+  ])('%s reaches %s: ids and exact aliases first, then the longest prefix', (name, id) => {
+    expect(catalog.get(name)?.id).toBe(id);
+  });
+
+  it('reaches nothing by a name no id, alias or prefix takes', () => {
+    expect(catalog.get('gpt-4o')).toBeUndefined();
+  });
+});

@@ -23,7 +23,7 @@ beforeAll(async () => {
       { id: 'gpt', provider: 'openai', base_url: openai.url, api_key: 'sk-test' },
     ],
     models: [
-      { id: 'claude-sonnet', type: 'chat', routes: [{ upstream: 'claude', model: UPSTREAM_MODEL }] },
+      { id: 'claude-sonnet', type: 'chat', aliases: ['claude-sonnet-5-5', 'claude-*'], routes: [{ upstream: 'claude', model: UPSTREAM_MODEL }] },
       { id: 'gpt-mini', type: 'chat', routes: [{ upstream: 'gpt', model: 'gpt-4o-mini' }] },
     ],
   });
@@ -161,6 +161,21 @@ describe('POST /v1/messages converted for an OpenAI upstream', () => {
       error: { type: 'invalid_request_error', message: expect.stringContaining('web_search_20250305') },
     });
     expect(openai.requests).toHaveLength(0);
+  });
+});
+
+describe('model aliases', () => {
+  it('reach the model by an exact name or a prefix, answer with its id, and are listed with the model they stand for', async () => {
+    const exact = await client.messages.create({ model: 'claude-sonnet-5-5', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(exact.model).toBe('claude-sonnet');
+    const prefixed = await client.messages.create({ model: 'claude-opus-5-5', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(prefixed.model).toBe('claude-sonnet');
+    expect((anthropic.requests.at(-1)?.body as { model: string }).model).toBe(UPSTREAM_MODEL);
+    const listed = await running.client.models.list();
+    const ids = listed.data.map((model) => model.id);
+    expect(ids).toEqual(['claude-sonnet', 'claude-sonnet-5-5', 'gpt-mini']);
+    expect(listed.data[1]).toMatchObject({ id: 'claude-sonnet-5-5', alias_of: 'claude-sonnet', type: 'chat' });
+    expect(await running.client.models.retrieve('claude-opus-5-5')).toMatchObject({ id: 'claude-opus-5-5', alias_of: 'claude-sonnet' });
   });
 });
 
