@@ -64,6 +64,13 @@ export const ModelConfigSchema = Type.Object(
           cached_input_per_mtok: Type.Optional(
             Type.Number({ minimum: 0, documentedDefault: '`input_per_mtok`', description: 'US dollars per million prompt tokens read from the cache' }),
           ),
+          cache_write_per_mtok: Type.Optional(
+            Type.Number({
+              minimum: 0,
+              documentedDefault: '`input_per_mtok`',
+              description: "US dollars per million prompt tokens written to the cache (Anthropic's cache writes: 1.25 times its input price for 5 minutes)",
+            }),
+          ),
         },
         {
           additionalProperties: false,

@@ -23,7 +23,13 @@ beforeAll(async () => {
       { id: 'gpt', provider: 'openai', base_url: openai.url, api_key: 'sk-test' },
     ],
     models: [
-      { id: 'claude-sonnet', type: 'chat', aliases: ['claude-sonnet-5-5', 'claude-*'], routes: [{ upstream: 'claude', model: UPSTREAM_MODEL }] },
+      {
+        id: 'claude-sonnet',
+        type: 'chat',
+        aliases: ['claude-sonnet-5-5', 'claude-*'],
+        routes: [{ upstream: 'claude', model: UPSTREAM_MODEL }],
+        price: { input_per_mtok: 3, output_per_mtok: 15, cached_input_per_mtok: 0.3, cache_write_per_mtok: 3.75 },
+      },
       { id: 'gpt-mini', type: 'chat', routes: [{ upstream: 'gpt', model: 'gpt-4o-mini' }] },
     ],
   });
@@ -84,7 +90,9 @@ describe('POST /v1/messages passed through to an Anthropic upstream', () => {
     expect(message.content.some((block) => block.type === 'tool_use' && block.name === 'Read')).toBe(true);
     const row = await running.logRow(stream.response?.headers.get('x-request-id') ?? null);
     expect(row).toMatchObject({ endpoint: 'messages', model: 'claude-sonnet', status: 200 });
-    expect(row.cachedTokens).toBe(13993);
+    // Every prompt token counted (2 input, 22 written to the cache, 13,993 read from it), each kind at its price.
+    expect(row).toMatchObject({ promptTokens: 14017, cachedTokens: 13993, completionTokens: 61 });
+    expect(row.costUsd).toBeCloseTo((2 * 3 + 22 * 3.75 + 13993 * 0.3 + 61 * 15) / 1_000_000, 10);
   });
 
   it('passes count_tokens on to the upstream', async () => {

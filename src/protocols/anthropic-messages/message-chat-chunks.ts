@@ -1,6 +1,6 @@
 import type { ChatFinishReason, ChatStreamEvent } from '../openai-chat/chat-types.js';
 import type { AnthropicErrorObject, AnthropicStreamEvent, AnthropicUsage } from './messages-types.js';
-import { mapAnthropicUsage, mergeAnthropicUsage, toUsage } from './messages-usage.js';
+import { anthropicUsage, mapAnthropicUsage, mergeAnthropicUsage } from './messages-usage.js';
 import { mapAnthropicFinishReason } from './stop-reason.js';
 
 interface ChunkDelta {
@@ -72,7 +72,7 @@ export class MessageChatChunks {
         const usage = mapAnthropicUsage(this.usage);
         if (usage === null) return undefined;
         const data = JSON.stringify({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage });
-        return { data, usage: toUsage(usage), usageOnly: true, text: '' };
+        return { data, usage: anthropicUsage(this.usage), usageOnly: true, text: '' };
       }
       case 'error':
         throw this.failure(event.error);

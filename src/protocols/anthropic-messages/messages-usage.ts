@@ -29,12 +29,20 @@ export function mapAnthropicUsage(usage: AnthropicUsage | null | undefined): Ope
   };
 }
 
-export function toUsage(payload: OpenAIUsagePayload): Usage {
+/**
+ * Anthropic's usage as the gateway records it: every prompt token in `promptTokens` (input, cache
+ * writes and cache reads, as for OpenAI), the reads in `cachedTokens`, the writes in
+ * `cacheWriteTokens` (priced apart: docs/limits.md). Null when it gives no counts.
+ */
+export function anthropicUsage(usage: AnthropicUsage | null | undefined): Usage | null {
+  const payload = mapAnthropicUsage(usage);
+  if (payload === null) return null;
   return {
     promptTokens: payload.prompt_tokens,
     completionTokens: payload.completion_tokens,
     totalTokens: payload.total_tokens,
     cachedTokens: payload.prompt_tokens_details.cached_tokens,
+    cacheWriteTokens: count(usage?.cache_creation_input_tokens) ?? 0,
   };
 }
 
@@ -50,10 +58,11 @@ function count(value: unknown): number | null {
 export function messagesUsageOf(usage: Usage | null): MessagesUsage {
   if (usage === null) return { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   const cacheRead = Math.min(usage.cachedTokens ?? 0, usage.promptTokens);
+  const cacheWrite = Math.min(usage.cacheWriteTokens ?? 0, usage.promptTokens - cacheRead);
   return {
-    input_tokens: usage.promptTokens - cacheRead,
+    input_tokens: usage.promptTokens - cacheRead - cacheWrite,
     output_tokens: usage.completionTokens,
-    cache_creation_input_tokens: 0,
+    cache_creation_input_tokens: cacheWrite,
     cache_read_input_tokens: cacheRead,
   };
 }

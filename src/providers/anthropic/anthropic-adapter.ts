@@ -22,7 +22,7 @@ import { AnthropicChatEvents } from './anthropic-chat-stream.js';
 import { convertToAnthropicRequest } from '../../protocols/anthropic-messages/convert-chat-to-messages-request.js';
 import { completionText, convertToOpenAICompletion } from '../../protocols/anthropic-messages/convert-message-to-chat.js';
 import { ANTHROPIC_VERSION, type AnthropicMessageResponse } from '../../protocols/anthropic-messages/messages-types.js';
-import { mapAnthropicUsage, toUsage } from '../../protocols/anthropic-messages/messages-usage.js';
+import { anthropicUsage } from '../../protocols/anthropic-messages/messages-usage.js';
 import { anthropicErrorDialect } from './map-anthropic-error.js';
 
 const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -50,7 +50,7 @@ export class AnthropicAdapter implements ProviderAdapter, ChatProvider, Messages
     const completion = convertToOpenAICompletion(message, Math.floor(Date.now() / 1000));
     return {
       payload: Buffer.from(JSON.stringify(completion)),
-      usage: completion.usage === undefined ? null : toUsage(completion.usage),
+      usage: anthropicUsage(message.usage),
       completionText: () => completionText(completion),
     };
   }
@@ -69,8 +69,7 @@ export class AnthropicAdapter implements ProviderAdapter, ChatProvider, Messages
     const request = this.passOn(attempt, '/v1/messages', call);
     if (!call.stream) {
       const { body: payload, value: message } = await this.client.postJson(request, anthropicErrorDialect, MESSAGE);
-      const usage = mapAnthropicUsage(message.usage);
-      return { kind: 'json', payload, usage: usage === null ? null : toUsage(usage) };
+      return { kind: 'json', payload, usage: anthropicUsage(message.usage) };
     }
     const response = await this.client.openBody(request, anthropicErrorDialect, true);
     const tap = new MessagesStreamTap(this.client.maxEventBytes);

@@ -102,7 +102,7 @@ describe('AnthropicChatEvents', () => {
     // The empty first input_json_delta is not sent: it carries nothing.
     expect(toolDeltas.slice(1)).toEqual(['{"locati', 'on": "P', 'ar', 'is"}'].map((part) => ({ index: 0, function: { arguments: part } })));
     expect(chunks(events).find((chunk) => chunk.choices[0]?.finish_reason !== null && chunk.choices.length > 0)?.choices[0]?.finish_reason).toBe('tool_calls');
-    expect(events[events.length - 1]?.usage).toEqual({ promptTokens: 377, completionTokens: 65, totalTokens: 442, cachedTokens: 0 });
+    expect(events[events.length - 1]?.usage).toEqual({ promptTokens: 377, completionTokens: 65, totalTokens: 442, cachedTokens: 0, cacheWriteTokens: 0 });
   });
 
   it('counts cache writes and reads in prompt tokens (recorded stream with trailing blanks after each JSON)', async () => {
@@ -114,7 +114,7 @@ describe('AnthropicChatEvents', () => {
       prompt_tokens_details: { cached_tokens: 13993 },
     });
     // The request log (and the console's Sessions page) gets the cache reads too.
-    expect(events.at(-1)?.usage).toEqual({ promptTokens: 14017, completionTokens: 61, totalTokens: 14078, cachedTokens: 13993 });
+    expect(events.at(-1)?.usage).toEqual({ promptTokens: 14017, completionTokens: 61, totalTokens: 14078, cachedTokens: 13993, cacheWriteTokens: 22 });
     const toolDeltas = deltas(events).flatMap((delta) => (delta['tool_calls'] as Array<{ function: { arguments: string } }> | undefined) ?? []);
     expect(toolDeltas.map((call) => call.function.arguments).join('')).toBe('{"file_path": "/tmp/blah/foo"}');
   });

@@ -1,7 +1,7 @@
 import type { Usage } from '../provider-adapter.js';
 import { isObject } from '../../core/index.js';
 import type { AnthropicUsage } from '../../protocols/anthropic-messages/messages-types.js';
-import { mapAnthropicUsage, mergeAnthropicUsage, toUsage } from '../../protocols/anthropic-messages/messages-usage.js';
+import { anthropicUsage, mergeAnthropicUsage } from '../../protocols/anthropic-messages/messages-usage.js';
 import { ServerSentEventDecoder } from './server-sent-events.js';
 
 /** The events that carry usage: `message_start` (the input side) and `message_delta` (cumulative, at the end). */
@@ -23,8 +23,7 @@ export class MessagesStreamTap {
 
   /** The usage so far, as the gateway records it; null before `message_start`, or when it had none. */
   get usage(): Usage | null {
-    const usage = mapAnthropicUsage(this.counted);
-    return usage === null ? null : toUsage(usage);
+    return anthropicUsage(this.counted);
   }
 
   async *tap(body: AsyncIterableIterator<Buffer>): AsyncGenerator<Buffer> {
