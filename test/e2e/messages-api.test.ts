@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  errorBodySchemaErrors,
+  messageSchemaErrors,
+  streamEventSchemaErrors,
+} from '../../src/protocols/anthropic-messages/anthropic-messages-schema-contract.js';
 import { startFakeAnthropicUpstream, type FakeAnthropicUpstream } from '../fake-upstreams/anthropic-upstream.js';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../fake-upstreams/openai-upstream.js';
 import { resetCredentials } from '../support/reset-credentials.js';
@@ -113,6 +118,7 @@ describe('POST /v1/messages converted for an OpenAI upstream', () => {
     });
     expect(message).toMatchObject({ type: 'message', role: 'assistant', model: 'gpt-mini', stop_reason: 'end_turn', stop_sequence: null });
     expect(message.id).toMatch(/^msg_/);
+    expect(messageSchemaErrors(message)).toEqual([]);
     expect(message.content[0]?.type).toBe('text');
     const chat = openai.requests.at(-1)?.body as Record<string, unknown>;
     expect(chat).toMatchObject({
@@ -155,7 +161,9 @@ describe('POST /v1/messages converted for an OpenAI upstream', () => {
     expect(new Set(names.slice(3, -3))).toEqual(new Set(['content_block_delta']));
     for (const event of events) {
       const name = /^event: (.*)$/m.exec(event)?.[1];
-      expect((JSON.parse(/^data: (.*)$/m.exec(event)?.[1] ?? 'null') as { type: string }).type).toBe(name);
+      const data = JSON.parse(/^data: (.*)$/m.exec(event)?.[1] ?? 'null') as { type: string };
+      expect(data.type).toBe(name);
+      expect(streamEventSchemaErrors(data)).toEqual([]);
     }
   });
 
@@ -191,7 +199,9 @@ describe('errors in Anthropic shape', () => {
   it('401 for a missing key, 404 for an unknown model, 400 for a missing max_tokens', async () => {
     const anonymous = await fetch(`${running.gateway.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(anonymous.status).toBe(401);
-    expect(await anonymous.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+    const anonymousBody = await anonymous.json();
+    expect(anonymousBody).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+    expect(errorBodySchemaErrors(anonymousBody)).toEqual([]);
     const unknown = await client.messages
       .create({ model: 'no-such-model', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] })
       .catch((caught: unknown) => caught);

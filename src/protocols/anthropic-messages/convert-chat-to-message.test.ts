@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { errorBodySchemaErrors, messageSchemaErrors } from './anthropic-messages-schema-contract.js';
 import { chatCompletionToMessage } from './convert-chat-to-message.js';
 import { messagesErrorBody, messagesErrorType, messagesStatus } from './messages-error.js';
 
@@ -20,6 +21,7 @@ describe('chatCompletionToMessage', () => {
       stop_sequence: null,
       usage: { input_tokens: 8, output_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     });
+    expect(messageSchemaErrors(message)).toEqual([]);
   });
 
   it('makes a recorded tool call a tool_use block with its arguments parsed, and stops for tool use', () => {
@@ -28,6 +30,7 @@ describe('chatCompletionToMessage', () => {
     const [block] = message.content;
     expect(block).toMatchObject({ type: 'tool_use', name: 'read_file' });
     expect(block?.type === 'tool_use' && typeof block.input).toBe('object');
+    expect(messageSchemaErrors(message)).toEqual([]);
   });
 
   it('keeps arguments that are not a JSON object under `arguments`, and takes cache reads out of input_tokens', () => {
@@ -70,7 +73,8 @@ describe("Anthropic's error statuses and types", () => {
     expect(messagesErrorType(anthropicStatus)).toBe(type);
   });
 
-  it('writes the envelope', () => {
+  it('writes the envelope, as published for every type the published schema has', () => {
     expect(messagesErrorBody(529, 'Overloaded')).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+    for (const status of [400, 401, 403, 404, 429, 500, 529]) expect(errorBodySchemaErrors(messagesErrorBody(status, 'm'))).toEqual([]);
   });
 });

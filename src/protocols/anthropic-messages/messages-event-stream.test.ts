@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/index.js';
+import { streamEventSchemaErrors } from './anthropic-messages-schema-contract.js';
 import { MessagesEventStream } from './messages-event-stream.js';
 import type { MessagesServerSentEvent } from './messages-types.js';
 
@@ -63,7 +64,10 @@ describe('MessagesEventStream', () => {
       'message_delta',
       'message_stop',
     ]);
-    for (const { event, data } of events) expect(data['type']).toBe(event);
+    for (const { event, data } of events) {
+      expect(data['type']).toBe(event);
+      expect(streamEventSchemaErrors(data), event).toEqual([]);
+    }
     expect(events[0]?.data).toEqual({
       type: 'message_start',
       message: {
