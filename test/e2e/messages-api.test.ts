@@ -50,6 +50,7 @@ afterAll(async () => {
 beforeEach(() => {
   resetCredentials(running.gateway);
   anthropic.options = {};
+  anthropic.clearFailures();
   anthropic.requests.length = 0;
   openai.requests.length = 0;
 });
@@ -224,5 +225,56 @@ describe('errors in Anthropic shape', () => {
     });
     expect(response.status).toBe(529);
     expect(await response.json()).toEqual({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('upstream provider failed') } });
+  });
+});
+
+describe('a Claude Code session over a pool of Anthropic keys', () => {
+  it('stays on one key, moves at once when that key is rate limited, and stays where it moved', async () => {
+    const second = await startFakeAnthropicUpstream({ apiKey: API_KEY });
+    const pooled = await startTestGateway({
+      upstreams: [
+        { id: 'key-a', provider: 'anthropic', base_url: anthropic.url, api_key: API_KEY },
+        { id: 'key-b', provider: 'anthropic', base_url: second.url, api_key: API_KEY },
+      ],
+      models: [
+        {
+          id: 'claude-pool',
+          type: 'chat',
+          routes: [
+            { upstream: 'key-a', model: UPSTREAM_MODEL },
+            { upstream: 'key-b', model: UPSTREAM_MODEL },
+          ],
+        },
+      ],
+    });
+    try {
+      const turn = async () => {
+        const response = await fetch(`${pooled.gateway.url}/v1/messages`, {
+          method: 'POST',
+          headers: { 'x-api-key': pooled.token, 'content-type': 'application/json', 'x-claude-code-session-id': 'session-7' },
+          body: JSON.stringify({ model: 'claude-pool', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }),
+        });
+        expect(response.status).toBe(200);
+        await response.arrayBuffer();
+        return { affinity: response.headers.get('x-session-affinity'), source: response.headers.get('x-session-source') };
+      };
+      const servedBy = () => (anthropic.requests.length > 0 ? anthropic : second);
+      expect(await turn()).toEqual({ affinity: 'new', source: 'claude_code' });
+      const bound = servedBy();
+      const other = bound === anthropic ? second : anthropic;
+      expect(await turn()).toEqual({ affinity: 'kept', source: 'claude_code' });
+      expect(other.requests).toHaveLength(0);
+
+      bound.failNext({ status: 429, headers: { 'retry-after': '30' } });
+      expect(await turn()).toEqual({ affinity: 'moved', source: 'claude_code' });
+      expect(other.requests).toHaveLength(1);
+      expect(await turn()).toEqual({ affinity: 'kept', source: 'claude_code' });
+      expect(other.requests).toHaveLength(2);
+      // The limited key was asked once more (the 429), never again.
+      expect(bound.requests).toHaveLength(3);
+    } finally {
+      await pooled.close();
+      await second.close();
+    }
   });
 });

@@ -63,6 +63,8 @@ export interface FakeAnthropicUpstream {
   readonly requests: RecordedAnthropicRequest[];
   options: FakeAnthropicOptions;
   failNext(failure: AnthropicFailure, times?: number): void;
+  /** Forgets the failures queued and not yet sent. */
+  clearFailures(): void;
   close(): Promise<void>;
 }
 
@@ -235,6 +237,9 @@ export async function startFakeAnthropicUpstream(options: { apiKey: string } & F
     },
     failNext(failure, times = 1) {
       failures.push({ failure, remaining: times });
+    },
+    clearFailures() {
+      failures.length = 0;
     },
     close: () => server.close(),
   };
