@@ -4,7 +4,8 @@ import { createServer, type ServerResponse } from 'node:http';
  * The upstream every proxy in the benchmark talks to: as cheap as a Node server can be, so that
  * what is measured is the proxies. A ~1 KB chat completion, a ~20-chunk SSE stream, and a slow
  * stream (a chunk every 250 ms, 5 s in all) for the concurrent-streams memory test; at `…/responses`
- * the Codex backend's event stream, fast or slow, for the native passthrough.
+ * the Codex backend's event stream, fast or slow, for the native passthrough; at `/v1/messages`
+ * Anthropic's event stream of the same ~20-delta answer, or its message, for `/v1/messages`.
  */
 const port = Number(process.argv[2] ?? 0);
 
@@ -99,6 +100,49 @@ const responsesEvents = [
   }),
 ];
 
+/** Anthropic's stream of the same answer: the events and order of a recorded text stream. */
+function messagesEvent(type: string, fields: Record<string, unknown>): string {
+  return `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
+}
+const anthropicMessage = {
+  id: 'msg_bench0000000000000000000',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-sonnet-4-20250514',
+  content: [] as unknown[],
+  stop_reason: null,
+  stop_sequence: null,
+  usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 },
+};
+const messagesEvents = [
+  messagesEvent('message_start', { message: anthropicMessage }),
+  messagesEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+  messagesEvent('ping', {}),
+  ...words.map((word) => messagesEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: word } })),
+  messagesEvent('content_block_stop', { index: 0 }),
+  messagesEvent('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 19 } }),
+  messagesEvent('message_stop', {}),
+];
+const messageJson = Buffer.from(
+  JSON.stringify({
+    ...anthropicMessage,
+    content: [{ type: 'text', text: words.join('') }],
+    stop_reason: 'end_turn',
+    usage: { ...anthropicMessage.usage, output_tokens: 19 },
+  }),
+);
+
+function answerMessages(response: ServerResponse, stream: boolean): void {
+  if (!stream) {
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': messageJson.length });
+    response.end(messageJson);
+    return;
+  }
+  response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  for (const event of messagesEvents) response.write(event);
+  response.end();
+}
+
 function streamResponses(response: ServerResponse, slow: boolean): void {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'x-codex-primary-used-percent': '12', 'x-codex-turn-state': 'bench-turn-state' });
   if (!slow) {
@@ -123,6 +167,7 @@ const server = createServer((request, response) => {
   request.on('end', () => {
     const body = Buffer.concat(parts).toString();
     if (request.url?.endsWith('/responses') === true) return streamResponses(response, body.includes('slow-stream'));
+    if (request.url === '/v1/messages') return answerMessages(response, body.includes('"stream":true'));
     if (!body.includes('"stream":true')) {
       response.writeHead(200, { 'content-type': 'application/json', 'content-length': completion.length });
       response.end(completion);

@@ -1,3 +1,4 @@
+import type { MessagesFigures } from './messages-scenario.js';
 import type { NativeFigures } from './native-scenario.js';
 import type { CoreNoise } from './machine-noise.js';
 import type { FeaturesSection } from './features-report.js';
@@ -49,6 +50,8 @@ export interface Report {
   features?: FeaturesSection;
   /** The native passthrough scenario (bench/native-scenario.ts), unless skipped with `--no-native`. */
   native?: NativeFigures;
+  /** The Messages scenario (bench/messages-scenario.ts), unless skipped with `--no-messages`. */
+  messages?: MessagesFigures;
   machineNoise: { before: CoreNoise[]; after: CoreNoise[] };
   notes: string[];
 }

@@ -14,6 +14,7 @@ import { cleanupLimits, describeLimits, limitsTargetNames, prepareLimits, startL
 import { poolSection, renderPoolSection } from './pool-report.js';
 import { cleanupPool, describePool, poolTargetNames, preparePool, startPoolTarget, startPoolTargets, type PoolSetup } from './pool-scenario.js';
 import { renderReport, type Report, type RoundCpu, type TargetFigures } from './report.js';
+import { renderMessagesSection, runMessagesScenario } from './messages-scenario.js';
 import { renderNativeSection, runNativeScenario } from './native-scenario.js';
 import { describeNoise, measureMachineNoise } from './machine-noise.js';
 import { warmUp } from './warm-up.js';
@@ -41,6 +42,9 @@ const baseline = baselineBuild(process.argv);
 // The native passthrough scenario (bench/native-scenario.ts): `--no-native` leaves it out,
 // `--native-only` runs it alone (with the fake upstream), for a quick look at that path.
 const nativeOnly = process.argv.includes('--native-only');
+// The Messages scenario (bench/messages-scenario.ts): `--no-messages` leaves it out, `--messages-only`
+// runs it alone.
+const messagesOnly = process.argv.includes('--messages-only');
 // The pool scenario (bench/pool-scenario.ts) adds three or four Switchyard targets to every round;
 // `--no-pool` leaves them out when only the plain chat path is being looked at. Neither it nor the
 // limits scenario runs with `--native-only` (their Redis connection would keep the bench alive).
@@ -52,6 +56,8 @@ const withLimits = !nativeOnly && !process.argv.includes('--no-limits');
 const withFeatures = !nativeOnly && !process.argv.includes('--no-features');
 const withNative = nativeOnly || !process.argv.includes('--no-native');
 const nativePlan = quick ? { rounds: 3, probes: 100, streams: 500 } : { rounds: 7, probes: 200, streams: 1_000 };
+const withMessages = messagesOnly || !process.argv.includes('--no-messages');
+const messagesPlan = quick ? { rounds: 3, probes: 200 } : { rounds: 7, probes: 500 };
 
 // The host's speed drifts from second to second (2-vCPU VMs: the same build measured 0.76–0.95×
 // and 1.15–1.6× the floor's throughput ten minutes apart, and back-to-back 3-s windows differed by
@@ -151,6 +157,16 @@ async function main(): Promise<void> {
     upstreamOrigin: `http://127.0.0.1:${String(upstream.first['port'])}`,
     upstreamPid: upstream.child.pid as number,
   };
+  if (messagesOnly) {
+    try {
+      const markdown = renderMessagesSection(await runMessagesScenario(context, messagesPlan, say));
+      process.stdout.write(`${markdown}\n`);
+    } finally {
+      upstream.child.kill('SIGTERM');
+      rmSync(workDirectory, { recursive: true, force: true });
+    }
+    return;
+  }
   if (nativeOnly) {
     try {
       const native = await runNativeScenario(context, nativePlan, say);
@@ -302,6 +318,7 @@ async function main(): Promise<void> {
     }
 
     const native = withNative ? await runNativeScenario(context, nativePlan, say) : null;
+    const messages = withMessages && !nativeOnly ? await runMessagesScenario(context, messagesPlan, say) : null;
 
     const figures: Partial<Record<TargetName, TargetFigures>> = {};
     for (const target of targets) {
@@ -407,11 +424,13 @@ async function main(): Promise<void> {
       }, describeFeatures(features));
     } else if (features !== null) notes.push(...features.notes);
     if (native !== null) report.native = native;
+    if (messages !== null) report.messages = messages;
     const markdown = renderReport(report, [
       ...renderPoolSection(report),
       ...renderLimitsSection(report),
       ...renderFeaturesSection(report),
       ...(native === null ? [] : [renderNativeSection(native)]),
+      ...(messages === null ? [] : [renderMessagesSection(messages)]),
     ]);
     process.stdout.write(`${markdown}\n`);
     mkdirSync(join(root, 'bench', 'results'), { recursive: true });

@@ -24,6 +24,7 @@ export type TargetName =
   | 'baseline'
   | 'portkey'
   | 'native'
+  | 'messages'
   | PoolTargetName
   | LimitsTargetName
   | FeaturesTargetName

@@ -278,3 +278,19 @@ describe('a Claude Code session over a pool of Anthropic keys', () => {
     }
   });
 });
+
+describe('limits and quotas on /v1/messages', () => {
+  it("counts a Messages request as chat's are counted, and refuses the one over the limit in Anthropic's shape, with Retry-After", async () => {
+    const { secret } = await running.gateway.tokens.create({ team: 'messages-limited', scopes: ['chat'], limits: { rpm: 1 } });
+    const limited = new Anthropic({ baseURL: running.gateway.url, apiKey: secret, maxRetries: 0 });
+    await limited.messages.create({ model: 'gpt-mini', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    const refused = await limited.messages
+      .create({ model: 'gpt-mini', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((caught: unknown) => caught);
+    expect(refused).toBeInstanceOf(Anthropic.RateLimitError);
+    const error = refused as InstanceType<typeof Anthropic.RateLimitError>;
+    expect(error.error).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+    expect(Number(error.headers?.get('retry-after'))).toBeGreaterThan(0);
+    expect(openai.requests).toHaveLength(1);
+  });
+});
