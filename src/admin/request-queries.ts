@@ -155,6 +155,7 @@ export function requestView(row: StoredRequestLogEntry): RequestView {
     ttfb_ms: row.ttfbMs === null ? null : round(row.ttfbMs),
     prompt_tokens: row.promptTokens,
     cached_tokens: row.cachedTokens,
+    cache_write_tokens: row.cacheWriteTokens,
     completion_tokens: row.completionTokens,
     reasoning_tokens: row.reasoningTokens,
     usage_source: row.usageSource,

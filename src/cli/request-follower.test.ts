@@ -22,6 +22,7 @@ function row(id: string, loggedAt: number): StoredRequestLogEntry {
     promptTokens: null,
     completionTokens: null,
     cachedTokens: null,
+    cacheWriteTokens: null,
     reasoningTokens: null,
     costUsd: null,
     usageSource: null,

@@ -40,6 +40,7 @@ function entryOf(record: RequestRecord, overrides: Partial<RequestLogEntry> = {}
     promptTokens: 12,
     completionTokens: null,
     cachedTokens: null,
+    cacheWriteTokens: null,
     reasoningTokens: null,
     costUsd: null,
     usageSource: 'upstream',

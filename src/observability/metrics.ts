@@ -44,7 +44,7 @@ function processRegistry(): Registry {
   return processMetrics;
 }
 
-const TOKEN_KINDS = ['prompt', 'completion', 'cached', 'reasoning'] as const;
+const TOKEN_KINDS = ['prompt', 'completion', 'cached', 'cache_write', 'reasoning'] as const;
 
 /**
  * The gateway's Prometheus metrics (docs/metrics.md), in a registry of its own, exposed by
@@ -157,6 +157,7 @@ export class GatewayMetrics {
     this.countTokens(model, team, 'prompt', entry.promptTokens);
     this.countTokens(model, team, 'completion', entry.completionTokens);
     this.countTokens(model, team, 'cached', entry.cachedTokens);
+    this.countTokens(model, team, 'cache_write', entry.cacheWriteTokens);
     this.countTokens(model, team, 'reasoning', entry.reasoningTokens);
     if (entry.costUsd !== null && entry.costUsd > 0) (this.options.team ? this.cost.of(model, team) : this.cost.of(model)).value += entry.costUsd;
   }

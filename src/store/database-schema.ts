@@ -43,6 +43,8 @@ export interface RequestLogsTable {
   /** JSON: `[{ credential, outcome, status, ms }]`, in the order tried. */
   attempts: string | null;
   cached_tokens: number | null;
+  /** Of the prompt tokens, those written to the upstream's prompt cache; null when it did not say. */
+  cache_write_tokens: number | null;
   reasoning_tokens: number | null;
   /** What the request cost by the model's `price`; null when the model has none or nothing was used. */
   cost_usd: number | null;

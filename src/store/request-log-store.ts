@@ -28,6 +28,8 @@ export interface RequestLogEntry {
   completionTokens: number | null;
   /** Of the prompt tokens, those the upstream read from its cache; null when it did not say. */
   cachedTokens: number | null;
+  /** Of the prompt tokens, those the upstream wrote to its cache (priced apart); null when it did not say. */
+  cacheWriteTokens: number | null;
   /** Of the completion tokens, those spent reasoning; null when the upstream did not say. */
   reasoningTokens: number | null;
   /** What the request cost by its model's configured price; null when the model has none. */
@@ -109,6 +111,7 @@ const COLUMNS = [
   'client_address',
   'upstream_model',
   'worker',
+  'cache_write_tokens',
 ] as const satisfies ReadonlyArray<keyof RequestLogsTable>;
 
 const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
@@ -139,6 +142,7 @@ const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
   client_address: 'varchar',
   upstream_model: 'varchar',
   worker: 'integer',
+  cache_write_tokens: 'integer',
 };
 
 const ROLLUP_POSTGRES_TYPES: Record<(typeof ROLLUP_COLUMNS)[number], string> = {
@@ -255,6 +259,7 @@ function sqliteBatchInsert(sqlite: NonNullable<Database['sqlite']>): (entries: r
         entry.clientAddress ?? null,
         entry.upstreamModel,
         entry.worker,
+        entry.cacheWriteTokens,
       );
     }
     const groups = hourlyUsage(entries);
@@ -354,6 +359,7 @@ function toRow(entry: RequestLogEntry, loggedAt: number): RequestLogsTable {
     client_address: entry.clientAddress ?? null,
     upstream_model: entry.upstreamModel,
     worker: entry.worker,
+    cache_write_tokens: entry.cacheWriteTokens,
   };
 }
 
@@ -386,6 +392,7 @@ export function fromRow(row: Selectable<RequestLogsTable>): StoredRequestLogEntr
     affinity: row.affinity,
     attempts: row.attempts === null ? null : (JSON.parse(row.attempts) as LoggedAttempt[]),
     cachedTokens: row.cached_tokens,
+    cacheWriteTokens: row.cache_write_tokens,
     reasoningTokens: row.reasoning_tokens,
     costUsd: row.cost_usd === null ? null : Number(row.cost_usd),
     clientAddress: row.client_address,

@@ -37,6 +37,7 @@ function rows(count: number): RequestLogEntry[] {
     promptTokens: 10,
     completionTokens: 20,
     cachedTokens: 4,
+    cacheWriteTokens: null,
     reasoningTokens: 8,
     costUsd: null,
     clientAddress: '127.0.0.1',

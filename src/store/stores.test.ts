@@ -39,6 +39,7 @@ function logEntry(id: string, createdAt: number, overrides: Partial<RequestLogEn
     promptTokens: 10,
     completionTokens: 20,
     cachedTokens: 4,
+    cacheWriteTokens: null,
     reasoningTokens: 8,
     costUsd: 0.00125,
     clientAddress: '203.0.113.7',

@@ -21,6 +21,7 @@ function entry(id: string): RequestLogEntry {
     promptTokens: null,
     completionTokens: null,
     cachedTokens: null,
+    cacheWriteTokens: null,
     reasoningTokens: null,
     costUsd: null,
     usageSource: null,

@@ -149,6 +149,7 @@ function toEntry(record: RequestRecord, status: number, latencyMs: number, usage
     promptTokens,
     completionTokens,
     cachedTokens: usage?.cachedTokens ?? null,
+    cacheWriteTokens: usage?.cacheWriteTokens ?? null,
     reasoningTokens: usage?.reasoningTokens ?? null,
     costUsd: record.costUsd,
     usageSource: promptTokens === null && completionTokens === null ? 'none' : record.usageSource,

@@ -97,7 +97,7 @@ describe('POST /v1/messages passed through to an Anthropic upstream', () => {
     const row = await running.logRow(stream.response?.headers.get('x-request-id') ?? null);
     expect(row).toMatchObject({ endpoint: 'messages', model: 'claude-sonnet', status: 200 });
     // Every prompt token counted (2 input, 22 written to the cache, 13,993 read from it), each kind at its price.
-    expect(row).toMatchObject({ promptTokens: 14017, cachedTokens: 13993, completionTokens: 61 });
+    expect(row).toMatchObject({ promptTokens: 14017, cachedTokens: 13993, cacheWriteTokens: 22, completionTokens: 61 });
     expect(row.costUsd).toBeCloseTo((2 * 3 + 22 * 3.75 + 13993 * 0.3 + 61 * 15) / 1_000_000, 10);
   });
 

@@ -57,6 +57,7 @@ const ADDED_BY_THIS_RELEASE = [
   '0014-request-usage-hourly',
   '0015-request-log-partitions',
   '0016-request-usage-summary',
+  '0017-request-log-cache-writes',
 ];
 /** The schema this release leaves. */
 const LATEST = Object.keys(MIGRATIONS).at(-1) as string;

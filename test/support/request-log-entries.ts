@@ -28,6 +28,7 @@ export function requestLogEntry(startedAt: number, overrides: Partial<RequestLog
     promptTokens: 10,
     completionTokens: 5,
     cachedTokens: 2,
+    cacheWriteTokens: null,
     reasoningTokens: null,
     costUsd: 0.001,
     clientAddress: '127.0.0.1',

@@ -136,6 +136,7 @@ describe('admin request routes', () => {
       ttfb_ms: 30,
       prompt_tokens: 10,
       cached_tokens: 2,
+      cache_write_tokens: null,
       completion_tokens: 5,
       reasoning_tokens: null,
       usage_source: 'upstream',

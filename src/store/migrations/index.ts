@@ -15,6 +15,7 @@ import * as requestLogWorker from './0013-request-log-worker.js';
 import * as requestUsageHourly from './0014-request-usage-hourly.js';
 import * as requestLogPartitions from './0015-request-log-partitions.js';
 import * as requestUsageSummary from './0016-request-usage-summary.js';
+import * as requestLogCacheWrites from './0017-request-log-cache-writes.js';
 
 /**
  * Migrations are compiled into the build, not discovered on disk, so a bundled install still has
@@ -37,4 +38,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0014-request-usage-hourly': requestUsageHourly,
   '0015-request-log-partitions': requestLogPartitions,
   '0016-request-usage-summary': requestUsageSummary,
+  '0017-request-log-cache-writes': requestLogCacheWrites,
 };

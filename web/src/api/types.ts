@@ -207,6 +207,7 @@ export interface RequestView {
   ttfb_ms: number | null;
   prompt_tokens: number | null;
   cached_tokens: number | null;
+  cache_write_tokens: number | null;
   completion_tokens: number | null;
   reasoning_tokens: number | null;
   usage_source: string | null;

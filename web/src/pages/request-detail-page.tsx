@@ -133,6 +133,7 @@ function RequestDetails({ request }: { request: RequestView }) {
         items={[
           ['Prompt tokens', formatCount(request.prompt_tokens)],
           ['Cached tokens', formatCount(request.cached_tokens)],
+          ['Cache write tokens', formatCount(request.cache_write_tokens)],
           ['Completion tokens', formatCount(request.completion_tokens)],
           ['Reasoning tokens', formatCount(request.reasoning_tokens)],
           ['Usage source', request.usage_source ?? DASH],
