@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { median, streamProbe, type StreamRequest } from './load.js';
-import { cpuSeconds } from './process-stats.js';
+import { preciseCpuSeconds } from './process-stats.js';
 import { launchSwitchyard, type BenchContext, type Target } from './targets.js';
 
 /**
@@ -89,9 +89,9 @@ export async function runMessagesScenario(
     for (let round = 0; round < options.rounds; round++) {
       // Taking turns within a round, so that the host's drift is shared by the three paths.
       for (const path of paths) {
-        const before = cpuSeconds(target.pid);
+        const before = preciseCpuSeconds(target.pid);
         const probe = await streamProbe(target, options.probes, path.stream);
-        path.cpu.push(((cpuSeconds(target.pid) - before) * 1_000_000) / options.probes);
+        path.cpu.push(((preciseCpuSeconds(target.pid) - before) * 1_000_000) / options.probes);
         path.firstByte.push(probe.firstByteMs);
       }
     }
@@ -110,7 +110,7 @@ export function renderMessagesSection(figures: MessagesFigures): string {
   return [
     '## Anthropic Messages API (`/v1/messages`)',
     '',
-    `${figures.rounds} rounds of ${figures.probesPerRound} streams each way through one gateway process, one connection, taking turns.`,
+    `${figures.rounds} rounds of ${figures.probesPerRound} streams each way through one gateway process, one connection, taking turns; CPU from the scheduler's run time of the gateway's threads (nanoseconds).`,
     '',
     '| path | first byte (median of rounds) | gateway CPU per stream |',
     '|---|---:|---:|',

@@ -57,7 +57,7 @@ const withFeatures = !nativeOnly && !process.argv.includes('--no-features');
 const withNative = nativeOnly || !process.argv.includes('--no-native');
 const nativePlan = quick ? { rounds: 3, probes: 100, streams: 500 } : { rounds: 7, probes: 200, streams: 1_000 };
 const withMessages = messagesOnly || !process.argv.includes('--no-messages');
-const messagesPlan = quick ? { rounds: 3, probes: 200 } : { rounds: 7, probes: 500 };
+const messagesPlan = quick ? { rounds: 3, probes: 300 } : { rounds: 9, probes: 1_000 };
 
 // The host's speed drifts from second to second (2-vCPU VMs: the same build measured 0.76–0.95×
 // and 1.15–1.6× the floor's throughput ten minutes apart, and back-to-back 3-s windows differed by

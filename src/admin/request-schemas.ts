@@ -100,7 +100,9 @@ export const RequestViewSchema = Type.Object({
   ttfb_ms: nullable(Type.Number({ description: 'Until the client got the first byte.' })),
   prompt_tokens: nullable(Type.Integer()),
   cached_tokens: nullable(Type.Integer({ description: "Of the prompt tokens, those read from the upstream's cache." })),
-  cache_write_tokens: nullable(Type.Integer({ description: "Of the prompt tokens, those written to the upstream's cache (Anthropic's cache writes); null when it did not say." })),
+  cache_write_tokens: nullable(
+    Type.Integer({ description: "Of the prompt tokens, those written to the upstream's cache (Anthropic's cache writes); null when it did not say." }),
+  ),
   completion_tokens: nullable(Type.Integer()),
   reasoning_tokens: nullable(Type.Integer()),
   usage_source: nullable(Type.String({ description: '`upstream`, `estimated` or `none`.' })),

@@ -19,6 +19,7 @@ import {
 import { estimateChatUsage, type RequestRecord } from '../usage/index.js';
 import { payloadWithPublicModel } from './public-model-name.js';
 import { withPublicModelEvents } from './public-model-events.js';
+import { recordedChunks } from './recorded-chunks.js';
 import { resolveModel } from './resolve-model.js';
 import { routeRequest, sessionFor, type RoutedRequest } from './routed-request.js';
 
@@ -117,7 +118,7 @@ export class MessagesService {
           const said = input.failedMidStream(error);
           return { type: messagesErrorType(messagesStatus(said.status, said.upstream?.class === 'overloaded')), message: said.message };
         });
-        return { kind: 'events', events: converter.events(accountedChunks(answer.events, answer.chat, record)) };
+        return { kind: 'events', events: converter.events(recordedChunks(answer.events, answer.chat, record)) };
       }
     }
   }
@@ -236,25 +237,6 @@ async function* passedThrough(body: Peeked<Buffer>, result: MessagesEventBytes, 
   } finally {
     record.usage = result.usage();
     await body.return();
-  }
-}
-
-/**
- * A chat stream's chunks, parsed, for the converter; usage and generated text are noted on the
- * record as they pass, as chat does, and usage is estimated from the text when none came.
- */
-async function* accountedChunks(events: Peeked<ChatStreamEvent>, chat: MessagesChatConversion['body'], record: RequestRecord): AsyncGenerator<unknown> {
-  let text = '';
-  record.estimateUsage = () => estimateChatUsage(chat, text);
-  try {
-    for (let next = await events.next(); next.done !== true; next = await events.next()) {
-      const event = next.value;
-      if (event.usage !== null) record.usage = event.usage;
-      text += event.text;
-      yield JSON.parse(event.data) as unknown;
-    }
-  } finally {
-    await events.return();
   }
 }
 

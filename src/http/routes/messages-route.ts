@@ -5,20 +5,12 @@ import type { GatewayError } from '../../errors/index.js';
 import { messagesErrorBody, messagesStatus, type MessagesService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
 import { answerError } from '../answer-error.js';
+import { keepJsonBodies, type KeptJsonBody } from '../kept-json-body.js';
 import { cappedMessage, forCaller, toGatewayError, type ErrorWire } from '../error-response.js';
-import { parseJsonBody } from '../json-body.js';
 import { writeNamedEventStream } from '../named-event-stream.js';
 import type { PausedStreams } from '../paused-streams.js';
-import { contentEncodingError, decodeRequestBody } from '../request-body-encoding.js';
-import { noteRequestedModel } from '../requested-model.js';
 import { sendBody } from '../send-response.js';
 import { appendSessionHeaders } from '../session-headers.js';
-
-/** A Messages request's body twice: the bytes as received (decoded), to pass on, and what they say. */
-interface MessagesBody {
-  readonly raw: Buffer;
-  readonly parsed: unknown;
-}
 
 /** Errors as Anthropic says them: its envelope, its statuses (529 for overloaded), so that its clients retry as they would. */
 const MESSAGES_ERROR_WIRE: ErrorWire = {
@@ -38,22 +30,7 @@ function anthropicStatus(error: GatewayError): number {
  */
 export function registerMessagesRoutes(app: FastifyInstance, messages: MessagesService, pausedStreams: PausedStreams, bodyLimitBytes: number): void {
   void app.register(async (scope) => {
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-      const contentEncoding = request.headers['content-encoding'];
-      const encodingError = contentEncodingError(contentEncoding);
-      if (encodingError !== null) return done(encodingError, undefined);
-      decodeRequestBody(body as Buffer, contentEncoding, bodyLimitBytes, (error, decoded) => {
-        if (error !== null) return done(error, undefined);
-        try {
-          const parsed = parseJsonBody(decoded);
-          noteRequestedModel(request.record, parsed);
-          done(null, { raw: decoded, parsed } satisfies MessagesBody);
-        } catch (parseError) {
-          done(parseError as Error, undefined);
-        }
-      });
-    });
+    keepJsonBodies(scope, bodyLimitBytes, 'decoded');
     scope.setErrorHandler((error, request, reply) => answerError(error, request, reply, MESSAGES_ERROR_WIRE));
 
     scope.post('/v1/messages', { config: { scope: 'chat', endpoint: 'messages', apiKeyHeader: true } }, async (request, reply) => {
@@ -97,7 +74,7 @@ export function registerMessagesRoutes(app: FastifyInstance, messages: MessagesS
 
 /** What both routes hand the service; the body is let go of, so a long stream does not hold it. */
 function input(request: FastifyRequest, isMessage: boolean) {
-  const { raw, parsed } = request.body as MessagesBody;
+  const { raw, parsed } = request.body as KeptJsonBody;
   request.body = undefined;
   return {
     principal: request.principal as Principal,

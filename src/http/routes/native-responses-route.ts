@@ -5,18 +5,10 @@ import type { RequestRecord } from '../../usage/index.js';
 import { writeByteStream } from '../byte-stream.js';
 import { maskedErrorEvents } from '../masked-error-events.js';
 import { NATIVE_ERROR_WIRE } from '../error-response.js';
-import { parseJsonBody } from '../json-body.js';
 import type { PausedStreams } from '../paused-streams.js';
-import { contentEncodingError, decodeRequestBody } from '../request-body-encoding.js';
 import { appendSessionHeaders } from '../session-headers.js';
 import { answerError } from '../answer-error.js';
-import { noteRequestedModel } from '../requested-model.js';
-
-/** A native request's body twice: the bytes to pass on as they came, and what they say. */
-interface NativeBody {
-  readonly raw: Buffer;
-  readonly parsed: unknown;
-}
+import { keepJsonBodies, type KeptJsonBody } from '../kept-json-body.js';
 
 /**
  * `POST /v1/native/responses`, in a scope of its own: its body parser keeps the bytes as received
@@ -25,22 +17,7 @@ interface NativeBody {
  */
 export function registerNativeResponsesRoute(app: FastifyInstance, native: NativeService, pausedStreams: PausedStreams, bodyLimitBytes: number): void {
   void app.register(async (scope) => {
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-      const contentEncoding = request.headers['content-encoding'];
-      const encodingError = contentEncodingError(contentEncoding);
-      if (encodingError !== null) return done(encodingError, undefined);
-      decodeRequestBody(body as Buffer, contentEncoding, bodyLimitBytes, (error, decoded) => {
-        if (error !== null) return done(error, undefined);
-        try {
-          const parsed = parseJsonBody(decoded);
-          noteRequestedModel(request.record, parsed);
-          done(null, { raw: body as Buffer, parsed } satisfies NativeBody);
-        } catch (parseError) {
-          done(parseError as Error, undefined);
-        }
-      });
-    });
+    keepJsonBodies(scope, bodyLimitBytes, 'received');
     scope.setErrorHandler((error, request, reply) => answerError(error, request, reply, NATIVE_ERROR_WIRE));
 
     scope.post('/v1/native/responses', { config: { scope: 'native', endpoint: 'native.responses' } }, async (request, reply) => {
@@ -66,7 +43,7 @@ export function registerNativeResponsesRoute(app: FastifyInstance, native: Nativ
  * once the upstream has answered.
  */
 async function openNative(native: NativeService, request: FastifyRequest): Promise<NativeOutcome> {
-  const { raw, parsed } = request.body as NativeBody;
+  const { raw, parsed } = request.body as KeptJsonBody;
   request.body = undefined;
   return native.open({
     principal: request.principal as Principal,

@@ -1,7 +1,8 @@
 import type { Usage } from '../provider-adapter.js';
 import { isObject } from '../../core/index.js';
 import { responsesUsage } from '../../protocols/openai-responses/responses-usage.js';
-import { ServerSentEventDecoder } from './server-sent-events.js';
+import { EventTap } from './event-tap.js';
+import type { ServerSentEvent } from './server-sent-events.js';
 
 /** The events that begin a Responses stream, each with the response and its id. */
 const OPENING_EVENTS = new Set(['response.created', 'response.in_progress']);
@@ -11,18 +12,16 @@ const FINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'resp
 const NAMING_EVENTS = new Set([...OPENING_EVENTS, ...FINAL_EVENTS]);
 
 /**
- * Reads a Responses stream's id and usage as its bytes pass, without touching them: each chunk
- * is handed on as it came (the same Buffer), and a copy decoded beside it is searched for the
- * event that names the response and the one that ends it. Only those two events' JSON is parsed.
+ * Reads a Responses stream's id and usage as its bytes pass (EventTap: the bytes untouched): the
+ * event that names the response and the one that ends it are the only events whose JSON is parsed.
  */
 export class ResponsesStreamTap {
-  private readonly decoder: ServerSentEventDecoder;
+  private readonly events: EventTap;
   private foundId: string | null = null;
   private foundUsage: Usage | null = null;
-  private done = false;
 
   constructor(maxEventBytes: number) {
-    this.decoder = new ServerSentEventDecoder(maxEventBytes);
+    this.events = new EventTap(maxEventBytes, (event) => this.read(event));
   }
 
   /** The response's id, once its first event has passed; null before. */
@@ -35,44 +34,27 @@ export class ResponsesStreamTap {
     return this.foundUsage;
   }
 
-  async *tap(body: AsyncIterableIterator<Buffer>): AsyncGenerator<Buffer> {
-    try {
-      for await (const chunk of body) {
-        if (!this.done) this.read(chunk);
-        yield chunk;
-      }
-    } finally {
-      await body.return?.();
-    }
+  tap(body: AsyncIterableIterator<Buffer>): AsyncGenerator<Buffer> {
+    return this.events.tap(body);
   }
 
-  private read(chunk: Buffer): void {
-    let events;
+  /** True once the final event went by. */
+  private read(event: ServerSentEvent): boolean {
+    const wanted = this.foundId === null ? NAMING_EVENTS : FINAL_EVENTS;
+    if (event.event === null ? !mentionsAny(event.data, wanted) : !wanted.has(event.event)) return false;
+    let parsed: unknown;
     try {
-      events = this.decoder.push(chunk);
+      parsed = JSON.parse(event.data);
     } catch {
-      // An event past the size cap: the bytes still go through; only what it said is not known.
-      this.done = true;
-      return;
+      // Not JSON: the client gets it as sent, and judges it.
+      return false;
     }
-    for (const event of events) {
-      const wanted = this.foundId === null ? NAMING_EVENTS : FINAL_EVENTS;
-      if (event.event === null ? !mentionsAny(event.data, wanted) : !wanted.has(event.event)) continue;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(event.data);
-      } catch {
-        // Not JSON: the client gets it as sent, and judges it.
-        continue;
-      }
-      if (!isObject(parsed) || typeof parsed['type'] !== 'string' || !isObject(parsed['response'])) continue;
-      const response = parsed['response'];
-      if (this.foundId === null && typeof response['id'] === 'string') this.foundId = response['id'];
-      if (FINAL_EVENTS.has(parsed['type'])) {
-        this.foundUsage = responsesUsage(response['usage']);
-        this.done = true;
-      }
-    }
+    if (!isObject(parsed) || typeof parsed['type'] !== 'string' || !isObject(parsed['response'])) return false;
+    const response = parsed['response'];
+    if (this.foundId === null && typeof response['id'] === 'string') this.foundId = response['id'];
+    if (!FINAL_EVENTS.has(parsed['type'])) return false;
+    this.foundUsage = responsesUsage(response['usage']);
+    return true;
   }
 }
 

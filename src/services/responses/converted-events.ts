@@ -1,5 +1,6 @@
 import type { ChatRequestBody, ChatStreamEvent } from '../../providers/provider-adapter.js';
-import { estimateChatUsage, type RequestRecord } from '../../usage/index.js';
+import type { RequestRecord } from '../../usage/index.js';
+import { recordedChunks } from '../recorded-chunks.js';
 import type { ResponseObject } from '../../protocols/openai-responses/response-object.js';
 import type { ResponsesEventStream, ResponsesServerSentEvent } from '../../protocols/openai-responses/responses-event-stream.js';
 
@@ -26,22 +27,7 @@ export async function* convertedEvents(
   converter: ResponsesEventStream,
   options: ConvertedEventsOptions,
 ): AsyncGenerator<ResponsesServerSentEvent> {
-  const { record } = options;
-  let text = '';
-  record.estimateUsage = () => estimateChatUsage(options.chat, text);
-  async function* chunks(): AsyncGenerator<unknown> {
-    try {
-      for (let next = await events.next(); next.done !== true; next = await events.next()) {
-        const event = next.value;
-        if (event.usage !== null) record.usage = event.usage;
-        text += event.text;
-        yield JSON.parse(event.data) as unknown;
-      }
-    } finally {
-      await events.return?.();
-    }
-  }
-  for await (const event of converter.events(chunks())) {
+  for await (const event of converter.events(recordedChunks(events, options.chat, options.record))) {
     if (event.event === 'response.completed' || event.event === 'response.incomplete') await options.onFinal(converter.result().response);
     yield event;
   }
