@@ -10,10 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { startGateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { openStores } from '../../src/store/index.js';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../fake-upstreams/openai-upstream.js';
 import { requestLogEntry } from '../support/request-log-entries.js';
 import { cli } from '../support/run-cli.js';
+
+/** The schema a backup of this release says it holds. */
+const LATEST_MIGRATION = Object.keys(MIGRATIONS).at(-1) as string;
 
 const BIN = fileURLToPath(new URL('../../bin/switchyard.js', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'switchyard-backup-'));
@@ -173,7 +177,7 @@ describe('switchyard backup of a SQLite database while the gateway runs and writ
     // Writes went on while it ran.
     expect(servedDuring).toBeGreaterThan(0);
     expect(backup.stdout).toMatch(
-      /^Backed up sqlite:.*switchyard\.db to .*switchyard-backup\.db \(\d+\.\d [KM]iB, schema 0016-request-usage-summary, checked\)\. Rows:$/m,
+      new RegExp(`^Backed up sqlite:.*switchyard\\.db to .*switchyard-backup\\.db \\(\\d+\\.\\d [KM]iB, schema ${LATEST_MIGRATION}, checked\\)\\. Rows:$`, 'm'),
     );
     const backedUpTokens = readRows(backupPath, 'select count(*) as count from tokens')[0]?.['count'] as number;
     expect(backup.stdout).toMatch(new RegExp(`^ +tokens +${backedUpTokens}$`, 'm'));
