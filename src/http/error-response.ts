@@ -155,6 +155,19 @@ export function forCaller(error: GatewayError, requestId: string): GatewayError 
 }
 
 /**
+ * What a streamed answer's route tells the caller of a failure once the stream is under way: the
+ * error noted on the record and logged here, said in words that name no credential (`forCaller`).
+ */
+export function midStreamFailure(record: RequestRecord, logger: { warn(object: object, message: string): void }): (error: unknown) => GatewayError {
+  return (error) => {
+    const gatewayError = toGatewayError(error);
+    record.errorCode ??= gatewayError.code;
+    logger.warn({ err: error, requestId: record.id, clientRequestId: record.clientRequestId }, 'stream failed after the first byte');
+    return forCaller(gatewayError, record.publicId);
+  };
+}
+
+/**
  * An error that ends a request, whichever server layer caught it: translated, logged when it is a
  * bug, and noted on the request-log row. Returns what the client is told.
  */

@@ -114,8 +114,10 @@ export class MessagesService {
         return { kind: 'json', payload: Buffer.from(JSON.stringify(answer.message)) };
       }
       case 'converted-stream': {
+        // Taken alone, so that the open stream does not hold the request (its body) through `input`.
+        const { failedMidStream } = input;
         const converter = new MessagesEventStream({ id: randomMessageId(), model: model.id }, (error) => {
-          const said = input.failedMidStream(error);
+          const said = failedMidStream(error);
           return { type: messagesErrorType(messagesStatus(said.status, said.upstream?.class === 'overloaded')), message: said.message };
         });
         return { kind: 'events', events: converter.events(recordedChunks(answer.events, answer.chat, record)) };

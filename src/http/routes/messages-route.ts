@@ -6,7 +6,7 @@ import { messagesErrorBody, messagesStatus, type MessagesService } from '../../s
 import type { RequestRecord } from '../../usage/index.js';
 import { answerError } from '../answer-error.js';
 import { keepJsonBodies, type KeptJsonBody } from '../kept-json-body.js';
-import { cappedMessage, forCaller, toGatewayError, type ErrorWire } from '../error-response.js';
+import { cappedMessage, forCaller, midStreamFailure, toGatewayError, type ErrorWire } from '../error-response.js';
 import { writeNamedEventStream } from '../named-event-stream.js';
 import type { PausedStreams } from '../paused-streams.js';
 import { sendBody } from '../send-response.js';
@@ -35,12 +35,7 @@ export function registerMessagesRoutes(app: FastifyInstance, messages: MessagesS
 
     scope.post('/v1/messages', { config: { scope: 'chat', endpoint: 'messages', apiKeyHeader: true } }, async (request, reply) => {
       const record = request.record as RequestRecord;
-      const failedMidStream = (error: unknown): GatewayError => {
-        const gatewayError = toGatewayError(error);
-        record.errorCode ??= gatewayError.code;
-        request.log.warn({ err: error, requestId: record.id, clientRequestId: record.clientRequestId }, 'stream failed after the first byte');
-        return forCaller(gatewayError, record.publicId);
-      };
+      const failedMidStream = midStreamFailure(record, request.log);
       const outcome = await messages.create({ ...input(request, true), failedMidStream });
       const headers = appendSessionHeaders(['x-request-id', record.publicId], record);
       reply.hijack();

@@ -3,7 +3,7 @@ import type { Principal } from '../../access/index.js';
 import { parseResponsesRequest } from '../../api/responses-request.js';
 import { responsesErrorEvent, type ResponsesService } from '../../services/index.js';
 import type { RequestRecord } from '../../usage/index.js';
-import { forCaller, toGatewayError } from '../error-response.js';
+import { midStreamFailure } from '../error-response.js';
 import type { PausedStreams } from '../paused-streams.js';
 import { writeNamedEventStream } from '../named-event-stream.js';
 import { sendBody } from '../send-response.js';
@@ -14,13 +14,7 @@ export function registerResponsesRoute(app: FastifyInstance, responses: Response
   app.post('/v1/responses', { config: { scope: 'chat', endpoint: 'responses' } }, async (request, reply) => {
     const body = parseResponsesRequest(request.body);
     const record = request.record as RequestRecord;
-    // A failure once the stream is under way: noted and logged here, told to the caller in words that name no credential.
-    const failedMidStream = (error: unknown) => {
-      const gatewayError = toGatewayError(error);
-      record.errorCode ??= gatewayError.code;
-      request.log.warn({ err: error, requestId: record.id, clientRequestId: record.clientRequestId }, 'stream failed after the first byte');
-      return forCaller(gatewayError, record.publicId);
-    };
+    const failedMidStream = midStreamFailure(record, request.log);
     const outcome = await responses.create({
       principal: request.principal as Principal,
       request: body,
